@@ -1,0 +1,93 @@
+package core
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+)
+
+// Defaults of Config's zero value.
+const (
+	DefaultMTU        = 4096
+	DefaultChunkSize  = 64 << 10
+	DefaultMaxMsgs    = 1024
+	DefaultInitialRTT = 10 * monotime.Millisecond
+	// MaxMTU keeps a packet inside one UDP datagram with room for headers.
+	MaxMTU = 65000
+	// MinMTU is SDR's smallest MTU.
+	MinMTU = 64
+)
+
+// Config sets a connection's parameters. The zero value works: 4096-byte
+// MTU, 64 KiB chunks, 1024 messages in flight, no byte limit, selective
+// repeat with RTO = 3 RTT.
+type Config struct {
+	// MTU is the payload bytes per packet (64 .. 65000).
+	MTU int
+	// ChunkSize is the bitmap granularity in bytes: a power-of-two
+	// multiple of the MTU.
+	ChunkSize int
+	// MaxMsgs bounds messages in flight per direction; a power of two up
+	// to 65536. It is the number of receive slots.
+	MaxMsgs int
+	// MaxBytesInFlight bounds unacknowledged data bytes; zero: no bound
+	// beyond the receiver's clear-to-send.
+	MaxBytesInFlight int64
+	// Scheme is the default reliability scheme of messages sent on the
+	// connection; nil means selective repeat (SR-RTO).
+	Scheme reliability.Scheme
+	// InitialRTT is the RTT assumed before the first sample.
+	InitialRTT monotime.Duration
+	// Rate is the sender's injection rate in bits per second, if known.
+	// The EC receiver uses it for the fallback timeout; zero: estimate it
+	// from packet arrivals.
+	Rate float64
+}
+
+// withDefaults fills zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	if c.MTU == 0 {
+		c.MTU = DefaultMTU
+	}
+	if c.ChunkSize == 0 {
+		c.ChunkSize = max(DefaultChunkSize, c.MTU)
+		// Round up to a power-of-two multiple of the MTU.
+		pk := (c.ChunkSize + c.MTU - 1) / c.MTU
+		c.ChunkSize = c.MTU << bits.Len(uint(pk-1))
+	}
+	if c.MaxMsgs == 0 {
+		c.MaxMsgs = DefaultMaxMsgs
+	}
+	if c.Scheme == nil {
+		c.Scheme = reliability.SelectiveRepeat{}
+	}
+	if c.InitialRTT == 0 {
+		c.InitialRTT = DefaultInitialRTT
+	}
+	switch {
+	case c.MTU < MinMTU || c.MTU > MaxMTU:
+		return c, fmt.Errorf("MTU %d out of range %d..%d", c.MTU, MinMTU, MaxMTU)
+	case c.ChunkSize%c.MTU != 0 || !isPow2(c.ChunkSize/c.MTU):
+		return c, fmt.Errorf("chunk size %d is not a power-of-two multiple of the MTU %d", c.ChunkSize, c.MTU)
+	case c.ChunkSize/c.MTU > 1<<16:
+		return c, fmt.Errorf("chunk size %d holds more than 65536 packets of %d bytes", c.ChunkSize, c.MTU)
+	case !isPow2(c.MaxMsgs) || c.MaxMsgs > 1<<16:
+		return c, fmt.Errorf("max messages %d is not a power of two in 1..65536", c.MaxMsgs)
+	case c.MaxBytesInFlight < 0:
+		return c, fmt.Errorf("max bytes in flight %d is negative", c.MaxBytesInFlight)
+	case c.InitialRTT < 0:
+		return c, fmt.Errorf("initial RTT %v is negative", c.InitialRTT)
+	case c.Rate < 0:
+		return c, fmt.Errorf("rate %g is negative", c.Rate)
+	}
+	if code := c.Scheme.Code(); code != nil && code.K()+code.M() > reliability.MaxShards {
+		return c, fmt.Errorf("erasure code (%d,%d) has more than %d shards", code.K(), code.M(), reliability.MaxShards)
+	}
+	return c, nil
+}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+func (c *Config) chunkShift() uint8 { return uint8(bits.TrailingZeros(uint(c.ChunkSize / c.MTU))) }

@@ -1,0 +1,323 @@
+package core
+
+import (
+	"errors"
+	"math/bits"
+	"net/netip"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// Errors of the connection API. Misuse is an error, never a panic.
+var (
+	ErrClosed          = errors.New("core: connection closed")
+	ErrTooManyMessages = errors.New("core: too many messages in flight")
+	ErrEmptyMessage    = errors.New("core: empty message or buffer")
+	ErrMessageTooLarge = errors.New("core: message larger than the posted buffer")
+	ErrUnknownHandle   = errors.New("core: unknown or completed handle")
+	ErrChunkRange      = errors.New("core: chunk index out of range")
+	ErrSchemeParams    = errors.New("core: erasure code has too many shards")
+	errMalformed       = errors.New("core: malformed packet")
+)
+
+// ConnStats counts what a connection sent and received.
+type ConnStats struct {
+	DataPackets, DataBytes     uint64 // first transmissions
+	RetxPackets, RetxBytes     uint64 // retransmissions
+	ParityPackets, ParityBytes uint64
+	CtrlPackets                uint64 // ACK, NACK, CTS, CLOSE sent
+	AcksReceived, NacksRecvd   uint64
+	RecvPackets                uint64 // DATA packets accepted
+	DupPackets                 uint64 // DATA packets that were already there
+	StalePackets               uint64 // packets of a completed message or old generation
+	DroppedOutOfOrder          uint64 // go-back-N receiver discards
+	RecoveredPackets           uint64 // rebuilt by erasure decoding
+	Fallbacks                  uint64 // EC fallback NACKs sent
+	RTOs                       uint64 // sender retransmission timeouts
+	SmoothedRTT                monotime.Duration
+}
+
+// ctrlKind is a control packet waiting in the control queue.
+type ctrlKind uint8
+
+const (
+	ctrlCTS     ctrlKind = iota + 1 // receiver: clear-to-send for seq
+	ctrlAck                         // receiver: ACK progress of seq
+	ctrlNack                        // receiver: NACK missing packets of seq
+	ctrlDoneAck                     // receiver: whole-message ACK for an old id
+	ctrlAbort                       // sender: tell the receiver seq is too large
+)
+
+type ctrlItem struct {
+	kind ctrlKind
+	seq  uint32
+	id   wire.MsgID
+}
+
+// Conn is one connection: a sender and a receiver of messages to and from
+// one peer.
+type Conn struct {
+	ep     *Endpoint
+	id     uint32
+	peerID uint32
+	peer   netip.AddrPort
+	cfg    Config
+
+	shift     uint8  // log2 packets per chunk
+	slotShift uint8  // log2 MaxMsgs
+	slotMask  uint32 // MaxMsgs-1
+
+	closed      bool
+	closeQueued bool
+	closeCode   uint32
+	closeReason string
+
+	snd sender
+	rcv receiver
+
+	ctrl     ring[ctrlItem]
+	ranges   []wire.Range // NACK scratch
+	scratch  ecScratch
+
+	stats ConnStats
+}
+
+func newConn(e *Endpoint, id, peerID uint32, peer netip.AddrPort, cfg Config) *Conn {
+	c := &Conn{ep: e, id: id, peerID: peerID, peer: peer, cfg: cfg,
+		shift:     cfg.chunkShift(),
+		slotShift: uint8(bits.TrailingZeros(uint(cfg.MaxMsgs))),
+		slotMask:  uint32(cfg.MaxMsgs - 1),
+	}
+	c.snd.init(c)
+	c.rcv.init(c)
+	return c
+}
+
+// ID returns the connection's local id.
+func (c *Conn) ID() uint32 { return c.id }
+
+// Peer returns the peer's address.
+func (c *Conn) Peer() netip.AddrPort { return c.peer }
+
+// Config returns the connection's configuration with defaults filled in.
+func (c *Conn) Config() Config { return c.cfg }
+
+// Stats returns the connection's counters.
+func (c *Conn) Stats() ConnStats {
+	s := c.stats
+	s.SmoothedRTT = c.snd.rtt.Smoothed()
+	return s
+}
+
+// msgID names sequence number seq on the wire.
+func (c *Conn) msgID(seq uint32) wire.MsgID {
+	return wire.MsgID{Slot: uint16(seq & c.slotMask), Gen: uint16(seq >> c.slotShift)}
+}
+
+// genAge compares the generation of id with that of seq held in the same
+// slot: negative when id is older, zero when equal, positive when newer.
+func (c *Conn) genAge(id wire.MsgID, seq uint32) int16 {
+	return int16(id.Gen - uint16(seq>>c.slotShift))
+}
+
+func (c *Conn) emit(kind EventKind, seq uint32, err error) {
+	c.ep.events.push(Event{Kind: kind, Conn: c, Msg: seq, Err: err})
+}
+
+// Close ends the connection: a CLOSE with code and reason is sent, and
+// every message still in flight fails with ErrClosed.
+func (c *Conn) Close(code uint32, reason string) error {
+	if c.closed {
+		return ErrClosed
+	}
+	if len(reason) > wire.MaxCloseReason {
+		reason = reason[:wire.MaxCloseReason]
+	}
+	c.closeQueued, c.closeCode, c.closeReason = true, code, reason
+	c.shutdown(nil)
+	return nil
+}
+
+// shutdown fails everything in flight and stops all timers.
+func (c *Conn) shutdown(cause error) {
+	c.closed = true
+	c.snd.failAll()
+	c.rcv.failAll()
+	c.ctrl.clear()
+	c.emit(EventClosed, 0, cause)
+}
+
+// handle dispatches one datagram addressed to this connection.
+func (c *Conn) handle(now monotime.Time, path Path, h wire.Header, b []byte) error {
+	if c.closed {
+		return ErrClosed
+	}
+	switch h.Type {
+	case wire.TypeData:
+		d, err := wire.ParseData(b)
+		if err != nil {
+			return errors.Join(errMalformed, err)
+		}
+		return c.rcv.onData(now, &d)
+	case wire.TypeParity:
+		p, err := wire.ParseParity(b)
+		if err != nil {
+			return errors.Join(errMalformed, err)
+		}
+		return c.rcv.onParity(now, &p)
+	case wire.TypeAck:
+		a, err := wire.ParseAck(b)
+		if err != nil {
+			return errors.Join(errMalformed, err)
+		}
+		c.stats.AcksReceived++
+		c.snd.onAck(now, &a)
+	case wire.TypeNack:
+		n, err := wire.ParseNack(b)
+		if err != nil {
+			return errors.Join(errMalformed, err)
+		}
+		c.stats.NacksRecvd++
+		if n.Reason == wire.NackTooLarge && n.Flags&flagFromSender != 0 {
+			c.rcv.onAbort(n.Msg)
+		} else {
+			c.snd.onNack(now, &n)
+		}
+	case wire.TypeCTS:
+		s, err := wire.ParseCTS(b)
+		if err != nil {
+			return errors.Join(errMalformed, err)
+		}
+		c.snd.onCTS(now, &s)
+	case wire.TypeClose:
+		cl, err := wire.ParseClose(b)
+		if err != nil {
+			return errors.Join(errMalformed, err)
+		}
+		var cause error
+		if cl.Code != 0 {
+			cause = &PeerClosedError{Code: cl.Code, Reason: string(cl.Reason)}
+		}
+		c.shutdown(cause)
+	}
+	return nil
+}
+
+// flagFromSender marks a NACK sent by a message's sender (an abort) rather
+// than by its receiver.
+const flagFromSender = 1 << 7
+
+// PeerClosedError reports a CLOSE with a non-zero code.
+type PeerClosedError struct {
+	Code   uint32
+	Reason string
+}
+
+func (e *PeerClosedError) Error() string {
+	return "core: peer closed the connection: code " + itoa(e.Code) + ": " + e.Reason
+}
+
+func itoa(v uint32) string {
+	var b [10]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// poll writes the connection's next datagram: control packets first, then
+// retransmissions, then new data.
+func (c *Conn) poll(now monotime.Time, buf []byte) (Transmit, bool) {
+	if c.closeQueued {
+		c.closeQueued = false
+		cl := wire.Close{Conn: c.peerID, Code: c.closeCode, Reason: []byte(c.closeReason)}
+		n, err := cl.Encode(buf)
+		if err != nil {
+			return Transmit{}, false
+		}
+		c.stats.CtrlPackets++
+		return c.transmit(n, false), true
+	}
+	if c.closed {
+		return Transmit{}, false
+	}
+	for c.ctrl.len() > 0 {
+		it, _ := c.ctrl.pop()
+		if n := c.encodeCtrl(now, it, buf); n > 0 {
+			c.stats.CtrlPackets++
+			return c.transmit(n, false), true
+		}
+	}
+	if n := c.snd.poll(now, buf); n > 0 {
+		return c.transmit(n, true), true
+	}
+	return Transmit{}, false
+}
+
+func (c *Conn) transmit(n int, data bool) Transmit {
+	return Transmit{Conn: c, Peer: c.peer, Len: n, Data: data}
+}
+
+// encodeCtrl builds a queued control packet from current state, or returns
+// 0 when it is no longer needed.
+func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
+	switch it.kind {
+	case ctrlCTS:
+		return c.rcv.encodeCTS(now, it.seq, buf)
+	case ctrlAck:
+		return c.rcv.encodeAck(it.seq, buf)
+	case ctrlNack:
+		return c.rcv.encodeNack(it.seq, buf)
+	case ctrlDoneAck:
+		a := wire.Ack{Conn: c.peerID, Flags: wire.FlagDone | wire.FlagChunkUnits, Msg: it.id}
+		n, _ := wire.EncodeAck(buf, &a, nil)
+		return n
+	case ctrlAbort:
+		nk := wire.Nack{Conn: c.peerID, Flags: flagFromSender, Msg: c.msgID(it.seq), Reason: wire.NackTooLarge}
+		n, _ := wire.EncodeNack(buf, &nk, nil)
+		return n
+	}
+	return 0
+}
+
+func (c *Conn) handleTimeout(now monotime.Time) {
+	if c.closed {
+		return
+	}
+	c.snd.handleTimeout(now)
+	c.rcv.handleTimeout(now)
+}
+
+func (c *Conn) nextTimeout() monotime.Time {
+	if c.closed {
+		return monotime.Never
+	}
+	return min(c.snd.nextTimeout(), c.rcv.nextTimeout())
+}
+
+// scheme returns the reliability scheme of wire kind k as this connection
+// configures it: the connection's own scheme when the kinds match, else
+// the defaults of that kind.
+func (c *Conn) scheme(k reliability.Kind) reliability.Scheme {
+	if c.cfg.Scheme.Kind() == k {
+		return c.cfg.Scheme
+	}
+	switch k {
+	case reliability.KindNone:
+		return reliability.None{}
+	case reliability.KindGoBackN:
+		return reliability.GoBackN{}
+	case reliability.KindSRNACK:
+		return reliability.SelectiveRepeat{NACK: true}
+	case reliability.KindSRRTO:
+		return reliability.SelectiveRepeat{}
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package coretest
+
+import (
+	"container/heap"
+	"math/rand/v2"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// GilbertElliott is a two-state burst-loss model: in the good state packets
+// are lost with probability LossGood, in the bad state with LossBad; each
+// packet first moves good->bad with probability P and bad->good with R.
+type GilbertElliott struct {
+	P, R              float64
+	LossGood, LossBad float64
+}
+
+// Bursty returns a Gilbert-Elliott model whose long-run loss rate is loss
+// and whose bursts last burst packets on average.
+func Bursty(loss, burst float64) *GilbertElliott {
+	r := 1 / burst
+	return &GilbertElliott{P: loss * r / (1 - loss), R: r, LossBad: 1}
+}
+
+// LinkConfig describes one direction of a link.
+type LinkConfig struct {
+	Delay monotime.Duration // one-way propagation delay
+	Rate  float64           // bits per second; zero: infinitely fast
+	// Loss is the Bernoulli drop probability; Burst, when set, replaces it.
+	Loss  float64
+	Burst *GilbertElliott
+	// Duplicate is the probability a packet arrives twice.
+	Duplicate float64
+	// Reorder is the probability a packet is held back by ReorderDelay,
+	// letting later packets overtake it.
+	Reorder      float64
+	ReorderDelay monotime.Duration
+	// DuplicateDelay holds the second copy of a duplicated packet back
+	// this long, so it can arrive after its message completed.
+	DuplicateDelay monotime.Duration
+	// Drop, when set, is asked about every packet first; true drops it.
+	// Tests use it to lose chosen packets.
+	Drop func(b []byte) bool
+}
+
+// LinkStats counts what a link did.
+type LinkStats struct {
+	Sent, Bytes, Lost, Duplicated, Reordered uint64
+}
+
+// packet is a datagram in flight.
+type packet struct {
+	at  monotime.Time
+	seq uint64
+	buf []byte
+}
+
+type flight []packet
+
+func (f flight) Len() int { return len(f) }
+func (f flight) Less(i, j int) bool {
+	if f[i].at != f[j].at {
+		return f[i].at < f[j].at
+	}
+	return f[i].seq < f[j].seq
+}
+func (f flight) Swap(i, j int) { f[i], f[j] = f[j], f[i] }
+func (f *flight) Push(x any)   { *f = append(*f, x.(packet)) }
+func (f *flight) Pop() any {
+	old := *f
+	p := old[len(old)-1]
+	*f = old[:len(old)-1]
+	return p
+}
+
+// link is one direction: it serializes at Rate, delays, drops, duplicates
+// and reorders, in that order.
+type link struct {
+	cfg   LinkConfig
+	rng   *rand.Rand
+	bad   bool // Gilbert-Elliott state
+	free  monotime.Time
+	seq   uint64
+	q     flight
+	pool  [][]byte
+	stats LinkStats
+}
+
+func (l *link) lost() bool {
+	if g := l.cfg.Burst; g != nil {
+		if l.bad {
+			l.bad = l.rng.Float64() >= g.R
+		} else {
+			l.bad = l.rng.Float64() < g.P
+		}
+		loss := g.LossGood
+		if l.bad {
+			loss = g.LossBad
+		}
+		return loss > 0 && l.rng.Float64() < loss
+	}
+	return l.cfg.Loss > 0 && l.rng.Float64() < l.cfg.Loss
+}
+
+// send puts a copy of b on the link at now, which must not be before the
+// link is free.
+func (l *link) send(now monotime.Time, b []byte) {
+	start := max(now, l.free)
+	l.free = start.Add(monotime.TransmitTime(len(b), l.cfg.Rate))
+	l.stats.Sent++
+	l.stats.Bytes += uint64(len(b))
+	if (l.cfg.Drop != nil && l.cfg.Drop(b)) || l.lost() {
+		l.stats.Lost++
+		return
+	}
+	at := l.free.Add(l.cfg.Delay)
+	if l.cfg.Reorder > 0 && l.rng.Float64() < l.cfg.Reorder {
+		l.stats.Reordered++
+		at = at.Add(l.cfg.ReorderDelay)
+	}
+	l.push(at, b)
+	if l.cfg.Duplicate > 0 && l.rng.Float64() < l.cfg.Duplicate {
+		l.stats.Duplicated++
+		l.push(at.Add(monotime.TransmitTime(len(b), l.cfg.Rate)+1+l.cfg.DuplicateDelay), b)
+	}
+}
+
+func (l *link) push(at monotime.Time, b []byte) {
+	var c []byte
+	if n := len(l.pool); n > 0 {
+		c, l.pool = l.pool[n-1][:0], l.pool[:n-1]
+	}
+	c = append(c, b...)
+	l.seq++
+	heap.Push(&l.q, packet{at: at, seq: l.seq, buf: c})
+}
+
+// next returns the arrival time of the earliest packet in flight.
+func (l *link) next() monotime.Time {
+	if len(l.q) == 0 {
+		return monotime.Never
+	}
+	return l.q[0].at
+}
+
+// pop removes the earliest packet; recycle its buffer when done.
+func (l *link) pop() packet { return heap.Pop(&l.q).(packet) }
+
+func (l *link) recycle(b []byte) { l.pool = append(l.pool, b) }

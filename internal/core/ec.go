@@ -1,0 +1,344 @@
+package core
+
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// Erasure coding in the core. A message is cut into sub-messages of K data
+// chunks; each gets M parity chunks. Packet j of every parity chunk is
+// coded over packet j of the K data chunks, so each packet position
+// ("stripe") is one codeword of K+M packet-sized shards and a lost packet
+// erases one shard of one stripe. Packets past the end of the message
+// count as present zeros; the last packet is zero-padded to a full shard.
+
+// ecScratch is per-connection scratch for encoding and decoding.
+type ecScratch struct {
+	shards    [][]byte
+	zero, pad []byte
+}
+
+func (x *ecScratch) init(mtu, shards int) {
+	if len(x.zero) != mtu {
+		x.zero, x.pad = make([]byte, mtu), make([]byte, mtu)
+	}
+	if cap(x.shards) < shards {
+		x.shards = make([][]byte, shards)
+	}
+	x.shards = x.shards[:shards]
+}
+
+// stripes returns how many packet positions sub-message s spans: a full
+// chunk's worth unless the message ends inside the sub-message's first chunk.
+func stripes(npkts, k, s uint32, shift uint8) uint32 {
+	first := uint64(s) * uint64(k) << shift
+	return uint32(min(uint64(1)<<shift, uint64(npkts)-first))
+}
+
+// realShards returns the mask of data shards of stripe j of sub-message s
+// that hold packets of the message.
+func realShards(npkts, k, s, j uint32, shift uint8) uint64 {
+	first := (uint64(s)*uint64(k))<<shift + uint64(j)
+	if first >= uint64(npkts) {
+		return 0
+	}
+	n := min(uint64(k), (uint64(npkts)-first+(1<<shift)-1)>>shift)
+	return 1<<n - 1
+}
+
+// ecSender holds the parity of the sub-message being sent.
+type ecSender struct {
+	parity []byte
+}
+
+// subEnd returns the packet after the last data packet of sub-message s.
+func (s *sender) subEnd(m *sendMsg, sub uint32) uint32 {
+	end := (uint64(sub) + 1) * uint64(m.code.K()) << s.c.shift
+	return uint32(min(end, uint64(m.npkts)))
+}
+
+// startParity encodes the parity of m's current sub-message.
+func (s *sender) startParity(m *sendMsg) {
+	k, nm, mtu := m.code.K(), m.code.M(), int(m.geo.MTU)
+	S := stripes(m.npkts, uint32(k), m.sub, s.c.shift)
+	need := nm * int(S) * mtu
+	if cap(s.ec.parity) < need {
+		s.ec.parity = make([]byte, need)
+	}
+	s.ec.parity = s.ec.parity[:need]
+	x := &s.c.scratch
+	x.init(mtu, k+nm)
+	for j := range S {
+		real := realShards(m.npkts, uint32(k), m.sub, j, s.c.shift)
+		for c := range k {
+			p := (m.sub*uint32(k)+uint32(c))<<s.c.shift + j
+			switch {
+			case real&(1<<c) == 0:
+				x.shards[c] = x.zero
+			case p == m.npkts-1 && m.geo.PayloadLen(p) < mtu:
+				n := copy(x.pad, m.data[uint64(p)*uint64(mtu):])
+				clear(x.pad[n:])
+				x.shards[c] = x.pad
+			default:
+				off := uint64(p) * uint64(mtu)
+				x.shards[c] = m.data[off : off+uint64(mtu)]
+			}
+		}
+		for i := range nm {
+			off := (i*int(S) + int(j)) * mtu
+			x.shards[k+i] = s.ec.parity[off : off+mtu]
+		}
+		_ = m.code.Encode(x.shards) // shapes are checked above; cannot fail
+	}
+	m.inParity, m.parityPos = true, 0
+}
+
+func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
+	nm, mtu := uint32(m.code.M()), uint32(m.geo.MTU)
+	S := stripes(m.npkts, uint32(m.code.K()), m.sub, s.c.shift)
+	i, j := m.parityPos/S, m.parityPos%S
+	off := (i*S + j) * mtu
+	p := wire.Parity{Conn: s.c.peerID, Msg: s.c.msgID(m.seq), Sub: m.sub, Geometry: m.geo,
+		Index: uint8(i), Stripe: j, Payload: s.ec.parity[off : off+mtu]}
+	n, _ := p.Encode(buf)
+	s.c.stats.ParityPackets++
+	s.c.stats.ParityBytes += uint64(mtu)
+	m.parityPos++
+	if m.parityPos == nm*S {
+		m.inParity = false
+		m.sub++
+		if m.next == m.npkts {
+			s.passEnd(now, m)
+		}
+	}
+	return n
+}
+
+// ecRecv is a receive's decoding state.
+type ecRecv struct {
+	code   reliability.Codec
+	k      uint32
+	subs   uint32
+	masks  []uint64 // per sub-message and stripe: shards present
+	parity [][]byte // per sub-message: its parity packets, or nil
+}
+
+// ecPool is the receiver's store of codes and parity buffers.
+type ecPool struct {
+	c      *Conn
+	codecs map[codecKey]reliability.Codec
+	free   [][]byte
+}
+
+type codecKey struct {
+	kind reliability.Kind
+	k, m uint8
+}
+
+func (p *ecPool) init(c *Conn) { p.c = c }
+
+// codec returns the code a message's packets name, building it once per
+// connection.
+func (p *ecPool) codec(kind reliability.Kind, k, m uint8) reliability.Codec {
+	if code := p.c.cfg.Scheme.Code(); code != nil && p.c.cfg.Scheme.Kind() == kind &&
+		code.K() == int(k) && code.M() == int(m) {
+		return code
+	}
+	key := codecKey{kind, k, m}
+	if code, ok := p.codecs[key]; ok {
+		return code
+	}
+	var code reliability.Codec
+	var err error
+	switch kind {
+	case reliability.KindECMDS:
+		code, err = reliability.NewMDS(int(k), int(m))
+	case reliability.KindECXOR:
+		code, err = reliability.NewXOR(int(k), int(m))
+	}
+	if err != nil || code == nil {
+		return nil
+	}
+	if p.codecs == nil {
+		p.codecs = make(map[codecKey]reliability.Codec)
+	}
+	p.codecs[key] = code
+	return code
+}
+
+func (p *ecPool) start(m *recvMsg, code reliability.Codec) {
+	e := &m.ec
+	e.code, e.k = code, uint32(code.K())
+	e.subs = (m.nchunks + e.k - 1) / e.k
+	n := int(e.subs) << m.geo.ChunkShift
+	if cap(e.masks) < n {
+		e.masks = make([]uint64, n)
+	}
+	e.masks = e.masks[:n]
+	clear(e.masks)
+	if cap(e.parity) < int(e.subs) {
+		e.parity = make([][]byte, e.subs)
+	}
+	e.parity = e.parity[:e.subs]
+}
+
+// release returns a receive's parity buffers to the pool.
+func (p *ecPool) release(e *ecRecv) {
+	for i, b := range e.parity {
+		if b != nil {
+			p.free = append(p.free, b)
+			e.parity[i] = nil
+		}
+	}
+	e.code = nil
+}
+
+func (p *ecPool) take(size int) []byte {
+	for i := len(p.free) - 1; i >= 0; i-- {
+		if b := p.free[i]; cap(b) >= size {
+			p.free[i] = p.free[len(p.free)-1]
+			p.free = p.free[:len(p.free)-1]
+			return b[:size]
+		}
+	}
+	return make([]byte, size)
+}
+
+// txPackets is how many packets the sender's first pass of m holds.
+func (p *ecPool) txPackets(m *recvMsg) uint64 {
+	n := uint64(m.npkts)
+	if e := &m.ec; e.code != nil {
+		last := stripes(m.npkts, e.k, e.subs-1, m.geo.ChunkShift)
+		n += uint64(e.code.M()) * (uint64(e.subs-1)<<m.geo.ChunkShift + uint64(last))
+	}
+	return n
+}
+
+// chunkWhole frees the parity of a sub-message once all its data is in.
+func (p *ecPool) chunkWhole(m *recvMsg, c uint32) {
+	e := &m.ec
+	s := c / e.k
+	end := min((s+1)*e.k, m.nchunks)
+	if e.parity[s] != nil && m.chunks.nextClear(s*e.k, end) == end {
+		p.free = append(p.free, e.parity[s])
+		e.parity[s] = nil
+	}
+}
+
+// dataArrived notes data packet pkt in its stripe and decodes the stripe
+// if parity that arrived earlier now makes that possible.
+func (p *ecPool) dataArrived(now monotime.Time, r *receiver, m *recvMsg, pkt uint32) {
+	e := &m.ec
+	c := pkt >> m.geo.ChunkShift
+	s, j := c/e.k, pkt&(1<<m.geo.ChunkShift-1)
+	mi := s<<m.geo.ChunkShift + j
+	e.masks[mi] |= 1 << (c % e.k)
+	p.tryDecode(now, r, m, s, j)
+}
+
+func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
+	m, err := r.accepting(pk.Msg, &pk.Geometry)
+	if m == nil {
+		return err
+	}
+	kind := reliability.Kind(pk.Scheme)
+	if !m.known {
+		code := r.ec.codec(kind, pk.K, pk.M)
+		if code == nil {
+			return errMalformed
+		}
+		r.start(now, m, &pk.Geometry, code)
+	}
+	e := &m.ec
+	if e.code == nil || pk.Sub >= e.subs || pk.Stripe >= stripes(m.npkts, e.k, pk.Sub, m.geo.ChunkShift) ||
+		int(pk.Index) >= e.code.M() {
+		return errMalformed
+	}
+	m.arrivals++
+	m.lastAt = now
+	mi := pk.Sub<<m.geo.ChunkShift + pk.Stripe
+	bit := uint64(1) << (e.k + uint32(pk.Index))
+	if r.ec.stripeWhole(m, pk.Sub, pk.Stripe) || e.masks[mi]&bit != 0 {
+		return nil // not needed, or a duplicate
+	}
+	mtu := int(m.geo.MTU)
+	if e.parity[pk.Sub] == nil {
+		e.parity[pk.Sub] = r.ec.take(e.code.M() * mtu << m.geo.ChunkShift)
+	}
+	off := (int(pk.Index)<<m.geo.ChunkShift + int(pk.Stripe)) * mtu
+	copy(e.parity[pk.Sub][off:off+mtu], pk.Payload)
+	e.masks[mi] |= bit
+	r.ec.tryDecode(now, r, m, pk.Sub, pk.Stripe)
+	return nil
+}
+
+func (p *ecPool) stripeWhole(m *recvMsg, s, j uint32) bool {
+	real := realShards(m.npkts, m.ec.k, s, j, m.geo.ChunkShift)
+	return m.ec.masks[s<<m.geo.ChunkShift+j]&real == real
+}
+
+// tryDecode rebuilds the missing data packets of stripe j of sub-message s
+// straight into the posted buffer, if the code can.
+func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint32) {
+	e := &m.ec
+	shift := m.geo.ChunkShift
+	real := realShards(m.npkts, e.k, s, j, shift)
+	mi := s<<shift + j
+	have := e.masks[mi] | (1<<e.k - 1) &^ real // absent packets count as zeros
+	if e.masks[mi]&real == real || !e.code.Decodable(have) {
+		return
+	}
+	k, nm, mtu := int(e.k), e.code.M(), int(m.geo.MTU)
+	x := &p.c.scratch
+	x.init(mtu, k+nm)
+	short := m.geo.PayloadLen(m.npkts-1) < mtu
+	for c := range k {
+		pkt := (s*e.k+uint32(c))<<shift + j
+		off := uint64(pkt) * uint64(mtu)
+		present := have&(1<<c) != 0
+		switch {
+		case real&(1<<c) == 0:
+			x.shards[c] = x.zero
+		case pkt == m.npkts-1 && short:
+			x.shards[c] = x.pad[:0]
+			if present {
+				n := copy(x.pad, m.buf[off:m.geo.MsgLen])
+				clear(x.pad[n:])
+				x.shards[c] = x.pad
+			}
+		case present:
+			x.shards[c] = m.buf[off : off+uint64(mtu)]
+		default:
+			x.shards[c] = m.buf[off:off:(off + uint64(mtu))]
+		}
+	}
+	for i := range nm {
+		x.shards[k+i] = nil
+		if have&(1<<(k+i)) != 0 {
+			off := (i<<shift + int(j)) * mtu
+			x.shards[k+i] = e.parity[s][off : off+mtu]
+		}
+	}
+	if err := e.code.Reconstruct(x.shards, have); err != nil {
+		return
+	}
+	missing := real &^ e.masks[mi]
+	e.masks[mi] |= real
+	for c := range k {
+		if missing&(1<<c) == 0 {
+			continue
+		}
+		pkt := (s*e.k+uint32(c))<<shift + j
+		if pkt == m.npkts-1 && short {
+			off := uint64(pkt) * uint64(mtu)
+			copy(m.buf[off:m.geo.MsgLen], x.shards[c])
+		}
+		r.c.stats.RecoveredPackets++
+		m.hi = max(m.hi, pkt+1)
+		r.accept(now, m, pkt)
+		if m.state != recvPosted {
+			return
+		}
+	}
+}

@@ -1,0 +1,143 @@
+// Package core is sdrnet's sans-IO protocol engine: SDR-style messages over a
+// receive bitmap, with the reliability scheme of each message plugged in
+// from internal/reliability.
+//
+// An Endpoint owns connections and demultiplexes datagrams to them. It does
+// no I/O and reads no clock: the driver (the UDP datapath, the simulator or
+// a test) feeds it datagrams and the current time, and pulls datagrams,
+// timer deadlines and events out of it. The same inputs give the same
+// outputs, bit for bit.
+package core
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// Path is a path entropy: the UDP source port on a real network, the ECMP
+// hash input in the simulator.
+type Path uint16
+
+// Transmit describes a datagram PollTransmit wrote into the caller's buffer.
+type Transmit struct {
+	Conn *Conn
+	Peer netip.AddrPort
+	Path Path
+	Len  int
+	// Data is true for DATA and PARITY packets, false for control packets
+	// (a fabric may queue those ahead of data).
+	Data bool
+}
+
+// EndpointStats counts datagrams the endpoint could not hand to a
+// connection.
+type EndpointStats struct {
+	Malformed   uint64 // failed to decode
+	UnknownConn uint64 // named no connection of this endpoint
+}
+
+// Endpoint is one side's protocol state: a set of connections.
+type Endpoint struct {
+	conns  map[uint32]*Conn
+	order  []*Conn // in creation order, for fair and deterministic polling
+	next   int     // where PollTransmit starts its round-robin
+	events ring[Event]
+	stats  EndpointStats
+}
+
+// NewEndpoint returns an endpoint with no connections.
+func NewEndpoint() *Endpoint {
+	return &Endpoint{conns: make(map[uint32]*Conn)}
+}
+
+// Errors returned by connection management.
+var (
+	ErrConnExists = errors.New("core: connection id already in use")
+)
+
+// NewConn adds a connection whose local id is id and whose peer, at peer,
+// knows it as peerID.
+func (e *Endpoint) NewConn(id, peerID uint32, peer netip.AddrPort, cfg Config) (*Conn, error) {
+	if _, ok := e.conns[id]; ok {
+		return nil, fmt.Errorf("%w: %d", ErrConnExists, id)
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := newConn(e, id, peerID, peer, cfg)
+	e.conns[id] = c
+	e.order = append(e.order, c)
+	return c, nil
+}
+
+// Conn returns the connection with local id id, or nil.
+func (e *Endpoint) Conn(id uint32) *Conn { return e.conns[id] }
+
+// Stats returns the endpoint's counters.
+func (e *Endpoint) Stats() EndpointStats { return e.stats }
+
+// HandleDatagram feeds one received datagram that arrived on path. The
+// endpoint does not keep b. A datagram that fails to decode or names no
+// connection is counted and dropped; the error says why.
+func (e *Endpoint) HandleDatagram(now monotime.Time, path Path, b []byte) error {
+	h, err := wire.ParseHeader(b)
+	if err != nil {
+		e.stats.Malformed++
+		return err
+	}
+	c := e.conns[h.Conn]
+	if c == nil {
+		e.stats.UnknownConn++
+		return ErrUnknownConn
+	}
+	if err := c.handle(now, path, h, b); err != nil {
+		if errors.Is(err, errMalformed) {
+			e.stats.Malformed++
+		}
+		return err
+	}
+	return nil
+}
+
+// ErrUnknownConn is returned for a datagram that names no connection.
+var ErrUnknownConn = errors.New("core: unknown connection")
+
+// HandleTimeout runs every timer that is due at now. A spurious call is
+// harmless.
+func (e *Endpoint) HandleTimeout(now monotime.Time) {
+	for _, c := range e.order {
+		c.handleTimeout(now)
+	}
+}
+
+// NextTimeout returns the earliest timer deadline, if any timer is armed.
+func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
+	t := monotime.Never
+	for _, c := range e.order {
+		t = min(t, c.nextTimeout())
+	}
+	return t, t != monotime.Never
+}
+
+// PollTransmit writes the next datagram to send into buf and describes it.
+// It returns false when nothing is ready to send now. buf must hold a full
+// packet: MTU plus wire.ParityLen bytes.
+func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) {
+	n := len(e.order)
+	for i := range n {
+		c := e.order[(e.next+i)%n]
+		if t, ok := c.poll(now, buf); ok {
+			e.next = (e.next + i + 1) % n
+			return t, true
+		}
+	}
+	return Transmit{}, false
+}
+
+// PollEvent returns the next event, if any.
+func (e *Endpoint) PollEvent() (Event, bool) { return e.events.pop() }

@@ -1,0 +1,518 @@
+package core
+
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// SendHandle names a message being sent.
+type SendHandle uint32
+
+// sendMsg is the sender's state of one message, kept in a slot that is
+// reused (with its slices) by later messages.
+type sendMsg struct {
+	seq     uint32
+	used    bool
+	granted bool
+	bufLen  uint64
+	data    []byte
+	scheme  reliability.Scheme
+	code    reliability.Codec
+	geo     wire.Geometry
+	npkts   uint32
+	nchunks uint32
+
+	// The first pass sends data packets in order; with EC each sub-message
+	// of K chunks is followed by its parity.
+	next      uint32 // next data packet of the first pass
+	passDone  bool
+	inParity  bool
+	sub       uint32 // EC: sub-message being sent
+	parityPos uint32 // EC: next parity packet of the sub-message
+	high      uint32 // packets below have been sent at least once
+
+	acked    bitset // chunks the receiver has whole
+	nacked   uint32 // number of acked chunks
+	ackedCum uint32 // chunks below are all acked
+	sentAt   []monotime.Time
+	retx     bitset // chunks ever retransmitted (no RTT samples, Karn)
+	epoch    uint32 // go-back-N: retransmissions of older epochs are void
+	cum      uint32 // go-back-N: packets cumulatively acked
+	progress monotime.Time
+	inflight int64 // this message's unacknowledged first-pass bytes
+}
+
+// retxRange asks for packets [start, end) of message seq to be resent.
+type retxRange struct {
+	seq, epoch uint32
+	start, end uint32
+}
+
+// wholeMessage in a sendTimer's chunk field means the timer covers the
+// message (EC backstop, go-back-N progress) rather than one chunk.
+const wholeMessage = ^uint32(0)
+
+// sendTimer is a pending retransmission timeout. Timers are pushed in
+// time order and every timer of a queue has the same timeout, so each
+// queue is a FIFO whose head is the next to expire.
+type sendTimer struct {
+	seq, chunk uint32
+	at         monotime.Time
+}
+
+type grant struct {
+	gen    uint16
+	bufLen uint64
+	ok     bool
+}
+
+// sender is a connection's sending half.
+type sender struct {
+	c        *Conn
+	slots    []sendMsg
+	grants   []grant // CTS that arrived before the matching Send
+	nextSeq  uint32  // sequence number of the next Send
+	txSeq    uint32  // message whose first pass is under way
+	retx     ring[retxRange]
+	timers   [reliability.KindECXOR + 1]ring[sendTimer]
+	rtt      reliability.RTT
+	inflight int64
+	ec       ecSender
+}
+
+func (s *sender) init(c *Conn) {
+	s.c = c
+	s.slots = make([]sendMsg, c.cfg.MaxMsgs)
+	s.grants = make([]grant, c.cfg.MaxMsgs)
+	s.rtt = reliability.NewRTT(c.cfg.InitialRTT)
+}
+
+// Send queues data as one message with the connection's scheme. The
+// connection reads data until EventSendDone or EventSendFailed names the
+// handle; the caller must not change it before then.
+func (c *Conn) Send(data []byte) (SendHandle, error) { return c.SendWith(data, nil) }
+
+// SendWith is Send with a scheme for this message only (nil: the
+// connection's). The receiver learns the scheme from the packets.
+func (c *Conn) SendWith(data []byte, scheme reliability.Scheme) (SendHandle, error) {
+	s := &c.snd
+	switch {
+	case c.closed:
+		return 0, ErrClosed
+	case len(data) == 0:
+		return 0, ErrEmptyMessage
+	case uint64(len(data)) > uint64(c.cfg.MTU)<<32-1:
+		return 0, ErrMessageTooLarge
+	}
+	if scheme == nil {
+		scheme = c.cfg.Scheme
+	}
+	if code := scheme.Code(); code != nil && code.K()+code.M() > reliability.MaxShards {
+		return 0, ErrSchemeParams
+	}
+	seq := s.nextSeq
+	m := &s.slots[seq&c.slotMask]
+	if m.used {
+		return 0, ErrTooManyMessages
+	}
+	geo := wire.Geometry{MsgLen: uint64(len(data)), MTU: uint16(c.cfg.MTU), ChunkShift: c.shift, Scheme: uint8(scheme.Kind())}
+	if code := scheme.Code(); code != nil {
+		geo.K, geo.M = uint8(code.K()), uint8(code.M())
+	}
+	npkts := uint32(geo.Packets())
+	nchunks := (npkts + 1<<c.shift - 1) >> c.shift
+	*m = sendMsg{seq: seq, used: true, data: data, scheme: scheme, code: scheme.Code(), geo: geo,
+		npkts: npkts, nchunks: nchunks,
+		acked: m.acked, sentAt: m.sentAt, retx: m.retx}
+	m.acked.reset(nchunks)
+	m.retx.reset(nchunks)
+	if cap(m.sentAt) < int(nchunks) {
+		m.sentAt = make([]monotime.Time, nchunks)
+	}
+	m.sentAt = m.sentAt[:nchunks]
+	if g := &s.grants[seq&c.slotMask]; g.ok && g.gen == c.msgID(seq).Gen {
+		g.ok = false
+		s.grant(m, g.bufLen)
+	}
+	s.nextSeq++
+	return SendHandle(seq), nil
+}
+
+// grant lets m's first pass start once the receiver has room for it.
+func (s *sender) grant(m *sendMsg, bufLen uint64) {
+	if uint64(len(m.data)) > bufLen {
+		s.fail(m, ErrMessageTooLarge)
+		s.c.ctrl.push(ctrlItem{kind: ctrlAbort, seq: m.seq})
+		return
+	}
+	m.granted, m.bufLen = true, bufLen
+}
+
+func (s *sender) lookup(id wire.MsgID) *sendMsg {
+	if uint32(id.Slot) > s.c.slotMask {
+		return nil
+	}
+	m := &s.slots[id.Slot]
+	if !m.used || s.c.msgID(m.seq) != id {
+		return nil
+	}
+	return m
+}
+
+func (s *sender) onCTS(_ monotime.Time, cts *wire.CTS) {
+	if m := s.lookup(cts.Msg); m != nil {
+		if !m.granted {
+			s.grant(m, cts.BufLen)
+		}
+		return
+	}
+	// A CTS may overtake the application's Send: keep it for the message
+	// that will take this slot, unless that slot's message already went.
+	slot := uint32(cts.Msg.Slot)
+	if slot > s.c.slotMask {
+		return
+	}
+	upcoming := s.nextSeq + (slot-s.nextSeq)&s.c.slotMask
+	if s.c.genAge(cts.Msg, upcoming) < 0 {
+		return
+	}
+	s.grants[cts.Msg.Slot] = grant{gen: cts.Msg.Gen, bufLen: cts.BufLen, ok: true}
+}
+
+// chunkBytes is the payload length of chunk i of m.
+func (s *sender) chunkBytes(m *sendMsg, i uint32) int64 {
+	start := uint64(i) << s.c.shift * uint64(m.geo.MTU)
+	end := min(start+uint64(m.geo.MTU)<<s.c.shift, m.geo.MsgLen)
+	return int64(end - start)
+}
+
+func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) {
+	if i >= m.nchunks || m.acked.test(i) {
+		return
+	}
+	m.acked.set(i)
+	m.nacked++
+	b := min(s.chunkBytes(m, i), m.inflight)
+	m.inflight -= b
+	s.inflight -= b
+	if !m.retx.test(i) && m.sentAt[i] != 0 {
+		s.rtt.Update(now.Sub(m.sentAt[i]))
+	}
+}
+
+func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
+	m := s.lookup(a.Msg)
+	if m == nil {
+		return
+	}
+	if a.Flags&wire.FlagDone != 0 {
+		s.finish(m)
+		return
+	}
+	if a.Flags&wire.FlagChunkUnits == 0 { // go-back-N: cumulative packets
+		cum := min(a.Cum, m.npkts)
+		if cum <= m.cum {
+			return
+		}
+		m.cum, m.progress = cum, now
+		for i := m.ackedCum; i < cum>>s.c.shift; i++ {
+			s.markAcked(now, m, i)
+		}
+		m.ackedCum = max(m.ackedCum, cum>>s.c.shift)
+		if cum == m.npkts {
+			s.finish(m)
+			return
+		}
+		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
+		return
+	}
+	for i := m.ackedCum; i < min(a.Cum, m.nchunks); i++ {
+		s.markAcked(now, m, i)
+	}
+	m.ackedCum = max(m.ackedCum, min(a.Cum, m.nchunks))
+	for w := range a.Words() {
+		bitsW := a.Word(w)
+		base := uint64(a.Base) + 64*uint64(w)
+		for bitsW != 0 && base < uint64(m.nchunks) {
+			if bitsW&1 != 0 {
+				s.markAcked(now, m, uint32(base))
+			}
+			bitsW >>= 1
+			base++
+		}
+	}
+	if m.nacked == m.nchunks {
+		s.finish(m)
+	}
+}
+
+func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
+	m := s.lookup(n.Msg)
+	if m == nil {
+		return
+	}
+	switch n.Reason {
+	case wire.NackTooLarge:
+		s.fail(m, ErrMessageTooLarge)
+		return
+	case wire.NackOutOfOrder:
+		if n.Len() > 0 {
+			s.rewind(now, m, n.Range(0).Start)
+		}
+		return
+	case wire.NackUnknown:
+		return
+	}
+	unit := uint32(1)
+	if n.Unit == wire.UnitChunk {
+		unit = 1 << s.c.shift
+	}
+	for i := range n.Len() {
+		r := n.Range(i)
+		start := uint64(r.Start) * uint64(unit)
+		end := min((uint64(r.Start)+uint64(r.Count))*uint64(unit), uint64(m.high))
+		if start < end {
+			s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: uint32(start), end: uint32(end)})
+		}
+	}
+}
+
+// rewind makes a go-back-N sender resend everything from packet from on.
+func (s *sender) rewind(now monotime.Time, m *sendMsg, from uint32) {
+	if from < m.cum || from >= m.high {
+		return
+	}
+	m.epoch++
+	m.progress = now
+	s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: from, end: m.high})
+	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
+}
+
+// finish reports m delivered and frees its slot.
+func (s *sender) finish(m *sendMsg) {
+	s.inflight -= m.inflight
+	s.c.emit(EventSendDone, m.seq, nil)
+	s.release(m)
+}
+
+func (s *sender) fail(m *sendMsg, err error) {
+	s.inflight -= m.inflight
+	s.c.emit(EventSendFailed, m.seq, err)
+	s.release(m)
+}
+
+func (s *sender) release(m *sendMsg) {
+	m.used, m.data, m.scheme, m.code = false, nil, nil, nil
+}
+
+func (s *sender) failAll() {
+	for i := range s.slots {
+		if s.slots[i].used {
+			s.fail(&s.slots[i], ErrClosed)
+		}
+	}
+	s.retx.clear()
+	for i := range s.timers {
+		s.timers[i].clear()
+	}
+}
+
+// poll writes the next retransmission or first-pass packet into buf.
+func (s *sender) poll(now monotime.Time, buf []byte) int {
+	if n := s.pollRetransmit(now, buf); n > 0 {
+		return n
+	}
+	return s.pollFirstPass(now, buf)
+}
+
+func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
+	for s.retx.len() > 0 {
+		r := s.retx.peek()
+		m := &s.slots[r.seq&s.c.slotMask]
+		if !m.used || m.seq != r.seq || m.epoch != r.epoch {
+			s.retx.pop()
+			continue
+		}
+		// Skip packets of chunks the receiver already has.
+		for r.start < r.end && m.acked.test(r.start>>s.c.shift) {
+			r.start = (r.start>>s.c.shift + 1) << s.c.shift
+		}
+		if r.start >= r.end {
+			s.retx.pop()
+			continue
+		}
+		p := r.start
+		r.start++
+		c := p >> s.c.shift
+		m.retx.set(c)
+		n := s.encodeData(m, p, buf, wire.FlagRetransmit)
+		s.c.stats.RetxPackets++
+		s.c.stats.RetxBytes += uint64(m.geo.PayloadLen(p))
+		if r.start >= r.end || r.start&(1<<s.c.shift-1) == 0 {
+			s.chunkSent(now, m, c)
+		}
+		if r.start >= r.end {
+			s.retx.pop()
+		}
+		return n
+	}
+	return 0
+}
+
+// chunkSent stamps the (re)transmission of chunk c and arms its timer.
+func (s *sender) chunkSent(now monotime.Time, m *sendMsg, c uint32) {
+	m.sentAt[c] = now
+	switch m.scheme.Kind() {
+	case reliability.KindSRRTO, reliability.KindSRNACK:
+	case reliability.KindECMDS, reliability.KindECXOR:
+		if !m.passDone {
+			return // the first pass is covered by the message's backstop
+		}
+	default:
+		return
+	}
+	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: c, at: now})
+}
+
+func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
+	for s.txSeq != s.nextSeq {
+		m := &s.slots[s.txSeq&s.c.slotMask]
+		if !m.used || m.seq != s.txSeq || m.passDone {
+			s.txSeq++
+			continue
+		}
+		if !m.granted {
+			return 0
+		}
+		if m.inParity {
+			return s.sendParity(now, m, buf)
+		}
+		p := m.next
+		size := int64(m.geo.PayloadLen(p))
+		if limit := s.c.cfg.MaxBytesInFlight; limit > 0 && s.inflight > 0 && s.inflight+size > limit {
+			return 0
+		}
+		m.next++
+		if p >= m.high {
+			m.high = p + 1
+			m.inflight += size
+			s.inflight += size
+		}
+		n := s.encodeData(m, p, buf, 0)
+		s.c.stats.DataPackets++
+		s.c.stats.DataBytes += uint64(size)
+		if p == 0 && m.scheme.Kind() == reliability.KindGoBackN {
+			m.progress = now
+			s.timers[reliability.KindGoBackN].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
+		}
+		if m.next == m.npkts || m.next&(1<<s.c.shift-1) == 0 {
+			s.chunkSent(now, m, p>>s.c.shift)
+		}
+		if m.code != nil && (m.next == m.npkts || m.next == s.subEnd(m, m.sub)) {
+			s.startParity(m)
+		} else if m.next == m.npkts {
+			s.passEnd(now, m)
+		}
+		return n
+	}
+	return 0
+}
+
+// passEnd runs when m's first pass has put every packet on the wire.
+func (s *sender) passEnd(now monotime.Time, m *sendMsg) {
+	m.passDone = true
+	switch m.scheme.Kind() {
+	case reliability.KindNone:
+		s.finish(m)
+	case reliability.KindECMDS, reliability.KindECXOR:
+		m.progress = now
+		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
+	}
+}
+
+func (s *sender) encodeData(m *sendMsg, p uint32, buf []byte, flags uint8) int {
+	off := uint64(p) * uint64(m.geo.MTU)
+	end := min(off+uint64(m.geo.MTU), m.geo.MsgLen)
+	if p == m.npkts-1 {
+		flags |= wire.FlagLast
+	}
+	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p,
+		Geometry: m.geo, Payload: m.data[off:end]}
+	n, _ := d.Encode(buf)
+	return n
+}
+
+// handleTimeout resends what timed out.
+func (s *sender) handleTimeout(now monotime.Time) {
+	for k := range s.timers {
+		q := &s.timers[k]
+		for q.len() > 0 {
+			t := q.peek()
+			m := s.timerMsg(t)
+			if m == nil {
+				q.pop()
+				continue
+			}
+			if now < t.at.Add(m.scheme.RetransmitTimeout(s.rtt.Smoothed())) {
+				break
+			}
+			tm, _ := q.pop()
+			s.expire(now, m, tm)
+		}
+	}
+}
+
+// timerMsg returns the message a timer still guards, or nil if the timer
+// is void (message done, chunk acked or resent since).
+func (s *sender) timerMsg(t *sendTimer) *sendMsg {
+	m := &s.slots[t.seq&s.c.slotMask]
+	if !m.used || m.seq != t.seq {
+		return nil
+	}
+	if t.chunk == wholeMessage {
+		if t.at != m.progress {
+			return nil
+		}
+	} else if m.acked.test(t.chunk) || m.sentAt[t.chunk] != t.at {
+		return nil
+	}
+	return m
+}
+
+func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
+	s.c.stats.RTOs++
+	switch {
+	case t.chunk != wholeMessage:
+		start := t.chunk << s.c.shift
+		s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: start, end: min(start+1<<s.c.shift, m.npkts)})
+	case m.scheme.Kind() == reliability.KindGoBackN:
+		s.rewind(now, m, m.cum)
+	default: // EC backstop: resend every chunk still missing
+		for c := m.acked.nextClear(0, m.nchunks); c < m.nchunks; {
+			e := m.acked.nextSet(c, m.nchunks)
+			s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: c << s.c.shift, end: min(e<<s.c.shift, m.npkts)})
+			c = m.acked.nextClear(e, m.nchunks)
+		}
+		m.progress = now
+		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
+	}
+}
+
+func (s *sender) nextTimeout() monotime.Time {
+	t := monotime.Never
+	for k := range s.timers {
+		q := &s.timers[k]
+		for q.len() > 0 {
+			h := q.peek()
+			m := s.timerMsg(h)
+			if m == nil {
+				q.pop()
+				continue
+			}
+			t = min(t, h.at.Add(m.scheme.RetransmitTimeout(s.rtt.Smoothed())))
+			break
+		}
+	}
+	return t
+}

@@ -1,0 +1,360 @@
+package wire_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// sentinels are the only errors a decoder may return: callers switch on
+// them, so a wrapped or ad-hoc error would be a bug.
+var sentinels = []error{wire.ErrTruncated, wire.ErrVersion, wire.ErrType,
+	wire.ErrInconsistent, wire.ErrAuthTag, wire.ErrBufferSmall}
+
+func checkSentinel(t *testing.T, what string, err error) {
+	t.Helper()
+	for _, s := range sentinels {
+		if err == s {
+			return
+		}
+	}
+	t.Fatalf("%s returned %v, which is not a package sentinel", what, err)
+}
+
+// roundTrip parses b and, if it is valid, re-encodes the value into a
+// buffer of exactly len(b). Every byte of a valid packet is either a field
+// or a reserved byte that must be zero, so the re-encoding has to reproduce
+// b exactly and parse back to the same value.
+func roundTrip[T any](t *testing.T, b []byte, parse func([]byte) (T, error),
+	enc func(T, []byte) (int, error), eq func(T, T) bool) error {
+	t.Helper()
+	v, err := parse(b)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, len(b))
+	n, err := enc(v, buf)
+	if err != nil {
+		t.Fatalf("re-encoding %+v: %v\ninput %x", v, err, b)
+	}
+	if !bytes.Equal(buf[:n], b) {
+		t.Fatalf("re-encoding %+v changed the bytes\nin  %x\nout %x", v, b, buf[:n])
+	}
+	w, err := parse(buf[:n])
+	if err != nil {
+		t.Fatalf("re-encoded %+v does not parse: %v", v, err)
+	}
+	if !eq(v, w) {
+		t.Fatalf("re-encoded value parses as %+v, want %+v", w, v)
+	}
+	return nil
+}
+
+var roundTrips = []struct {
+	typ   wire.Type
+	check func(*testing.T, []byte) error
+}{
+	{wire.TypeData, func(t *testing.T, b []byte) error {
+		return roundTrip(t, b, wire.ParseData, func(d wire.Data, buf []byte) (int, error) { return d.Encode(buf) }, dataEqual)
+	}},
+	{wire.TypeParity, func(t *testing.T, b []byte) error {
+		return roundTrip(t, b, wire.ParseParity, func(p wire.Parity, buf []byte) (int, error) { return p.Encode(buf) }, parityEqual)
+	}},
+	{wire.TypeAck, func(t *testing.T, b []byte) error {
+		return roundTrip(t, b, wire.ParseAck, func(a wire.Ack, buf []byte) (int, error) {
+			return wire.EncodeAck(buf, &a, ackWords(a))
+		}, ackEqual)
+	}},
+	{wire.TypeNack, func(t *testing.T, b []byte) error {
+		return roundTrip(t, b, wire.ParseNack, func(n wire.Nack, buf []byte) (int, error) {
+			return wire.EncodeNack(buf, &n, nackRanges(n))
+		}, nackEqual)
+	}},
+	{wire.TypeCTS, func(t *testing.T, b []byte) error {
+		return roundTrip(t, b, wire.ParseCTS, func(c wire.CTS, buf []byte) (int, error) { return c.Encode(buf) },
+			func(a, b wire.CTS) bool { return a == b })
+	}},
+	{wire.TypeClose, func(t *testing.T, b []byte) error {
+		return roundTrip(t, b, wire.ParseClose, func(c wire.Close, buf []byte) (int, error) { return c.Encode(buf) }, closeEqual)
+	}},
+}
+
+func ackWords(a wire.Ack) []uint64 {
+	w := make([]uint64, a.Words())
+	for i := range w {
+		w[i] = a.Word(i)
+	}
+	return w
+}
+
+func nackRanges(n wire.Nack) []wire.Range {
+	r := make([]wire.Range, n.Len())
+	for i := range r {
+		r[i] = n.Range(i)
+	}
+	return r
+}
+
+// The equality helpers compare payloads by content: a decoded payload is
+// never nil, an encoder's input may be.
+
+func dataEqual(a, b wire.Data) bool {
+	pa, pb := a.Payload, b.Payload
+	a.Payload, b.Payload = nil, nil
+	return reflect.DeepEqual(a, b) && bytes.Equal(pa, pb)
+}
+
+func parityEqual(a, b wire.Parity) bool {
+	pa, pb := a.Payload, b.Payload
+	a.Payload, b.Payload = nil, nil
+	return reflect.DeepEqual(a, b) && bytes.Equal(pa, pb)
+}
+
+func ackEqual(a, b wire.Ack) bool {
+	return a.Conn == b.Conn && a.Flags == b.Flags && a.Msg == b.Msg && a.Cum == b.Cum &&
+		a.Base == b.Base && slices.Equal(ackWords(a), ackWords(b))
+}
+
+func nackEqual(a, b wire.Nack) bool {
+	return a.Conn == b.Conn && a.Flags == b.Flags && a.Msg == b.Msg && a.Reason == b.Reason &&
+		a.Unit == b.Unit && slices.Equal(nackRanges(a), nackRanges(b))
+}
+
+func closeEqual(a, b wire.Close) bool {
+	return a.Conn == b.Conn && a.Flags == b.Flags && a.Code == b.Code && bytes.Equal(a.Reason, b.Reason)
+}
+
+// FuzzParse hands arbitrary bytes to every parser, not just the one the
+// header names, because a receiver may be buggy about dispatch too.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{wire.Version})
+	for _, s := range validPackets(f) {
+		f.Add(s.pkt)
+		f.Add(s.pkt[:len(s.pkt)-1])
+		f.Add(s.pkt[:wire.CommonLen])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, herr := wire.ParseHeader(b)
+		if herr != nil {
+			checkSentinel(t, "ParseHeader", herr)
+		}
+		for _, rt := range roundTrips {
+			err := rt.check(t, b)
+			switch {
+			case herr != nil:
+				// Each parser must agree with ParseHeader on a bad header.
+				if err != herr {
+					t.Fatalf("Parse%v = %v, ParseHeader = %v", rt.typ, err, herr)
+				}
+			case h.Type != rt.typ:
+				if err != wire.ErrType {
+					t.Fatalf("Parse%v of a %v packet = %v, want %v", rt.typ, h.Type, err, wire.ErrType)
+				}
+			case err != nil:
+				checkSentinel(t, "Parse"+rt.typ.String(), err)
+			}
+		}
+	})
+}
+
+// The oracles restate each packet's validity rules from the format's
+// documentation, in arithmetic that cannot overflow, so FuzzEncode can tell
+// a decoder that rejects a good packet or accepts a bad one.
+
+func packets(g wire.Geometry) uint64 {
+	n := g.MsgLen / uint64(g.MTU)
+	if g.MsgLen%uint64(g.MTU) != 0 {
+		n++
+	}
+	return n
+}
+
+func geometryValid(g wire.Geometry) bool {
+	return g.MsgLen > 0 && g.MTU > 0 && g.ChunkShift <= wire.MaxChunkShift && packets(g) <= 1<<32 &&
+		(g.K == 0) == (g.M == 0)
+}
+
+func dataValid(d wire.Data) bool {
+	if !geometryValid(d.Geometry) || uint64(d.Packet) >= packets(d.Geometry) {
+		return false
+	}
+	last := uint64(d.Packet) == packets(d.Geometry)-1
+	want := uint64(d.MTU)
+	if last {
+		want = d.MsgLen - uint64(d.Packet)*uint64(d.MTU)
+	}
+	return uint64(len(d.Payload)) == want && last == (d.Flags&wire.FlagLast != 0)
+}
+
+func parityValid(p wire.Parity) bool {
+	if !geometryValid(p.Geometry) || p.K == 0 || p.M == 0 || p.Index >= p.M || uint64(p.Stripe) >= 1<<p.ChunkShift {
+		return false
+	}
+	chunks := packets(p.Geometry) >> p.ChunkShift
+	if packets(p.Geometry)&(1<<p.ChunkShift-1) != 0 {
+		chunks++
+	}
+	return uint64(p.Sub)*uint64(p.K) < chunks && len(p.Payload) == int(p.MTU)
+}
+
+func ackValid(a wire.Ack, words []uint64) bool {
+	return len(words) <= wire.MaxAckWords && uint64(a.Base)+64*uint64(len(words)) <= 1<<32
+}
+
+func nackValid(n wire.Nack, ranges []wire.Range) bool {
+	if n.Reason < wire.NackGap || n.Reason > wire.NackUnknown || n.Unit > wire.UnitChunk || len(ranges) >= 1<<16 {
+		return false
+	}
+	for _, r := range ranges {
+		if r.Count == 0 || uint64(r.Start)+uint64(r.Count) > 1<<32 {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeParse encodes v with enc into a roomy buffer, checks the encoder's
+// size handling, and parses the result. It reports whether the packet
+// parsed, and the parsed value; a rejected encode parses as false.
+func encodeParse[T any](t *testing.T, enc func([]byte) (int, error), parse func([]byte) (T, error),
+	size int) (T, bool) {
+	t.Helper()
+	var zero T
+	n, err := enc(make([]byte, size+8))
+	if err != nil {
+		// Encoders only refuse what the format cannot express.
+		if err != wire.ErrInconsistent {
+			t.Fatalf("encode into %d bytes: %v", size+8, err)
+		}
+		return zero, false
+	}
+	if n != size {
+		t.Fatalf("encode length %d, want %d", n, size)
+	}
+	if n2, err := enc(make([]byte, size-1)); err != wire.ErrBufferSmall || n2 != 0 {
+		t.Fatalf("encode into %d of %d bytes = %d, %v; want %v", size-1, size, n2, err, wire.ErrBufferSmall)
+	}
+	buf := make([]byte, size)
+	if _, err := enc(buf); err != nil {
+		t.Fatalf("encode into exactly %d bytes: %v", size, err)
+	}
+	v, err := parse(buf)
+	if err != nil {
+		checkSentinel(t, "parse", err)
+		return zero, false
+	}
+	return v, true
+}
+
+// words and ranges turn fuzzed bytes into a bitmap or range list, so the
+// fuzzer controls their length and content through one argument.
+func words(b []byte) []uint64 {
+	w := make([]uint64, len(b)/8)
+	for i := range w {
+		w[i] = binary.BigEndian.Uint64(b[8*i:])
+	}
+	return w
+}
+
+func ranges(b []byte) []wire.Range {
+	r := make([]wire.Range, len(b)/8)
+	for i := range r {
+		r[i] = wire.Range{Start: binary.BigEndian.Uint32(b[8*i:]), Count: binary.BigEndian.Uint32(b[8*i+4:])}
+	}
+	return r
+}
+
+// FuzzEncode builds a packet from fuzzed field values, which reaches valid
+// packets far more often than mutating raw bytes does. Whatever the encoder
+// writes, the decoder must either reject it or return exactly the encoded
+// fields, and it must accept precisely the packets the oracle calls valid.
+//
+// Arguments are spread over the packet types: x is the packet, sub-message,
+// cumulative point, NACK reason/unit or CLOSE code; w the parity
+// K/M/index/stripe or ACK base; y and z the message length and the
+// MTU/shift/scheme, or CTS buffer length and credit.
+func FuzzEncode(f *testing.F) {
+	f.Add(uint8(wire.TypeData), wire.FlagLast, uint32(7), uint32(0x00010002), uint32(2), uint64(0), uint64(2500), uint64(1000), make([]byte, 500))
+	f.Add(uint8(wire.TypeData), wire.FlagLast, uint32(7), uint32(0), uint32(1<<32-1), uint64(0), uint64(1<<32), uint64(1), []byte{1})
+	f.Add(uint8(wire.TypeParity), uint8(0), uint32(7), uint32(0), uint32(1), uint64(1<<32|1<<16|2<<8|1), uint64(2500), uint64(1000|1<<16), make([]byte, 1000))
+	f.Add(uint8(wire.TypeParity), uint8(0), uint32(7), uint32(0), uint32(2), uint64(1<<32|1<<16|2<<8|1), uint64(2500), uint64(1000|1<<16), make([]byte, 1000))
+	f.Add(uint8(wire.TypeAck), wire.FlagDone, uint32(7), uint32(0), uint32(3), uint64(1<<32-64), uint64(0), uint64(0), bytes.Repeat([]byte{0xFF}, 8))
+	f.Add(uint8(wire.TypeNack), uint8(0), uint32(7), uint32(0), uint32(wire.NackGap), uint64(0), uint64(0), uint64(0), []byte{0, 0, 0, 1, 0, 0, 0, 2})
+	f.Add(uint8(wire.TypeCTS), uint8(0), uint32(7), uint32(0), uint32(0), uint64(0), uint64(1<<20), uint64(1<<16), []byte(nil))
+	f.Add(uint8(wire.TypeClose), uint8(0), uint32(7), uint32(0), uint32(42), uint64(0), uint64(0), uint64(0), []byte("bye"))
+
+	f.Fuzz(func(t *testing.T, typ, flags uint8, conn, msg, x uint32, w, y, z uint64, payload []byte) {
+		m := wire.MsgID{Slot: uint16(msg >> 16), Gen: uint16(msg)}
+		g := wire.Geometry{MsgLen: y, MTU: uint16(z), ChunkShift: uint8(z >> 16), Scheme: uint8(z >> 24)}
+		// Every byte selects some type; 1..6 keep their own meaning so the
+		// seeds read naturally.
+		switch wire.Type((typ-1)%6 + 1) {
+		case wire.TypeData:
+			in := wire.Data{Conn: conn, Flags: flags, Msg: m, Packet: x, Geometry: g, Payload: payload}
+			got, ok := encodeParse(t, in.Encode, wire.ParseData, wire.MessageLen+len(payload))
+			if ok != dataValid(in) {
+				t.Fatalf("ParseData accepted=%v, oracle says valid=%v for %+v", ok, !ok, in)
+			}
+			if ok && !dataEqual(got, in) {
+				t.Fatalf("ParseData = %+v, want %+v", got, in)
+			}
+		case wire.TypeParity:
+			g.K, g.M = uint8(w), uint8(w>>8)
+			in := wire.Parity{Conn: conn, Flags: flags, Msg: m, Sub: x, Geometry: g,
+				Index: uint8(w >> 16), Stripe: uint32(w >> 32), Payload: payload}
+			got, ok := encodeParse(t, in.Encode, wire.ParseParity, wire.ParityLen+len(payload))
+			if ok != parityValid(in) {
+				t.Fatalf("ParseParity accepted=%v, oracle says valid=%v for %+v", ok, !ok, in)
+			}
+			if ok && !parityEqual(got, in) {
+				t.Fatalf("ParseParity = %+v, want %+v", got, in)
+			}
+		case wire.TypeAck:
+			in, ws := wire.Ack{Conn: conn, Flags: flags, Msg: m, Cum: x, Base: uint32(w)}, words(payload)
+			got, ok := encodeParse(t, func(b []byte) (int, error) { return wire.EncodeAck(b, &in, ws) },
+				wire.ParseAck, wire.AckLen+8*len(ws))
+			if ok != ackValid(in, ws) {
+				t.Fatalf("ParseAck accepted=%v, oracle says valid=%v for %+v %x", ok, !ok, in, ws)
+			}
+			if ok && (got.Conn != in.Conn || got.Flags != in.Flags || got.Msg != in.Msg || got.Cum != in.Cum ||
+				got.Base != in.Base || !slices.Equal(ackWords(got), ws)) {
+				t.Fatalf("ParseAck = %+v %x, want %+v %x", got, ackWords(got), in, ws)
+			}
+		case wire.TypeNack:
+			in := wire.Nack{Conn: conn, Flags: flags, Msg: m, Reason: wire.NackReason(x), Unit: wire.Unit(x >> 8)}
+			rs := ranges(payload)
+			got, ok := encodeParse(t, func(b []byte) (int, error) { return wire.EncodeNack(b, &in, rs) },
+				wire.ParseNack, wire.NackLen+8*len(rs))
+			if ok != nackValid(in, rs) {
+				t.Fatalf("ParseNack accepted=%v, oracle says valid=%v for %+v %v", ok, !ok, in, rs)
+			}
+			if ok && (got.Conn != in.Conn || got.Flags != in.Flags || got.Msg != in.Msg || got.Reason != in.Reason ||
+				got.Unit != in.Unit || !slices.Equal(nackRanges(got), rs)) {
+				t.Fatalf("ParseNack = %+v %v, want %+v %v", got, nackRanges(got), in, rs)
+			}
+		case wire.TypeCTS:
+			in := wire.CTS{Conn: conn, Flags: flags, Msg: m, BufLen: y, Credit: z}
+			got, ok := encodeParse(t, in.Encode, wire.ParseCTS, wire.CTSLen)
+			if ok != (in.BufLen != 0) {
+				t.Fatalf("ParseCTS accepted=%v for %+v", ok, in)
+			}
+			if ok && got != in {
+				t.Fatalf("ParseCTS = %+v, want %+v", got, in)
+			}
+		case wire.TypeClose:
+			in := wire.Close{Conn: conn, Flags: flags, Code: x, Reason: payload}
+			got, ok := encodeParse(t, in.Encode, wire.ParseClose, wire.CloseLen+len(payload))
+			if ok != (len(payload) <= wire.MaxCloseReason) {
+				t.Fatalf("ParseClose accepted=%v for a %d-byte reason", ok, len(payload))
+			}
+			if ok && !closeEqual(got, in) {
+				t.Fatalf("ParseClose = %+v, want %+v", got, in)
+			}
+		}
+	})
+}
