@@ -77,9 +77,9 @@ type Conn struct {
 	snd sender
 	rcv receiver
 
-	ctrl     ring[ctrlItem]
-	ranges   []wire.Range // NACK scratch
-	scratch  ecScratch
+	ctrl    ring[ctrlItem]
+	ranges  []wire.Range // NACK scratch
+	scratch ecScratch
 
 	stats ConnStats
 }

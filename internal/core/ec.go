@@ -285,7 +285,7 @@ func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 	shift := m.geo.ChunkShift
 	real := realShards(m.npkts, e.k, s, j, shift)
 	mi := s<<shift + j
-	have := e.masks[mi] | (1<<e.k - 1) &^ real // absent packets count as zeros
+	have := e.masks[mi] | (1<<e.k-1)&^real // absent packets count as zeros
 	if e.masks[mi]&real == real || !e.code.Decodable(have) {
 		return
 	}
