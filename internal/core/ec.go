@@ -215,6 +215,26 @@ func (p *ecPool) txPackets(m *recvMsg) uint64 {
 	return n
 }
 
+// dataPos is where data packet p stands in the sender's first pass: each
+// earlier sub-message (always a full one) was followed by M*N parity.
+func (p *ecPool) dataPos(m *recvMsg, pkt uint32) uint64 {
+	e := &m.ec
+	if e.code == nil {
+		return uint64(pkt)
+	}
+	s := uint64(pkt>>m.geo.ChunkShift) / uint64(e.k)
+	return uint64(pkt) + s*uint64(e.code.M())<<m.geo.ChunkShift
+}
+
+// parityPos is where packet j of parity chunk i of sub-message s stands in
+// the sender's first pass.
+func (p *ecPool) parityPos(m *recvMsg, s, i, j uint32) uint64 {
+	e := &m.ec
+	S := stripes(m.npkts, e.k, s, m.geo.ChunkShift)
+	dataEnd := min((uint64(s)+1)*uint64(e.k)<<m.geo.ChunkShift, uint64(m.npkts))
+	return dataEnd + uint64(s)*uint64(e.code.M())<<m.geo.ChunkShift + uint64(i)*uint64(S) + uint64(j)
+}
+
 // chunkWhole frees the parity of a sub-message once all its data is in.
 func (p *ecPool) chunkWhole(m *recvMsg, c uint32) {
 	e := &m.ec
@@ -242,9 +262,9 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 	if m == nil {
 		return err
 	}
-	kind := reliability.Kind(pk.Scheme)
-	if !m.known {
-		code := r.ec.codec(kind, pk.K, pk.M)
+	first := !m.known
+	if first {
+		code := r.ec.codec(reliability.Kind(pk.Scheme), pk.K, pk.M)
 		if code == nil {
 			return errMalformed
 		}
@@ -255,8 +275,7 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 		int(pk.Index) >= e.code.M() {
 		return errMalformed
 	}
-	m.arrivals++
-	m.lastAt = now
+	r.arrived(now, m, r.ec.parityPos(m, pk.Sub, uint32(pk.Index), pk.Stripe), first)
 	mi := pk.Sub<<m.geo.ChunkShift + pk.Stripe
 	bit := uint64(1) << (e.k + uint32(pk.Index))
 	if r.ec.stripeWhole(m, pk.Sub, pk.Stripe) || e.masks[mi]&bit != 0 {

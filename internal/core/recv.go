@@ -39,9 +39,11 @@ type recvMsg struct {
 
 	ctsAt    monotime.Time
 	ctsTries uint32
-	firstAt  monotime.Time
-	lastAt   monotime.Time
-	arrivals uint32
+	// Where the first and the furthest packet so far stand in the sender's
+	// first-pass order, and when they arrived: the receiver's measure of
+	// the sender's packet rate that losses do not skew.
+	firstAt, maxPosAt monotime.Time
+	firstPos, maxPos  uint64
 
 	ackQueued    bool
 	ackLo, ackHi uint32 // chunks completed since the last ACK
@@ -252,14 +254,26 @@ func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, code
 	}
 	m.have = m.have[:m.nchunks]
 	clear(m.have)
-	m.firstAt = now
 	m.ctsDue = monotime.Never
 	if m.ctsTries == 1 {
 		r.rtt.Update(now.Sub(m.ctsAt))
 	}
 	if code != nil {
 		r.ec.start(m, code)
-		r.arm(m, now.Add(r.fallbackTimeout(m)))
+	}
+}
+
+// arrived notes that the packet at position pos of the sender's first
+// pass arrived; the first one arms the EC fallback.
+func (r *receiver) arrived(now monotime.Time, m *recvMsg, pos uint64, first bool) {
+	if first {
+		m.firstAt, m.firstPos = now, pos
+		m.maxPosAt, m.maxPos = now, pos
+		if m.ec.code != nil {
+			r.arm(m, now.Add(r.fallbackTimeout(m)))
+		}
+	} else if pos > m.maxPos {
+		m.maxPosAt, m.maxPos = now, pos
 	}
 }
 
@@ -278,7 +292,8 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	if m == nil {
 		return err
 	}
-	if !m.known {
+	first := !m.known
+	if first {
 		kind := reliability.Kind(d.Scheme)
 		var code reliability.Codec
 		if kind == reliability.KindECMDS || kind == reliability.KindECXOR {
@@ -288,9 +303,8 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		}
 		r.start(now, m, &d.Geometry, code)
 	}
-	m.arrivals++
-	m.lastAt = now
 	p := d.Packet
+	r.arrived(now, m, r.ec.dataPos(m, p), first)
 	if m.scheme.InOrder() {
 		if p != m.expected {
 			if p > m.expected {
@@ -409,8 +423,9 @@ func (r *receiver) encodeCTS(now monotime.Time, seq uint32, buf []byte) int {
 	n, _ := cts.Encode(buf)
 	m.ctsAt = now
 	m.ctsTries++
-	// Back off: the sender may simply have nothing to send yet.
-	backoff := min(m.ctsTries-1, 10)
+	// Back off, a little: the sender may simply have nothing to send yet,
+	// but a burst of losses must not leave the message waiting for long.
+	backoff := min(m.ctsTries-1, 3)
 	m.ctsDue = now.Add(3 * r.roundTrip() << backoff)
 	r.deadline = min(r.deadline, m.ctsDue)
 	return n
@@ -532,7 +547,7 @@ func (r *receiver) expire(now monotime.Time, m *recvMsg) {
 	}
 	if m.ftoAt <= now {
 		if at := m.firstAt.Add(r.fallbackTimeout(m)); at > now {
-			m.ftoAt = at // arrivals showed the message takes longer
+			m.ftoAt = at // arrivals showed the sender is slower
 		} else {
 			r.c.stats.Fallbacks++
 			r.queueNack(m, wire.NackFallback, 0, m.npkts)
@@ -552,20 +567,21 @@ func (r *receiver) renackDelay(m *recvMsg, rtt monotime.Duration) monotime.Durat
 }
 
 // packetTime is the sender's time per packet: from the configured rate, or
-// estimated from the arrivals so far.
+// estimated from how far through its first pass the sender got between
+// two arrivals (lost packets still took their time on the wire).
 func (r *receiver) packetTime(m *recvMsg) monotime.Duration {
 	if r.c.cfg.Rate > 0 {
 		return monotime.TransmitTime(int(m.geo.MTU)+wire.ParityLen, r.c.cfg.Rate)
 	}
-	if m.arrivals < 2 {
+	if m.maxPos == m.firstPos {
 		return 0
 	}
-	return m.lastAt.Sub(m.firstAt) / monotime.Duration(m.arrivals-1)
+	return m.maxPosAt.Sub(m.firstAt) / monotime.Duration(m.maxPos-m.firstPos)
 }
 
 // fallbackTimeout is the EC fallback deadline of m measured from its first
-// packet: the time to inject its data and parity plus b*RTT.
+// packet: the time to inject the rest of its data and parity plus b*RTT.
 func (r *receiver) fallbackTimeout(m *recvMsg) monotime.Duration {
-	inj := monotime.Duration(r.ec.txPackets(m)) * r.packetTime(m)
+	inj := monotime.Duration(r.ec.txPackets(m)-m.firstPos) * r.packetTime(m)
 	return m.scheme.FallbackTimeout(inj, r.roundTrip())
 }
