@@ -52,10 +52,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.MTU = DefaultMTU
 	}
 	if c.ChunkSize == 0 {
-		c.ChunkSize = max(DefaultChunkSize, c.MTU)
-		// Round up to a power-of-two multiple of the MTU.
-		pk := (c.ChunkSize + c.MTU - 1) / c.MTU
-		c.ChunkSize = c.MTU << bits.Len(uint(pk-1))
+		// The largest power-of-two multiple of the MTU within 64 KiB.
+		pk := max(DefaultChunkSize/c.MTU, 1)
+		c.ChunkSize = c.MTU << (bits.Len(uint(pk)) - 1)
 	}
 	if c.MaxMsgs == 0 {
 		c.MaxMsgs = DefaultMaxMsgs

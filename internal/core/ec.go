@@ -124,11 +124,12 @@ type ecRecv struct {
 	parity [][]byte // per sub-message: its parity packets, or nil
 }
 
-// ecPool is the receiver's store of codes and parity buffers.
+// ecPool is the receiver's store of erasure-coding schemes and parity
+// buffers.
 type ecPool struct {
-	c      *Conn
-	codecs map[codecKey]reliability.Codec
-	free   [][]byte
+	c       *Conn
+	schemes map[codecKey]reliability.Scheme
+	free    [][]byte
 }
 
 type codecKey struct {
@@ -138,16 +139,17 @@ type codecKey struct {
 
 func (p *ecPool) init(c *Conn) { p.c = c }
 
-// codec returns the code a message's packets name, building it once per
-// connection.
-func (p *ecPool) codec(kind reliability.Kind, k, m uint8) reliability.Codec {
-	if code := p.c.cfg.Scheme.Code(); code != nil && p.c.cfg.Scheme.Kind() == kind &&
-		code.K() == int(k) && code.M() == int(m) {
-		return code
+// scheme returns the EC scheme a message's packets name: the connection's
+// own when it matches, else one with default parameters, built once per
+// connection. It returns nil for parameters no code supports.
+func (p *ecPool) scheme(kind reliability.Kind, k, m uint8) reliability.Scheme {
+	own := p.c.cfg.Scheme
+	if code := own.Code(); code != nil && own.Kind() == kind && code.K() == int(k) && code.M() == int(m) {
+		return own
 	}
 	key := codecKey{kind, k, m}
-	if code, ok := p.codecs[key]; ok {
-		return code
+	if s, ok := p.schemes[key]; ok {
+		return s
 	}
 	var code reliability.Codec
 	var err error
@@ -160,15 +162,17 @@ func (p *ecPool) codec(kind reliability.Kind, k, m uint8) reliability.Codec {
 	if err != nil || code == nil {
 		return nil
 	}
-	if p.codecs == nil {
-		p.codecs = make(map[codecKey]reliability.Codec)
+	if p.schemes == nil {
+		p.schemes = make(map[codecKey]reliability.Scheme)
 	}
-	p.codecs[key] = code
-	return code
+	s := reliability.NewErasureCoding(code, 0)
+	p.schemes[key] = s
+	return s
 }
 
-func (p *ecPool) start(m *recvMsg, code reliability.Codec) {
+func (p *ecPool) start(m *recvMsg) {
 	e := &m.ec
+	code := m.scheme.Code()
 	e.code, e.k = code, uint32(code.K())
 	e.subs = (m.nchunks + e.k - 1) / e.k
 	n := int(e.subs) << m.geo.ChunkShift
@@ -264,11 +268,11 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 	}
 	first := !m.known
 	if first {
-		code := r.ec.codec(reliability.Kind(pk.Scheme), pk.K, pk.M)
-		if code == nil {
+		scheme := r.ec.scheme(reliability.Kind(pk.Scheme), pk.K, pk.M)
+		if scheme == nil {
 			return errMalformed
 		}
-		r.start(now, m, &pk.Geometry, code)
+		r.start(now, m, &pk.Geometry, scheme)
 	}
 	e := &m.ec
 	if e.code == nil || pk.Sub >= e.subs || pk.Stripe >= stripes(m.npkts, e.k, pk.Sub, m.geo.ChunkShift) ||

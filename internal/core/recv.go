@@ -241,10 +241,9 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 	return m, nil
 }
 
-// start fixes the geometry of m from its first packet.
-func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, code reliability.Codec) {
-	m.known, m.geo = true, *geo
-	m.scheme = r.c.scheme(reliability.Kind(geo.Scheme))
+// start fixes the geometry and scheme of m from its first packet.
+func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, scheme reliability.Scheme) {
+	m.known, m.geo, m.scheme = true, *geo, scheme
 	m.npkts = uint32(geo.Packets())
 	m.nchunks = (m.npkts + 1<<geo.ChunkShift - 1) >> geo.ChunkShift
 	m.pkts.reset(m.npkts)
@@ -258,8 +257,8 @@ func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, code
 	if m.ctsTries == 1 {
 		r.rtt.Update(now.Sub(m.ctsAt))
 	}
-	if code != nil {
-		r.ec.start(m, code)
+	if scheme.Code() != nil {
+		r.ec.start(m)
 	}
 }
 
@@ -295,13 +294,14 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	first := !m.known
 	if first {
 		kind := reliability.Kind(d.Scheme)
-		var code reliability.Codec
+		scheme := r.c.scheme(kind)
 		if kind == reliability.KindECMDS || kind == reliability.KindECXOR {
-			if code = r.ec.codec(kind, d.K, d.M); code == nil {
-				return errMalformed
-			}
+			scheme = r.ec.scheme(kind, d.K, d.M)
 		}
-		r.start(now, m, &d.Geometry, code)
+		if scheme == nil {
+			return errMalformed
+		}
+		r.start(now, m, &d.Geometry, scheme)
 	}
 	p := d.Packet
 	r.arrived(now, m, r.ec.dataPos(m, p), first)

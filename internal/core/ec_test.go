@@ -1,0 +1,120 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/core/coretest"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// dropFirstPass returns a Drop filter that loses the first transmission of
+// the chosen data chunks and parity chunks (sub-message, index); repairs
+// get through.
+func dropFirstPass(chunks []uint32, parity [][2]uint32) func([]byte) bool {
+	lose := map[uint32]bool{}
+	for _, c := range chunks {
+		lose[c] = true
+	}
+	loseParity := map[[2]uint32]bool{}
+	for _, p := range parity {
+		loseParity[p] = true
+	}
+	return func(b []byte) bool {
+		h, err := wire.ParseHeader(b)
+		if err != nil {
+			return false
+		}
+		switch h.Type {
+		case wire.TypeData:
+			d, err := wire.ParseData(b)
+			return err == nil && d.Flags&wire.FlagRetransmit == 0 && lose[d.Packet>>d.ChunkShift]
+		case wire.TypeParity:
+			p, err := wire.ParseParity(b)
+			return err == nil && loseParity[[2]uint32{p.Sub, uint32(p.Index)}]
+		}
+		return false
+	}
+}
+
+func span(from, to uint32) []uint32 {
+	var s []uint32
+	for c := from; c < to; c++ {
+		s = append(s, c)
+	}
+	return s
+}
+
+// TestErasureRecovery checks that EC repairs up to what the code can
+// without a single retransmission, and falls back to selective repeat
+// exactly when it cannot.
+func TestErasureRecovery(t *testing.T) {
+	mds := func(k, m int) reliability.Scheme {
+		c, err := reliability.NewMDS(k, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reliability.NewErasureCoding(c, 0)
+	}
+	xor := func(k, m int) reliability.Scheme {
+		c, err := reliability.NewXOR(k, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reliability.NewErasureCoding(c, 0)
+	}
+	// 64 chunks and a short tail: two full sub-messages of (32,8) and a
+	// third holding one short chunk.
+	const size = 64*65536 + 5000
+	const lastChunk = 64
+	tests := []struct {
+		name     string
+		scheme   reliability.Scheme
+		chunks   []uint32
+		parity   [][2]uint32
+		fallback bool
+	}{
+		{"mds m whole chunks", mds(32, 8), span(0, 8), nil, false},
+		{"mds m chunks of each sub-message", mds(32, 8), append(span(3, 11), span(40, 48)...), nil, false},
+		{"mds data and parity", mds(32, 8), span(0, 4), [][2]uint32{{0, 0}, {0, 1}, {0, 2}, {0, 7}}, false},
+		{"mds short last chunk", mds(32, 8), []uint32{lastChunk}, nil, false},
+		{"mds m+1 chunks", mds(32, 8), span(0, 9), nil, true},
+		{"mds all parity lost too", mds(4, 2), []uint32{1}, [][2]uint32{{0, 0}, {0, 1}}, true},
+		{"xor one per group", xor(32, 8), span(8, 16), nil, false},
+		{"xor two in a group", xor(32, 8), []uint32{0, 8}, nil, true},
+		{"xor short last chunk", xor(32, 8), []uint32{lastChunk}, nil, false},
+		{"xor (4,2) data and other group's parity", xor(4, 2), []uint32{0}, [][2]uint32{{0, 1}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			link := testLink()
+			link.Drop = dropFirstPass(tt.chunks, tt.parity)
+			p := newPair(t, link, tt.scheme, 1)
+			res, err := p.Transfer(message(size), size, nil, coretest.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.fallback {
+				if res.B.Fallbacks == 0 || res.A.RetxPackets == 0 {
+					t.Fatalf("undecodable loss: %d fallbacks, %d retransmissions; want a fallback repair",
+						res.B.Fallbacks, res.A.RetxPackets)
+				}
+				return
+			}
+			if res.A.RetxPackets != 0 || res.B.Fallbacks != 0 || res.A.RTOs != 0 {
+				t.Fatalf("decodable loss: %d retransmissions, %d fallbacks, %d RTOs; want none",
+					res.A.RetxPackets, res.B.Fallbacks, res.A.RTOs)
+			}
+			var lost uint64
+			for _, c := range tt.chunks {
+				lost += 16
+				if c == lastChunk {
+					lost = lost - 16 + 2 // 5000 bytes: two packets
+				}
+			}
+			if res.B.RecoveredPackets != lost {
+				t.Fatalf("decoded %d packets, want the %d lost", res.B.RecoveredPackets, lost)
+			}
+		})
+	}
+}
