@@ -256,7 +256,9 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (Transmit, bool) {
 		}
 	}
 	if n := c.snd.poll(now, buf); n > 0 {
-		return c.transmit(n, true), true
+		t := c.transmit(n, true)
+		t.Payload, c.snd.payload = c.snd.payload, nil
+		return t, true
 	}
 	return Transmit{}, false
 }

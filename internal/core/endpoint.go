@@ -23,11 +23,16 @@ import (
 type Path uint16
 
 // Transmit describes a datagram PollTransmit wrote into the caller's buffer.
+// The datagram is buf[:Len] followed by Payload. Payload, when not empty,
+// aliases the application's message (it is never copied to be sent) and
+// stays valid until that message's send completes or fails; a driver
+// gathers the two (writev, UDP GSO) or copies them into one buffer.
 type Transmit struct {
-	Conn *Conn
-	Peer netip.AddrPort
-	Path Path
-	Len  int
+	Conn    *Conn
+	Peer    netip.AddrPort
+	Path    Path
+	Len     int
+	Payload []byte
 	// Data is true for DATA and PARITY packets, false for control packets
 	// (a fabric may queue those ahead of data).
 	Data bool
@@ -126,7 +131,8 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 
 // PollTransmit writes the next datagram to send into buf and describes it.
 // It returns false when nothing is ready to send now. buf must hold a full
-// packet: MTU plus wire.ParityLen bytes.
+// packet, MTU plus wire.ParityLen bytes, since control and parity packets
+// are written whole.
 func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) {
 	n := len(e.order)
 	for i := range n {

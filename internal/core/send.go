@@ -79,6 +79,9 @@ type sender struct {
 	rtt      reliability.RTT
 	inflight int64
 	ec       ecSender
+	// payload is the message bytes that follow the header encodeData just
+	// wrote: the datapath gathers them, so data is never copied to send.
+	payload []byte
 }
 
 func (s *sender) init(c *Conn) {
@@ -437,10 +440,10 @@ func (s *sender) encodeData(m *sendMsg, p uint32, buf []byte, flags uint8) int {
 	if p == m.npkts-1 {
 		flags |= wire.FlagLast
 	}
-	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p,
-		Geometry: m.geo, Payload: m.data[off:end]}
-	n, _ := d.Encode(buf)
-	return n
+	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p, Geometry: m.geo}
+	d.EncodeHeader(buf)
+	s.payload = m.data[off:end]
+	return wire.MessageLen
 }
 
 // handleTimeout resends what timed out.

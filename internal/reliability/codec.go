@@ -74,7 +74,9 @@ func (c *MDS) M() int { return c.m }
 func (c *MDS) Encode(shards [][]byte) error { return c.enc.Encode(shards) }
 
 // Decodable implements Codec.
-func (c *MDS) Decodable(present uint64) bool { return bits.OnesCount64(present) >= c.k }
+func (c *MDS) Decodable(present uint64) bool {
+	return bits.OnesCount64(present&(1<<(c.k+c.m)-1)) >= c.k
+}
 
 // Reconstruct implements Codec.
 func (c *MDS) Reconstruct(shards [][]byte, present uint64) error {

@@ -245,6 +245,9 @@ func (None) FallbackTimeout(_, _ monotime.Duration) monotime.Duration { return 0
 // 32 and 8.
 func Parse(s string) (Scheme, error) {
 	name, params, hasParams := strings.Cut(s, ":")
+	if hasParams && name != "ec" && name != "xor" {
+		return nil, fmt.Errorf("scheme %q: only ec and xor take parameters (K,M)", s)
+	}
 	switch name {
 	case "none":
 		return None{}, nil

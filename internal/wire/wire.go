@@ -207,12 +207,20 @@ func (d *Data) Encode(b []byte) (int, error) {
 	if len(b) < n {
 		return 0, ErrBufferSmall
 	}
+	d.EncodeHeader(b)
+	copy(b[MessageLen:], d.Payload)
+	return n, nil
+}
+
+// EncodeHeader writes only the MessageLen-byte header of d into b, which
+// must be that long; the payload goes on the wire right after it. A
+// datapath that gathers header and payload (writev, GSO) saves a copy.
+func (d *Data) EncodeHeader(b []byte) {
+	_ = b[MessageLen-1]
 	putHeader(b, TypeData, d.Flags, d.Conn)
 	putMsg(b, d.Msg)
 	be.PutUint32(b[12:], d.Packet)
 	putGeometry(b, d.Geometry)
-	copy(b[MessageLen:], d.Payload)
-	return n, nil
 }
 
 // ParseData decodes a DATA packet and checks that the packet index and

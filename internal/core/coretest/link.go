@@ -82,8 +82,9 @@ type link struct {
 	free  monotime.Time
 	seq   uint64
 	q     flight
-	pool  [][]byte
-	stats LinkStats
+	pool   [][]byte
+	gather []byte
+	stats  LinkStats
 }
 
 func (l *link) lost() bool {
@@ -102,9 +103,11 @@ func (l *link) lost() bool {
 	return l.cfg.Loss > 0 && l.rng.Float64() < l.cfg.Loss
 }
 
-// send puts a copy of b on the link at now, which must not be before the
-// link is free.
-func (l *link) send(now monotime.Time, b []byte) {
+// send puts a copy of the datagram header+payload on the link at now,
+// which must not be before the link is free.
+func (l *link) send(now monotime.Time, header, payload []byte) {
+	l.gather = append(append(l.gather[:0], header...), payload...)
+	b := l.gather
 	start := max(now, l.free)
 	l.free = start.Add(monotime.TransmitTime(len(b), l.cfg.Rate))
 	l.stats.Sent++
