@@ -232,39 +232,32 @@ func itoa(v uint32) string {
 	}
 }
 
-// poll writes the connection's next datagram: control packets first, then
+// poll writes the connection's next datagram into buf and returns its
+// length (0: nothing to send) and whether it is data; a data packet's
+// payload is left in c.snd.payload. Control packets go first, then
 // retransmissions, then new data.
-func (c *Conn) poll(now monotime.Time, buf []byte) (Transmit, bool) {
+func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 	if c.closeQueued {
 		c.closeQueued = false
 		cl := wire.Close{Conn: c.peerID, Code: c.closeCode, Reason: []byte(c.closeReason)}
 		n, err := cl.Encode(buf)
 		if err != nil {
-			return Transmit{}, false
+			return 0, false
 		}
 		c.stats.CtrlPackets++
-		return c.transmit(n, false), true
+		return n, false
 	}
 	if c.closed {
-		return Transmit{}, false
+		return 0, false
 	}
 	for c.ctrl.len() > 0 {
 		it, _ := c.ctrl.pop()
 		if n := c.encodeCtrl(now, it, buf); n > 0 {
 			c.stats.CtrlPackets++
-			return c.transmit(n, false), true
+			return n, false
 		}
 	}
-	if n := c.snd.poll(now, buf); n > 0 {
-		t := c.transmit(n, true)
-		t.Payload, c.snd.payload = c.snd.payload, nil
-		return t, true
-	}
-	return Transmit{}, false
-}
-
-func (c *Conn) transmit(n int, data bool) Transmit {
-	return Transmit{Conn: c, Peer: c.peer, Len: n, Data: data}
+	return c.snd.poll(now, buf), true
 }
 
 // encodeCtrl builds a queued control packet from current state, or returns

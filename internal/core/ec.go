@@ -15,8 +15,19 @@ import (
 
 // ecScratch is per-connection scratch for encoding and decoding.
 type ecScratch struct {
-	shards    [][]byte
-	zero, pad []byte
+	shards              [][]byte
+	zero, pad           []byte // one packet
+	zeroChunk, padChunk []byte // one chunk
+}
+
+func (x *ecScratch) initChunk(size, shards int) {
+	if len(x.zeroChunk) < size {
+		x.zeroChunk, x.padChunk = make([]byte, size), make([]byte, size)
+	}
+	if cap(x.shards) < shards {
+		x.shards = make([][]byte, shards)
+	}
+	x.shards = x.shards[:shards]
 }
 
 func (x *ecScratch) init(mtu, shards int) {
@@ -58,39 +69,37 @@ func (s *sender) subEnd(m *sendMsg, sub uint32) uint32 {
 	return uint32(min(end, uint64(m.npkts)))
 }
 
-// startParity encodes the parity of m's current sub-message.
+// startParity encodes the parity of m's current sub-message. RS and XOR
+// work byte by byte, so coding whole chunks at once (shards of S packets)
+// yields exactly the per-stripe codewords, with one call instead of S.
 func (s *sender) startParity(m *sendMsg) {
-	k, nm, mtu := m.code.K(), m.code.M(), int(m.geo.MTU)
+	k, nm, mtu := m.code.K(), m.code.M(), uint64(m.geo.MTU)
 	S := stripes(m.npkts, uint32(k), m.sub, s.c.shift)
-	need := nm * int(S) * mtu
+	shard := uint64(S) * mtu
+	need := int(shard) * nm
 	if cap(s.ec.parity) < need {
 		s.ec.parity = make([]byte, need)
 	}
 	s.ec.parity = s.ec.parity[:need]
 	x := &s.c.scratch
-	x.init(mtu, k+nm)
-	for j := range S {
-		real := realShards(m.npkts, uint32(k), m.sub, j, s.c.shift)
-		for c := range k {
-			p := (m.sub*uint32(k)+uint32(c))<<s.c.shift + j
-			switch {
-			case real&(1<<c) == 0:
-				x.shards[c] = x.zero
-			case p == m.npkts-1 && m.geo.PayloadLen(p) < mtu:
-				n := copy(x.pad, m.data[uint64(p)*uint64(mtu):])
-				clear(x.pad[n:])
-				x.shards[c] = x.pad
-			default:
-				off := uint64(p) * uint64(mtu)
-				x.shards[c] = m.data[off : off+uint64(mtu)]
-			}
+	x.initChunk(int(shard), k+nm)
+	for c := range k {
+		off := (uint64(m.sub)*uint64(k) + uint64(c)) << s.c.shift * mtu
+		switch {
+		case off >= m.geo.MsgLen:
+			x.shards[c] = x.zeroChunk[:shard]
+		case off+shard > m.geo.MsgLen: // the message ends inside this chunk
+			n := copy(x.padChunk[:shard], m.data[off:])
+			clear(x.padChunk[n:shard])
+			x.shards[c] = x.padChunk[:shard]
+		default:
+			x.shards[c] = m.data[off : off+shard]
 		}
-		for i := range nm {
-			off := (i*int(S) + int(j)) * mtu
-			x.shards[k+i] = s.ec.parity[off : off+mtu]
-		}
-		_ = m.code.Encode(x.shards) // shapes are checked above; cannot fail
 	}
+	for i := range nm {
+		x.shards[k+i] = s.ec.parity[uint64(i)*shard : uint64(i+1)*shard]
+	}
+	_ = m.code.Encode(x.shards) // shapes are checked above; cannot fail
 	m.inParity, m.parityPos = true, 0
 }
 

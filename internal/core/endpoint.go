@@ -28,8 +28,7 @@ type Path uint16
 // stays valid until that message's send completes or fails; a driver
 // gathers the two (writev, UDP GSO) or copies them into one buffer.
 type Transmit struct {
-	Conn    *Conn
-	Peer    netip.AddrPort
+	Conn    *Conn // the datagram goes to Conn.Peer()
 	Path    Path
 	Len     int
 	Payload []byte
@@ -50,6 +49,7 @@ type Endpoint struct {
 	conns  map[uint32]*Conn
 	order  []*Conn // in creation order, for fair and deterministic polling
 	next   int     // where PollTransmit starts its round-robin
+	last   *Conn   // the connection of the previous datagram: usually the next's
 	events ring[Event]
 	stats  EndpointStats
 }
@@ -95,7 +95,11 @@ func (e *Endpoint) HandleDatagram(now monotime.Time, path Path, b []byte) error 
 		e.stats.Malformed++
 		return err
 	}
-	c := e.conns[h.Conn]
+	c := e.last
+	if c == nil || c.id != h.Conn {
+		c = e.conns[h.Conn]
+		e.last = c
+	}
 	if c == nil {
 		e.stats.UnknownConn++
 		return ErrUnknownConn
@@ -136,9 +140,18 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) {
 	n := len(e.order)
 	for i := range n {
-		c := e.order[(e.next+i)%n]
-		if t, ok := c.poll(now, buf); ok {
-			e.next = (e.next + i + 1) % n
+		j := e.next + i
+		if j >= n {
+			j -= n
+		}
+		c := e.order[j]
+		if size, data := c.poll(now, buf); size > 0 {
+			e.next = j + 1
+			if e.next == n {
+				e.next = 0
+			}
+			t := Transmit{Conn: c, Len: size, Data: data, Payload: c.snd.payload}
+			c.snd.payload = nil
 			return t, true
 		}
 	}

@@ -36,11 +36,11 @@ type sendMsg struct {
 	nacked   uint32 // number of acked chunks
 	ackedCum uint32 // chunks below are all acked
 	sentAt   []monotime.Time
-	retx     bitset // chunks ever retransmitted (no RTT samples, Karn)
-	epoch    uint32 // go-back-N: retransmissions of older epochs are void
-	cum      uint32 // go-back-N: packets cumulatively acked
-	progress monotime.Time
-	inflight int64 // this message's unacknowledged first-pass bytes
+	retx     bitset        // chunks ever retransmitted (no RTT samples, Karn)
+	epoch    uint32        // go-back-N: retransmissions of older epochs are void
+	cum      uint32        // go-back-N: packets cumulatively acked
+	progress monotime.Time // EC: when the backstop was last armed
+	inflight int64         // this message's unacknowledged first-pass bytes
 }
 
 // retxRange asks for packets [start, end) of message seq to be resent.
@@ -50,7 +50,7 @@ type retxRange struct {
 }
 
 // wholeMessage in a sendTimer's chunk field means the timer covers the
-// message (EC backstop, go-back-N progress) rather than one chunk.
+// message (the EC backstop) rather than one chunk.
 const wholeMessage = ^uint32(0)
 
 // sendTimer is a pending retransmission timeout. Timers are pushed in
@@ -218,16 +218,14 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 		if cum <= m.cum {
 			return
 		}
-		m.cum, m.progress = cum, now
+		m.cum = cum
 		for i := m.ackedCum; i < cum>>s.c.shift; i++ {
 			s.markAcked(now, m, i)
 		}
 		m.ackedCum = max(m.ackedCum, cum>>s.c.shift)
 		if cum == m.npkts {
 			s.finish(m)
-			return
 		}
-		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
 		return
 	}
 	for i := m.ackedCum; i < min(a.Cum, m.nchunks); i++ {
@@ -287,9 +285,7 @@ func (s *sender) rewind(now monotime.Time, m *sendMsg, from uint32) {
 		return
 	}
 	m.epoch++
-	m.progress = now
 	s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: from, end: m.high})
-	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
 }
 
 // finish reports m delivered and frees its slot.
@@ -367,7 +363,7 @@ func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
 func (s *sender) chunkSent(now monotime.Time, m *sendMsg, c uint32) {
 	m.sentAt[c] = now
 	switch m.scheme.Kind() {
-	case reliability.KindSRRTO, reliability.KindSRNACK:
+	case reliability.KindSRRTO, reliability.KindSRNACK, reliability.KindGoBackN:
 	case reliability.KindECMDS, reliability.KindECXOR:
 		if !m.passDone {
 			return // the first pass is covered by the message's backstop
@@ -405,10 +401,6 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		n := s.encodeData(m, p, buf, 0)
 		s.c.stats.DataPackets++
 		s.c.stats.DataBytes += uint64(size)
-		if p == 0 && m.scheme.Kind() == reliability.KindGoBackN {
-			m.progress = now
-			s.timers[reliability.KindGoBackN].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
-		}
 		if m.next == m.npkts || m.next&(1<<s.c.shift-1) == 0 {
 			s.chunkSent(now, m, p>>s.c.shift)
 		}
@@ -486,11 +478,11 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
 	switch {
+	case m.scheme.Kind() == reliability.KindGoBackN: // a chunk timed out: resend from the cumulative ACK
+		s.rewind(now, m, m.cum)
 	case t.chunk != wholeMessage:
 		start := t.chunk << s.c.shift
 		s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: start, end: min(start+1<<s.c.shift, m.npkts)})
-	case m.scheme.Kind() == reliability.KindGoBackN:
-		s.rewind(now, m, m.cum)
 	default: // EC backstop: resend every chunk still missing
 		for c := m.acked.nextClear(0, m.nchunks); c < m.nchunks; {
 			e := m.acked.nextSet(c, m.nchunks)

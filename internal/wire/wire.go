@@ -165,9 +165,17 @@ func (g Geometry) PayloadLen(i uint32) int {
 	return int(g.MTU)
 }
 
+// valid checks the geometry without dividing: decoding is on the per-packet
+// path and a 64-bit division costs more than the rest of it.
 func (g Geometry) valid() bool {
 	return g.MsgLen > 0 && g.MTU > 0 && g.ChunkShift <= MaxChunkShift &&
-		g.Packets() <= 1<<32 && (g.K == 0) == (g.M == 0)
+		g.MsgLen <= uint64(g.MTU)<<32 && (g.K == 0) == (g.M == 0)
+}
+
+// has reports whether packet i exists, and whether it is the last one.
+func (g Geometry) has(i uint32) (exists, last bool) {
+	off := uint64(i) * uint64(g.MTU)
+	return off < g.MsgLen, off+uint64(g.MTU) >= g.MsgLen
 }
 
 func getGeometry(b []byte) (Geometry, bool) {
@@ -239,16 +247,16 @@ func ParseData(b []byte) (Data, error) {
 	geo, ok := getGeometry(b)
 	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Packet: be.Uint32(b[12:]),
 		Geometry: geo, Payload: b[MessageLen:]}
-	if !ok || uint64(d.Packet) >= d.Packets() {
+	exists, last := d.has(d.Packet)
+	if !ok || !exists {
 		return Data{}, ErrInconsistent
 	}
-	if len(d.Payload) != d.PayloadLen(d.Packet) {
-		if len(d.Payload) < d.PayloadLen(d.Packet) {
+	if want := d.PayloadLen(d.Packet); len(d.Payload) != want {
+		if len(d.Payload) < want {
 			return Data{}, ErrTruncated
 		}
 		return Data{}, ErrInconsistent
 	}
-	last := uint64(d.Packet) == d.Packets()-1
 	if last != (d.Flags&FlagLast != 0) {
 		return Data{}, ErrInconsistent
 	}

@@ -76,12 +76,12 @@ func (f *flight) Pop() any {
 // link is one direction: it serializes at Rate, delays, drops, duplicates
 // and reorders, in that order.
 type link struct {
-	cfg   LinkConfig
-	rng   *rand.Rand
-	bad   bool // Gilbert-Elliott state
-	free  monotime.Time
-	seq   uint64
-	q     flight
+	cfg    LinkConfig
+	rng    *rand.Rand
+	bad    bool // Gilbert-Elliott state
+	free   monotime.Time
+	seq    uint64
+	q      flight
 	pool   [][]byte
 	gather []byte
 	stats  LinkStats
