@@ -58,6 +58,7 @@ const wholeMessage = ^uint32(0)
 // queue is a FIFO whose head is the next to expire.
 type sendTimer struct {
 	seq, chunk uint32
+	epoch      uint32 // go-back-N: a rewind voids the timers before it
 	at         monotime.Time
 }
 
@@ -371,7 +372,7 @@ func (s *sender) chunkSent(now monotime.Time, m *sendMsg, c uint32) {
 	default:
 		return
 	}
-	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: c, at: now})
+	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: c, epoch: m.epoch, at: now})
 }
 
 func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
@@ -462,7 +463,7 @@ func (s *sender) handleTimeout(now monotime.Time) {
 // is void (message done, chunk acked or resent since).
 func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 	m := &s.slots[t.seq&s.c.slotMask]
-	if !m.used || m.seq != t.seq {
+	if !m.used || m.seq != t.seq || m.epoch != t.epoch {
 		return nil
 	}
 	if t.chunk == wholeMessage {

@@ -188,3 +188,57 @@ func TestManyMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestGeometries moves messages with MTUs and chunk sizes other than the
+// defaults, including an MTU that is not a power of two and one-packet
+// chunks.
+func TestGeometries(t *testing.T) {
+	for _, g := range []struct{ mtu, chunk int }{{1000, 16000}, {64, 64}, {9000, 9000 * 8}, {4096, 1 << 20}, {1500, 0}} {
+		for _, name := range []string{"sr-nack", "ec:32,8", "gbn"} {
+			t.Run(fmt.Sprintf("mtu%d/chunk%d/%s", g.mtu, g.chunk, name), func(t *testing.T) {
+				link := testLink()
+				link.Loss = 0.01
+				cfg := core.Config{MTU: g.mtu, ChunkSize: g.chunk, Scheme: schemes(t)[name], InitialRTT: monotime.Millisecond}
+				p, err := coretest.NewPair(coretest.Config{Seed: 5, Link: link, A: cfg, B: cfg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				msg := message(300_007)
+				if _, err := p.Transfer(msg, len(msg), nil, coretest.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestBytesInFlightLimit checks that MaxBytesInFlight holds the sender to
+// a window: at 128 KiB per 1 ms round trip it cannot beat about 1 Gbit/s
+// on a 10 Gbit/s link, and it still delivers every byte under loss.
+func TestBytesInFlightLimit(t *testing.T) {
+	const window = 128 << 10
+	msg := message(8 << 20)
+	run := func(limit int64) coretest.Result {
+		link := testLink()
+		link.Loss = 0.001
+		cfg := core.Config{MaxBytesInFlight: limit, InitialRTT: monotime.Millisecond}
+		p, err := coretest.NewPair(coretest.Config{Seed: 2, Link: link, A: cfg, B: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Transfer(msg, len(msg), nil, coretest.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	free, limited := run(0), run(window)
+	// Lower bound: size / (window per RTT) round trips.
+	minTime := monotime.Duration(len(msg)/window) * monotime.Millisecond
+	if limited.Duration < minTime {
+		t.Fatalf("window-limited transfer took %v, faster than the %v a %d-byte window allows", limited.Duration, minTime, window)
+	}
+	if free.Duration > minTime/4 {
+		t.Fatalf("unlimited transfer took %v: the limit test has no contrast", free.Duration)
+	}
+}
