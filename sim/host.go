@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// Host is a simulated machine: a NIC that serializes onto its uplink, and
+// the very protocol core the real UDP datapath drives. The NIC pulls a
+// datagram from the core whenever it is free, so the core sends at line
+// rate and no faster.
+type Host struct {
+	net  *Network
+	ID   int32
+	Addr netip.AddrPort
+	EP   *core.Endpoint
+	NIC  *Queue
+	// Handle, when set, sees every event of the host's endpoint.
+	Handle func(h *Host, ev core.Event)
+
+	buf     []byte
+	timer   EventID
+	timerAt monotime.Time
+	armed   bool
+	inside  bool // in a callback: Wake happens on the way out
+}
+
+// hostPort is the UDP port every simulated host listens on (UET's).
+const hostPort = 4793
+
+// HostAddr is the simulated address of host i: a loopback address, since
+// nothing ever leaves the process.
+func HostAddr(i int32) netip.AddrPort {
+	n := uint32(i) + 1
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, byte(n >> 16), byte(n >> 8), byte(n)}), hostPort)
+}
+
+func hostIndex(a netip.AddrPort) int32 {
+	b := a.Addr().As4()
+	return int32(uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3])) - 1
+}
+
+// NewHost adds host id with a NIC of the given rate feeding uplink.
+func (n *Network) NewHost(id int32, rate float64, uplink Node) *Host {
+	h := &Host{net: n, ID: id, Addr: HostAddr(id), EP: core.NewEndpoint(),
+		buf: make([]byte, core.MaxMTU+wire.ParityLen)}
+	h.NIC = NewQueue(n, rate, 0, uplink)
+	h.NIC.Source = h.pull
+	return h
+}
+
+// Connect opens a connection between hosts a and b and returns a's end
+// and b's end.
+func Connect(a, b *Host, id uint32, cfg core.Config) (*core.Conn, *core.Conn, error) {
+	ca, err := a.EP.NewConn(id, id, b.Addr, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("host %d: %w", a.ID, err)
+	}
+	cb, err := b.EP.NewConn(id, id, a.Addr, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("host %d: %w", b.ID, err)
+	}
+	return ca, cb, nil
+}
+
+// pull hands the NIC the core's next datagram.
+func (h *Host) pull() *Packet {
+	t, ok := h.EP.PollTransmit(h.net.Eng.Now(), h.buf)
+	if !ok {
+		return nil
+	}
+	p := h.net.NewPacket(h.buf[:t.Len], t.Payload)
+	p.Src, p.Dst = h.ID, hostIndex(t.Conn.Peer())
+	p.Entropy = uint16(t.Path)
+	p.Control = !t.Data
+	return p
+}
+
+// Receive hands a datagram that reached the host to its core.
+func (h *Host) Receive(p *Packet) {
+	h.inside = true
+	_ = h.EP.HandleDatagram(h.net.Eng.Now(), core.Path(p.Entropy), p.Buf)
+	h.net.Free(p)
+	h.settle()
+}
+
+// OnEvent runs the core's timers.
+func (h *Host) OnEvent(e *Engine, _ uint64) {
+	h.armed = false
+	h.inside = true
+	h.EP.HandleTimeout(e.Now())
+	h.settle()
+}
+
+// Wake tells the host that the application gave its core work from
+// outside a host callback.
+func (h *Host) Wake() {
+	if !h.inside {
+		h.settle()
+	}
+}
+
+// settle delivers events, lets the NIC pull, and re-arms the core's timer.
+func (h *Host) settle() {
+	for {
+		ev, ok := h.EP.PollEvent()
+		if !ok {
+			break
+		}
+		if h.Handle != nil {
+			h.Handle(h, ev)
+		}
+	}
+	h.inside = false
+	h.NIC.Kick()
+	t, ok := h.EP.NextTimeout()
+	switch {
+	case !ok:
+		if h.armed {
+			h.net.Eng.Cancel(h.timer)
+			h.armed = false
+		}
+	case !h.armed || t != h.timerAt:
+		if h.armed {
+			h.net.Eng.Cancel(h.timer)
+		}
+		h.timer, h.timerAt, h.armed = h.net.Eng.At(t, h, 0), t, true
+	}
+}

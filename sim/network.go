@@ -1,0 +1,287 @@
+package sim
+
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// Packet is a datagram crossing the simulated network. It carries the real
+// bytes the sending core produced, so the receiving core decodes exactly
+// what a socket would hand it. Packets are pooled per network.
+type Packet struct {
+	Buf      []byte // the datagram: header and payload
+	Wire     int    // bytes on the wire: the datagram plus per-packet overhead
+	Src, Dst int32  // host indices
+	Entropy  uint16 // path entropy: the UDP source port on a real network
+	Control  bool   // ACK, NACK, CTS or CLOSE: may be queued ahead of data
+	ECN      bool   // congestion experienced
+	next     *Packet
+	at       monotime.Time // when it leaves the link it is on
+}
+
+// Node receives packets: a queue, a link, a switch or a host.
+type Node interface {
+	Receive(p *Packet)
+}
+
+// Network owns the packet pool and the counters every component shares.
+type Network struct {
+	Eng      *Engine
+	free     []*Packet
+	Overhead int // bytes added to every datagram on the wire (Ethernet+IP+UDP)
+	Hops     uint64
+}
+
+// DefaultOverhead is Ethernet (14 + 4 FCS + 20 preamble and gap), IPv4 (20)
+// and UDP (8) around every datagram.
+const DefaultOverhead = 66
+
+// NewNetwork returns an empty network driven by eng.
+func NewNetwork(eng *Engine) *Network { return &Network{Eng: eng, Overhead: DefaultOverhead} }
+
+// NewPacket returns a pooled packet holding a copy of header and payload.
+func (n *Network) NewPacket(header, payload []byte) *Packet {
+	var p *Packet
+	if k := len(n.free); k > 0 {
+		p, n.free = n.free[k-1], n.free[:k-1]
+	} else {
+		p = &Packet{}
+	}
+	p.Buf = append(append(p.Buf[:0], header...), payload...)
+	p.Wire = len(p.Buf) + n.Overhead
+	p.ECN, p.Control, p.next = false, false, nil
+	return p
+}
+
+// Free returns p to the pool; p must not be used afterwards.
+func (n *Network) Free(p *Packet) { n.free = append(n.free, p) }
+
+// fifo is an intrusive queue of packets.
+type fifo struct {
+	head, tail *Packet
+	n          int
+}
+
+func (f *fifo) push(p *Packet) {
+	p.next = nil
+	if f.tail == nil {
+		f.head = p
+	} else {
+		f.tail.next = p
+	}
+	f.tail = p
+	f.n++
+}
+
+func (f *fifo) pop() *Packet {
+	p := f.head
+	if p == nil {
+		return nil
+	}
+	f.head = p.next
+	if f.head == nil {
+		f.tail = nil
+	}
+	p.next = nil
+	f.n--
+	return p
+}
+
+// QueueStats counts what a queue did.
+type QueueStats struct {
+	Enqueued, Dropped, Marked uint64
+	MaxBytes                  int
+	// ByteTime integrates occupancy over time (byte-picoseconds), for the
+	// mean occupancy.
+	ByteTime float64
+}
+
+// Queue is an output port: it serializes packets at Rate onto Next and
+// drops arriving packets when Limit bytes are already waiting. Packets
+// above ECNThreshold bytes get marked. Control packets wait in their own
+// queue and go first. A queue only serializes and drops.
+type Queue struct {
+	net          *Network
+	Rate         float64 // bits per second
+	Limit        int     // bytes; zero: unlimited
+	ECNThreshold int     // bytes; zero: no marking
+	Next         Node
+	// Source, when set, is asked for the next packet whenever the queue
+	// runs empty: a NIC pulling from its host instead of being pushed.
+	Source func() *Packet
+
+	data, ctrl fifo
+	bytes      int
+	busy       bool
+	sending    *Packet
+	since      monotime.Time
+	Stats      QueueStats
+}
+
+// NewQueue returns a queue serializing at rate bits/s onto next.
+func NewQueue(n *Network, rate float64, limit int, next Node) *Queue {
+	return &Queue{net: n, Rate: rate, Limit: limit, Next: next}
+}
+
+func (q *Queue) account() {
+	now := q.net.Eng.Now()
+	q.Stats.ByteTime += float64(q.bytes) * float64(now-q.since)
+	q.since = now
+}
+
+// Receive enqueues p, or drops it if the queue is full.
+func (q *Queue) Receive(p *Packet) {
+	if q.Limit > 0 && q.bytes+p.Wire > q.Limit && !p.Control {
+		q.Stats.Dropped++
+		q.net.Free(p)
+		return
+	}
+	q.account()
+	if q.ECNThreshold > 0 && q.bytes > q.ECNThreshold {
+		p.ECN = true
+		q.Stats.Marked++
+	}
+	q.Stats.Enqueued++
+	q.bytes += p.Wire
+	q.Stats.MaxBytes = max(q.Stats.MaxBytes, q.bytes)
+	if p.Control {
+		q.ctrl.push(p)
+	} else {
+		q.data.push(p)
+	}
+	if !q.busy {
+		q.startNext()
+	}
+}
+
+// Kick makes an idle queue with a Source pull from it.
+func (q *Queue) Kick() {
+	if !q.busy {
+		q.startNext()
+	}
+}
+
+// Busy reports whether the queue is serializing a packet.
+func (q *Queue) Busy() bool { return q.busy }
+
+// Bytes returns the bytes waiting, including the one being sent.
+func (q *Queue) Bytes() int { return q.bytes }
+
+func (q *Queue) startNext() {
+	p := q.ctrl.pop()
+	if p == nil {
+		p = q.data.pop()
+	}
+	if p == nil && q.Source != nil {
+		if p = q.Source(); p != nil {
+			q.account()
+			q.bytes += p.Wire
+			q.Stats.Enqueued++
+			q.Stats.MaxBytes = max(q.Stats.MaxBytes, q.bytes)
+		}
+	}
+	if p == nil {
+		q.busy = false
+		return
+	}
+	q.busy, q.sending = true, p
+	q.net.Eng.After(monotime.TransmitTime(p.Wire, q.Rate), q, 0)
+}
+
+// OnEvent runs when the packet being sent has left the port.
+func (q *Queue) OnEvent(_ *Engine, _ uint64) {
+	p := q.sending
+	q.sending = nil
+	q.account()
+	q.bytes -= p.Wire
+	q.net.Hops++
+	q.Next.Receive(p)
+	q.startNext()
+}
+
+// LossModel decides which packets a link loses.
+type LossModel interface {
+	Lost(e *Engine) bool
+}
+
+// Bernoulli loses each packet independently with probability P.
+type Bernoulli struct{ P float64 }
+
+// Lost implements LossModel.
+func (b Bernoulli) Lost(e *Engine) bool { return b.P > 0 && e.Rand().Float64() < b.P }
+
+// GilbertElliott is a two-state burst-loss model: each packet first moves
+// good->bad with probability P and bad->good with R, then is lost with
+// LossGood or LossBad.
+type GilbertElliott struct {
+	P, R, LossGood, LossBad float64
+	bad                     bool
+}
+
+// Lost implements LossModel.
+func (g *GilbertElliott) Lost(e *Engine) bool {
+	r := e.Rand()
+	if g.bad {
+		g.bad = r.Float64() >= g.R
+	} else {
+		g.bad = r.Float64() < g.P
+	}
+	loss := g.LossGood
+	if g.bad {
+		loss = g.LossBad
+	}
+	return loss > 0 && r.Float64() < loss
+}
+
+// LinkStats counts what a link did.
+type LinkStats struct {
+	Delivered, Lost uint64
+}
+
+// Link is a wire: it delays every packet by Delay and loses some. Packets
+// in flight wait in a FIFO (the delay is constant, so arrival order is
+// send order) and only the head has an event pending.
+type Link struct {
+	net   *Network
+	Delay monotime.Duration
+	Loss  LossModel
+	Next  Node
+	Up    bool
+
+	flight fifo
+	Stats  LinkStats
+}
+
+// NewLink returns a link with the given one-way delay onto next.
+func NewLink(n *Network, delay monotime.Duration, loss LossModel, next Node) *Link {
+	return &Link{net: n, Delay: delay, Loss: loss, Next: next, Up: true}
+}
+
+// DelayForDistance is the propagation delay of fibre: 5 us per km.
+func DelayForDistance(km float64) monotime.Duration {
+	return monotime.Duration(km * 5 * float64(monotime.Microsecond))
+}
+
+// Receive puts p on the wire.
+func (l *Link) Receive(p *Packet) {
+	if !l.Up || (l.Loss != nil && l.Loss.Lost(l.net.Eng)) {
+		l.Stats.Lost++
+		l.net.Free(p)
+		return
+	}
+	p.at = l.net.Eng.Now().Add(l.Delay)
+	l.flight.push(p)
+	if l.flight.n == 1 {
+		l.net.Eng.At(p.at, l, 0)
+	}
+}
+
+// OnEvent delivers the packet at the head of the wire.
+func (l *Link) OnEvent(e *Engine, _ uint64) {
+	p := l.flight.pop()
+	if h := l.flight.head; h != nil {
+		e.At(h.at, l, 0)
+	}
+	l.Stats.Delivered++
+	l.net.Hops++
+	l.Next.Receive(p)
+}

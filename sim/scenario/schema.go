@@ -1,0 +1,129 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/units"
+)
+
+// field is one known parameter: its default (empty: none) and its parser,
+// whose error says what form is expected.
+type field struct {
+	def   string
+	parse func(string) (any, error)
+}
+
+func oneOf(choices ...string) func(string) (any, error) {
+	return func(s string) (any, error) {
+		for _, c := range choices {
+			if s == c {
+				return s, nil
+			}
+		}
+		return nil, fmt.Errorf("want one of %s", strings.Join(choices, ", "))
+	}
+}
+
+func intIn(lo, hi int) func(string) (any, error) {
+	return func(s string) (any, error) {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < lo || v > hi {
+			return nil, fmt.Errorf("want an integer in %d..%d", lo, hi)
+		}
+		return v, nil
+	}
+}
+
+func size(lo, hi int64) func(string) (any, error) {
+	return func(s string) (any, error) {
+		v, err := units.ParseSize(s)
+		if err != nil || v < lo || v > hi {
+			return nil, fmt.Errorf("want a size in %s..%s, like 64KiB or 1GiB", units.FormatSize(lo), units.FormatSize(hi))
+		}
+		return v, nil
+	}
+}
+
+func rate(s string) (any, error) {
+	v, err := units.ParseRate(s)
+	if err != nil || v <= 0 {
+		return nil, fmt.Errorf("want a positive rate, like 400Gbps or 10Gbit/s")
+	}
+	return v, nil
+}
+
+func duration(s string) (any, error) {
+	d, err := units.ParseDuration(s)
+	if err != nil || d < 0 {
+		return nil, fmt.Errorf("want a non-negative duration, like 25ms or 1us")
+	}
+	return monotime.FromStd(d), nil
+}
+
+func probability(s string) (any, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v >= 1 {
+		return nil, fmt.Errorf("want a probability in [0, 1), like 1e-3")
+	}
+	return v, nil
+}
+
+func nonNegative(s string) (any, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return nil, fmt.Errorf("want a non-negative number")
+	}
+	return v, nil
+}
+
+func distance(s string) (any, error) {
+	num, ok := strings.CutSuffix(s, "km")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !ok || err != nil || v < 0 {
+		return nil, fmt.Errorf("want a distance in km, like 3750km")
+	}
+	return v, nil
+}
+
+func scheme(s string) (any, error) { return reliability.Parse(s) }
+
+// schema lists every parameter a scenario may set.
+var schema = map[string]field{
+	"topology.kind":           {"longhaul", oneOf("longhaul", "dumbbell")},
+	"topology.hosts_per_site": {"1", intIn(1, 1<<16)},
+	"topology.host_rate":      {"400Gbps", rate},
+	"topology.host_delay":     {"1us", duration},
+	"topology.trunk_rate":     {"400Gbps", rate},
+	"topology.distance":       {"3750km", distance},
+	"topology.trunk_delay":    {"", duration},
+	"topology.loss":           {"0", probability},
+	"topology.burst":          {"0", nonNegative},
+	"topology.queue":          {"0", size(0, 1<<40)},
+	"topology.ecn":            {"0", size(0, 1<<40)},
+	"transport.scheme":        {"sr", scheme},
+	"transport.mtu":           {"4096", size(64, 65000)},
+	"transport.chunk":         {"64KiB", size(64, 1<<30)},
+	"workload.kind":           {"messages", oneOf("messages", "allreduce")},
+	"workload.size":           {"1MiB", size(1, 4<<30)},
+	"workload.count":          {"10", intIn(1, 1_000_000)},
+	"workload.hosts":          {"4", intIn(2, 1<<16)},
+	"workload.limit":          {"1h", duration},
+}
+
+// Value returns parameter path of the point, parsed. The scenario was
+// checked when loaded, so parsing cannot fail here.
+func (p Point) Value(path string) any {
+	v, ok := p.Values[path]
+	if !ok {
+		return nil
+	}
+	out, err := schema[path].parse(v)
+	if err != nil {
+		panic(fmt.Sprintf("scenario: unchecked value %q for %s: %v", v, path, err))
+	}
+	return out
+}
