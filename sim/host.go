@@ -83,7 +83,7 @@ func (h *Host) pull() *Packet {
 // Receive hands a datagram that reached the host to its core.
 func (h *Host) Receive(p *Packet) {
 	h.inside = true
-	_ = h.EP.HandleDatagram(h.net.Eng.Now(), core.Path(p.Entropy), p.Buf)
+	_ = h.EP.HandleSplit(h.net.Eng.Now(), core.Path(p.Entropy), p.Buf, p.Payload)
 	h.net.Free(p)
 	h.settle()
 }

@@ -18,6 +18,9 @@ type MessagesConfig struct {
 	Count  int
 	Scheme reliability.Scheme
 	Core   core.Config
+	// Virtual moves messages without content (core.SendVirtual): no
+	// memory for buffers, no payload copies, nothing to verify.
+	Virtual bool
 	// Limit stops the run if it has not finished by then (simulated).
 	Limit monotime.Duration
 }
@@ -58,14 +61,18 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	if err != nil {
 		return MessagesResult{}, err
 	}
-	msg := make([]byte, cfg.Size)
-	fillPattern(msg, eng.Rand().Uint64())
-	// Two receive buffers let the next message's clear-to-send travel
-	// while the current one arrives; one run of one message needs one.
-	bufs := [2][]byte{make([]byte, cfg.Size)}
-	bufs[1] = bufs[0]
-	if cfg.Count > 1 {
-		bufs[1] = make([]byte, cfg.Size)
+	var msg []byte
+	var bufs [2][]byte
+	if !cfg.Virtual {
+		msg = make([]byte, cfg.Size)
+		fillPattern(msg, eng.Rand().Uint64())
+		// Two receive buffers let the next message's clear-to-send travel
+		// while the current one arrives; one message needs one.
+		bufs[0] = make([]byte, cfg.Size)
+		bufs[1] = bufs[0]
+		if cfg.Count > 1 {
+			bufs[1] = make([]byte, cfg.Size)
+		}
 	}
 	res := MessagesResult{Completions: make([]monotime.Duration, 0, cfg.Count)}
 	var sentAt monotime.Time
@@ -74,14 +81,26 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 
 	post := func(i int) {
 		if i < cfg.Count {
-			if _, err := cb.PostRecv(bufs[i%2]); err != nil && failure == nil {
+			var err error
+			if cfg.Virtual {
+				_, err = cb.PostRecvVirtual(cfg.Size)
+			} else {
+				_, err = cb.PostRecv(bufs[i%2])
+			}
+			if err != nil && failure == nil {
 				failure = fmt.Errorf("post receive %d: %w", i, err)
 			}
 		}
 	}
 	send := func() {
 		sentAt = eng.Now()
-		if _, err := ca.Send(msg); err != nil && failure == nil {
+		var err error
+		if cfg.Virtual {
+			_, err = ca.SendVirtual(cfg.Size, nil)
+		} else {
+			_, err = ca.Send(msg)
+		}
+		if err != nil && failure == nil {
 			failure = fmt.Errorf("send %d: %w", sent, err)
 		}
 		sent++
@@ -90,7 +109,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 		switch ev.Kind {
 		case core.EventRecvDone:
 			res.Completions = append(res.Completions, eng.Now().Sub(sentAt))
-			if !bytes.Equal(bufs[received%2], msg) && failure == nil {
+			if !cfg.Virtual && !bytes.Equal(bufs[received%2], msg) && failure == nil {
 				failure = fmt.Errorf("message %d arrived corrupted", received)
 			}
 			if err := cb.Complete(core.RecvHandle(ev.Msg)); err != nil && failure == nil {
@@ -144,24 +163,25 @@ type startFunc func()
 
 func (f startFunc) OnEvent(*Engine, uint64) { f() }
 
-// fillPattern fills b with a pseudo-random pattern that differs per seed
-// and per 8-byte word, so misplaced or stale bytes show. One random block
-// is repeated with each word's offset mixed in: fast enough for 1 GiB
-// messages.
+// fillPattern fills b with a pseudo-random pattern that differs per seed,
+// with every 512-byte piece stamped with its offset, so misplaced or stale
+// bytes show. One random block is repeated: fast enough for 1 GiB.
 func fillPattern(b []byte, seed uint64) {
-	const block = 1 << 16
 	x := seed | 1
-	var base [block / 8]uint64
-	for i := range base {
+	n := min(len(b), 1<<16)
+	for i := 0; i+8 <= n; i += 8 {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
-		base[i] = x
+		binary.LittleEndian.PutUint64(b[i:], x)
 	}
-	for i := 0; i+8 <= len(b); i += 8 {
-		binary.LittleEndian.PutUint64(b[i:], base[(i/8)%len(base)]+uint64(i))
-	}
-	for i := len(b) &^ 7; i < len(b); i++ {
+	for i := n &^ 7; i < n; i++ {
 		b[i] = byte(seed) + byte(i*131)
+	}
+	for off := n; off < len(b); off += n {
+		copy(b[off:], b[:n])
+	}
+	for i := 0; i+8 <= len(b); i += 512 {
+		binary.LittleEndian.PutUint64(b[i:], seed^uint64(i))
 	}
 }

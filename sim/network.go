@@ -6,9 +6,12 @@ import (
 
 // Packet is a datagram crossing the simulated network. It carries the real
 // bytes the sending core produced, so the receiving core decodes exactly
-// what a socket would hand it. Packets are pooled per network.
+// what a socket would hand it; a DATA packet's payload stays a reference
+// to the sender's message, as an RDMA NIC reads it at the last moment.
+// Packets are pooled per network.
 type Packet struct {
-	Buf      []byte // the datagram: header and payload
+	Buf      []byte // the datagram, or its header when Payload is set
+	Payload  []byte // DATA payload, by reference
 	Wire     int    // bytes on the wire: the datagram plus per-packet overhead
 	Src, Dst int32  // host indices
 	Entropy  uint16 // path entropy: the UDP source port on a real network
@@ -38,7 +41,8 @@ const DefaultOverhead = 66
 // NewNetwork returns an empty network driven by eng.
 func NewNetwork(eng *Engine) *Network { return &Network{Eng: eng, Overhead: DefaultOverhead} }
 
-// NewPacket returns a pooled packet holding a copy of header and payload.
+// NewPacket returns a pooled packet holding a copy of header and a
+// reference to payload.
 func (n *Network) NewPacket(header, payload []byte) *Packet {
 	var p *Packet
 	if k := len(n.free); k > 0 {
@@ -46,14 +50,18 @@ func (n *Network) NewPacket(header, payload []byte) *Packet {
 	} else {
 		p = &Packet{}
 	}
-	p.Buf = append(append(p.Buf[:0], header...), payload...)
-	p.Wire = len(p.Buf) + n.Overhead
+	p.Buf = append(p.Buf[:0], header...)
+	p.Payload = payload
+	p.Wire = len(p.Buf) + len(payload) + n.Overhead
 	p.ECN, p.Control, p.next = false, false, nil
 	return p
 }
 
 // Free returns p to the pool; p must not be used afterwards.
-func (n *Network) Free(p *Packet) { n.free = append(n.free, p) }
+func (n *Network) Free(p *Packet) {
+	p.Payload = nil
+	n.free = append(n.free, p)
+}
 
 // fifo is an intrusive queue of packets.
 type fifo struct {

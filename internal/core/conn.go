@@ -150,13 +150,19 @@ func (c *Conn) shutdown(cause error) {
 }
 
 // handle dispatches one datagram addressed to this connection.
-func (c *Conn) handle(now monotime.Time, path Path, h wire.Header, b []byte) error {
+func (c *Conn) handle(now monotime.Time, path Path, h wire.Header, b, payload []byte) error {
 	if c.closed {
 		return ErrClosed
 	}
 	switch h.Type {
 	case wire.TypeData:
-		d, err := wire.ParseData(b)
+		var d wire.Data
+		var err error
+		if payload != nil {
+			d, err = wire.ParseDataSplit(b, payload)
+		} else {
+			d, err = wire.ParseData(b)
+		}
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}

@@ -81,6 +81,10 @@ func (s *sender) startParity(m *sendMsg) {
 		s.ec.parity = make([]byte, need)
 	}
 	s.ec.parity = s.ec.parity[:need]
+	m.inParity, m.parityPos = true, 0
+	if m.data == nil {
+		return // a virtual message: its parity is zeros, like its data
+	}
 	x := &s.c.scratch
 	x.initChunk(int(shard), k+nm)
 	for c := range k {
@@ -100,7 +104,6 @@ func (s *sender) startParity(m *sendMsg) {
 		x.shards[k+i] = s.ec.parity[uint64(i)*shard : uint64(i+1)*shard]
 	}
 	_ = m.code.Encode(x.shards) // shapes are checked above; cannot fail
-	m.inParity, m.parityPos = true, 0
 }
 
 func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
@@ -295,6 +298,11 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 		return nil // not needed, or a duplicate
 	}
 	mtu := int(m.geo.MTU)
+	if m.buf == nil { // virtual: only which shards arrived matters
+		e.masks[mi] |= bit
+		r.ec.tryDecode(now, r, m, pk.Sub, pk.Stripe)
+		return nil
+	}
 	if e.parity[pk.Sub] == nil {
 		e.parity[pk.Sub] = r.ec.take(e.code.M() * mtu << m.geo.ChunkShift)
 	}
@@ -319,6 +327,10 @@ func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 	mi := s<<shift + j
 	have := e.masks[mi] | (1<<e.k-1)&^real // absent packets count as zeros
 	if e.masks[mi]&real == real || !e.code.Decodable(have) {
+		return
+	}
+	if m.buf == nil { // virtual: decoding succeeds whenever it can
+		p.recovered(now, r, m, s, j, real)
 		return
 	}
 	k, nm, mtu := int(e.k), e.code.M(), int(m.geo.MTU)
@@ -355,17 +367,26 @@ func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 	if err := e.code.Reconstruct(x.shards, have); err != nil {
 		return
 	}
+	if pkt := m.npkts - 1; short && pkt>>shift/e.k == s && pkt&(1<<shift-1) == j && e.masks[mi]&(1<<(pkt>>shift%e.k)) == 0 {
+		off := uint64(pkt) * uint64(mtu)
+		copy(m.buf[off:m.geo.MsgLen], x.pad)
+	}
+	p.recovered(now, r, m, s, j, real)
+}
+
+// recovered marks the data packets of stripe j of sub-message s that were
+// missing as present, now that decoding rebuilt them.
+func (p *ecPool) recovered(now monotime.Time, r *receiver, m *recvMsg, s, j uint32, real uint64) {
+	e := &m.ec
+	shift := m.geo.ChunkShift
+	mi := s<<shift + j
 	missing := real &^ e.masks[mi]
 	e.masks[mi] |= real
-	for c := range k {
+	for c := range int(e.k) {
 		if missing&(1<<c) == 0 {
 			continue
 		}
 		pkt := (s*e.k+uint32(c))<<shift + j
-		if pkt == m.npkts-1 && short {
-			off := uint64(pkt) * uint64(mtu)
-			copy(m.buf[off:m.geo.MsgLen], x.shards[c])
-		}
 		r.c.stats.RecoveredPackets++
 		m.hi = max(m.hi, pkt+1)
 		r.accept(now, m, pkt)

@@ -50,6 +50,7 @@ type Endpoint struct {
 	order  []*Conn // in creation order, for fair and deterministic polling
 	next   int     // where PollTransmit starts its round-robin
 	last   *Conn   // the connection of the previous datagram: usually the next's
+	gather []byte  // scratch for HandleSplit
 	events ring[Event]
 	stats  EndpointStats
 }
@@ -90,6 +91,22 @@ func (e *Endpoint) Stats() EndpointStats { return e.stats }
 // endpoint does not keep b. A datagram that fails to decode or names no
 // connection is counted and dropped; the error says why.
 func (e *Endpoint) HandleDatagram(now monotime.Time, path Path, b []byte) error {
+	return e.HandleSplit(now, path, b, nil)
+}
+
+// HandleSplit is HandleDatagram for a datagram that arrives as a header
+// and, for DATA packets, a separate payload (a simulator passes the
+// sender's Transmit through without gathering it). With a nil payload,
+// header is the whole datagram.
+func (e *Endpoint) HandleSplit(now monotime.Time, path Path, header, payload []byte) error {
+	b := header
+	if payload != nil {
+		if h, err := wire.ParseHeader(header); err != nil || h.Type != wire.TypeData {
+			// Only DATA is decoded in pieces; anything else is gathered.
+			e.gather = append(append(e.gather[:0], header...), payload...)
+			b, payload = e.gather, nil
+		}
+	}
 	h, err := wire.ParseHeader(b)
 	if err != nil {
 		e.stats.Malformed++
@@ -104,7 +121,7 @@ func (e *Endpoint) HandleDatagram(now monotime.Time, path Path, b []byte) error 
 		e.stats.UnknownConn++
 		return ErrUnknownConn
 	}
-	if err := c.handle(now, path, h, b); err != nil {
+	if err := c.handle(now, path, h, b, payload); err != nil {
 		if errors.Is(err, errMalformed) {
 			e.stats.Malformed++
 		}

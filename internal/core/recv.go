@@ -23,8 +23,9 @@ const (
 type recvMsg struct {
 	seq    uint32
 	state  recvState
-	buf    []byte
-	known  bool // the first packet arrived and fixed the geometry
+	buf    []byte // nil for a virtual receive
+	size   uint64 // capacity: len(buf), or the virtual size
+	known  bool   // the first packet arrived and fixed the geometry
 	geo    wire.Geometry
 	scheme reliability.Scheme
 
@@ -91,19 +92,33 @@ func (r *receiver) init(c *Conn) {
 // posted buffer takes the n-th message) and grants the peer clear-to-send.
 // The connection writes into buf until the receive is completed.
 func (c *Conn) PostRecv(buf []byte) (RecvHandle, error) {
+	if len(buf) == 0 {
+		return 0, ErrEmptyMessage
+	}
+	return c.postRecv(buf, uint64(len(buf)))
+}
+
+// PostRecvVirtual posts a receive of up to size bytes that keeps no
+// content: the bitmap and events work as for a real buffer, but payloads
+// are dropped. It pairs with SendVirtual in simulations.
+func (c *Conn) PostRecvVirtual(size int) (RecvHandle, error) {
+	if size <= 0 {
+		return 0, ErrEmptyMessage
+	}
+	return c.postRecv(nil, uint64(size))
+}
+
+func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	r := &c.rcv
 	if c.closed {
 		return 0, ErrClosed
-	}
-	if len(buf) == 0 {
-		return 0, ErrEmptyMessage
 	}
 	seq := r.nextSeq
 	m := &r.slots[seq&c.slotMask]
 	if m.state != recvFree {
 		return 0, ErrTooManyMessages
 	}
-	*m = recvMsg{seq: seq, state: recvPosted, buf: buf,
+	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size,
 		pkts: m.pkts, chunks: m.chunks, have: m.have, ec: m.ec,
 		gapAt: monotime.Never, renackAt: monotime.Never, ftoAt: monotime.Never, ctsDue: monotime.Never,
 		ackLo: ^uint32(0)}
@@ -232,7 +247,7 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 	if !kind.Valid() {
 		return nil, errMalformed
 	}
-	if geo.MsgLen > uint64(len(m.buf)) {
+	if geo.MsgLen > m.size {
 		r.fail(m, ErrMessageTooLarge)
 		m.nackReason = wire.NackTooLarge
 		c.ctrl.push(ctrlItem{kind: ctrlNack, seq: m.seq})
@@ -329,7 +344,9 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		}
 		return nil
 	}
-	copy(m.buf[uint64(p)*uint64(m.geo.MTU):], d.Payload)
+	if m.buf != nil {
+		copy(m.buf[uint64(p)*uint64(m.geo.MTU):], d.Payload)
+	}
 	r.c.stats.RecvPackets++
 	if p >= m.hi {
 		if p > m.hi && m.gapAt == monotime.Never {
@@ -419,7 +436,7 @@ func (r *receiver) encodeCTS(now monotime.Time, seq uint32, buf []byte) int {
 	if m.seq != seq || m.state != recvPosted || m.known {
 		return 0
 	}
-	cts := wire.CTS{Conn: r.c.peerID, Msg: r.c.msgID(seq), BufLen: uint64(len(m.buf)), Credit: uint64(len(m.buf))}
+	cts := wire.CTS{Conn: r.c.peerID, Msg: r.c.msgID(seq), BufLen: m.size, Credit: m.size}
 	n, _ := cts.Encode(buf)
 	m.ctsAt = now
 	m.ctsTries++

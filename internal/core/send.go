@@ -83,6 +83,7 @@ type sender struct {
 	// payload is the message bytes that follow the header encodeData just
 	// wrote: the datapath gathers them, so data is never copied to send.
 	payload []byte
+	zeros   []byte // the payload of virtual messages
 }
 
 func (s *sender) init(c *Conn) {
@@ -100,13 +101,28 @@ func (c *Conn) Send(data []byte) (SendHandle, error) { return c.SendWith(data, n
 // SendWith is Send with a scheme for this message only (nil: the
 // connection's). The receiver learns the scheme from the packets.
 func (c *Conn) SendWith(data []byte, scheme reliability.Scheme) (SendHandle, error) {
+	if len(data) == 0 {
+		return 0, ErrEmptyMessage
+	}
+	return c.send(data, uint64(len(data)), scheme)
+}
+
+// SendVirtual sends a message of size bytes that have no content: its
+// packets carry zeros and its parity is not computed. A simulator uses it
+// to move messages larger than memory; the protocol is unchanged.
+func (c *Conn) SendVirtual(size int, scheme reliability.Scheme) (SendHandle, error) {
+	if size <= 0 {
+		return 0, ErrEmptyMessage
+	}
+	return c.send(nil, uint64(size), scheme)
+}
+
+func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHandle, error) {
 	s := &c.snd
 	switch {
 	case c.closed:
 		return 0, ErrClosed
-	case len(data) == 0:
-		return 0, ErrEmptyMessage
-	case uint64(len(data)) > uint64(c.cfg.MTU)<<32-1:
+	case size > uint64(c.cfg.MTU)<<32-1:
 		return 0, ErrMessageTooLarge
 	}
 	if scheme == nil {
@@ -120,7 +136,7 @@ func (c *Conn) SendWith(data []byte, scheme reliability.Scheme) (SendHandle, err
 	if m.used {
 		return 0, ErrTooManyMessages
 	}
-	geo := wire.Geometry{MsgLen: uint64(len(data)), MTU: uint16(c.cfg.MTU), ChunkShift: c.shift, Scheme: uint8(scheme.Kind())}
+	geo := wire.Geometry{MsgLen: size, MTU: uint16(c.cfg.MTU), ChunkShift: c.shift, Scheme: uint8(scheme.Kind())}
 	if code := scheme.Code(); code != nil {
 		geo.K, geo.M = uint8(code.K()), uint8(code.M())
 	}
@@ -145,7 +161,7 @@ func (c *Conn) SendWith(data []byte, scheme reliability.Scheme) (SendHandle, err
 
 // grant lets m's first pass start once the receiver has room for it.
 func (s *sender) grant(m *sendMsg, bufLen uint64) {
-	if uint64(len(m.data)) > bufLen {
+	if m.geo.MsgLen > bufLen {
 		s.fail(m, ErrMessageTooLarge)
 		s.c.ctrl.push(ctrlItem{kind: ctrlAbort, seq: m.seq})
 		return
@@ -435,7 +451,14 @@ func (s *sender) encodeData(m *sendMsg, p uint32, buf []byte, flags uint8) int {
 	}
 	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p, Geometry: m.geo}
 	d.EncodeHeader(buf)
-	s.payload = m.data[off:end]
+	if m.data == nil { // a virtual message: zeros of the right length
+		if len(s.zeros) < int(m.geo.MTU) {
+			s.zeros = make([]byte, m.geo.MTU)
+		}
+		s.payload = s.zeros[:end-off]
+	} else {
+		s.payload = m.data[off:end]
+	}
 	return wire.MessageLen
 }
 

@@ -242,3 +242,57 @@ func TestBytesInFlightLimit(t *testing.T) {
 		t.Fatalf("unlimited transfer took %v: the limit test has no contrast", free.Duration)
 	}
 }
+
+// TestVirtualMessages moves messages without content, as the simulator
+// does for buffers larger than memory: the protocol, bitmaps and events
+// behave exactly as for real bytes.
+func TestVirtualMessages(t *testing.T) {
+	for name, scheme := range schemes(t) {
+		t.Run(name, func(t *testing.T) {
+			link := testLink()
+			link.Loss = 0.01
+			p := newPair(t, link, scheme, 4)
+			const size = 5<<20 + 77
+			rh, err := p.B.Conn.PostRecvVirtual(size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.A.Conn.SendVirtual(size, nil); err != nil {
+				t.Fatal(err)
+			}
+			var recvd, sent bool
+			p.B.OnEvent = func(ev core.Event) { recvd = recvd || ev.Kind == core.EventRecvDone }
+			p.A.OnEvent = func(ev core.Event) { sent = sent || ev.Kind == core.EventSendDone }
+			if err := p.Drive(func() bool { return recvd && sent }, coretest.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			bm, _ := p.B.Conn.ChunkBitmap(rh)
+			st := p.B.Conn.Stats()
+			if !bm.All() || st.RecvPackets+st.RecoveredPackets != (size+4095)/4096 {
+				t.Fatalf("bitmap %d/%d whole, %d+%d packets", bm.Count(), bm.Len(), st.RecvPackets, st.RecoveredPackets)
+			}
+			// A virtual message into a real buffer arrives as zeros.
+			buf := make([]byte, 100_000)
+			for i := range buf {
+				buf[i] = 0xff
+			}
+			if _, err := p.B.Conn.PostRecv(buf); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.B.Conn.Complete(rh); err != nil {
+				t.Fatal(err)
+			}
+			recvd, sent = false, false
+			if _, err := p.A.Conn.SendVirtual(len(buf), nil); err != nil {
+				t.Fatal(err)
+			}
+			p.Wake()
+			if err := p.Drive(func() bool { return recvd && sent }, coretest.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			if string(buf) != string(make([]byte, len(buf))) {
+				t.Fatal("virtual message into a real buffer did not arrive as zeros")
+			}
+		})
+	}
+}

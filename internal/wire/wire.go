@@ -234,19 +234,39 @@ func (d *Data) EncodeHeader(b []byte) {
 // ParseData decodes a DATA packet and checks that the packet index and
 // payload length agree with the geometry.
 func ParseData(b []byte) (Data, error) {
-	h, err := ParseHeader(b)
+	if len(b) < MessageLen {
+		h, err := ParseHeader(b)
+		switch {
+		case err != nil:
+			return Data{}, err
+		case h.Type != TypeData:
+			return Data{}, ErrType
+		}
+		return Data{}, ErrTruncated
+	}
+	return ParseDataSplit(b[:MessageLen], b[MessageLen:])
+}
+
+// ParseDataSplit decodes a DATA packet whose header and payload lie in
+// separate buffers, as a simulator that never gathers them hands it over.
+// header must be exactly MessageLen bytes long.
+func ParseDataSplit(header, payload []byte) (Data, error) {
+	h, err := ParseHeader(header)
 	if err != nil {
 		return Data{}, err
 	}
 	if h.Type != TypeData {
 		return Data{}, ErrType
 	}
-	if len(b) < MessageLen {
-		return Data{}, ErrTruncated
+	if len(header) != MessageLen {
+		if len(header) < MessageLen {
+			return Data{}, ErrTruncated
+		}
+		return Data{}, ErrInconsistent
 	}
-	geo, ok := getGeometry(b)
-	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Packet: be.Uint32(b[12:]),
-		Geometry: geo, Payload: b[MessageLen:]}
+	geo, ok := getGeometry(header)
+	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(header), Packet: be.Uint32(header[12:]),
+		Geometry: geo, Payload: payload}
 	exists, last := d.has(d.Packet)
 	if !ok || !exists {
 		return Data{}, ErrInconsistent

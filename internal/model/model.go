@@ -1,0 +1,848 @@
+// Package model is the analytic completion-time model of SDR-RDMA
+// (section 4.2 of "SDR-RDMA: Software-Defined Reliability Architecture for
+// Planetary Scale RDMA Communication"; summarized in
+// shared/design/REFERENCES.md, section "SDR-RDMA"). It predicts how long one
+// message of M bytes takes over a lossy long-haul link under selective
+// repeat (SR-RTO, SR-NACK) and erasure coding (EC with an MDS or an XOR
+// code, falling back to SR for what the code cannot recover).
+//
+// Notation (the paper's, where it has one):
+//
+//	M       message size in bytes
+//	chunk   bitmap chunk size in bytes; N = chunk/MTU packets per chunk
+//	C       = ceil(M/chunk) chunks in the message
+//	T_INJ   = (chunk + N*header)*8/rate, injection time of one chunk
+//	p       per-packet drop probability (independent drops)
+//	p_chunk = 1 - (1-p)^N, probability that a chunk loses a packet
+//	RTT     round-trip time; RTT/2 is the one-way delay
+//	RTO     = RTT + a*RTT, SR-RTO's retransmission timeout
+//	O       = RTO + T_INJ, SR's retry period (SR-NACK: O = RTT + T_INJ)
+//	Y_i     attempts chunk i needs, Geometric(1-p_chunk) on {1,2,...}
+//	k, m    data and parity chunks per EC sub-message; R = k/m
+//	L       = ceil(C/k) sub-messages
+//	b       EC fallback slack: FTO = injection + b*RTT
+//
+// All times are computed as float64 picoseconds and reported as
+// monotime.Duration. The package does no I/O, reads no clock and uses no
+// global randomness (MonteCarlo takes an explicit seed).
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// Scheme is the reliability scheme a prediction is for.
+type Scheme int
+
+// Schemes.
+const (
+	// SRRTO is selective repeat with a per-chunk timer RTO = RTT + a*RTT.
+	SRRTO Scheme = iota + 1
+	// SRNACK is selective repeat where the receiver NACKs gaps: a lost
+	// chunk is resent about one RTT after it was first sent.
+	SRNACK
+	// ECMDS is erasure coding with an MDS (Reed-Solomon) code: a
+	// sub-message of k+m chunks decodes from any k of them.
+	ECMDS
+	// ECXOR is erasure coding with m XOR parities: parity i covers the
+	// data chunks j with j mod m = i, so each group of k/m+1 chunks
+	// tolerates one loss.
+	ECXOR
+)
+
+// String returns the scheme's name as the CLI spells it.
+func (s Scheme) String() string {
+	switch s {
+	case SRRTO:
+		return "sr-rto"
+	case SRNACK:
+		return "sr-nack"
+	case ECMDS:
+		return "ec"
+	case ECXOR:
+		return "xor"
+	}
+	return fmt.Sprintf("Scheme(%d)", int(s))
+}
+
+// DecodeModel selects how the EC decode probability is modeled.
+type DecodeModel int
+
+const (
+	// DecodeChunk is the paper's chunk-level model: a sub-message is a
+	// codeword of k+m chunks, each erased with probability p_chunk.
+	DecodeChunk DecodeModel = iota
+	// DecodeStripe models this repository's implementation: each of the N
+	// packet positions ("stripes") of a sub-message is its own codeword of
+	// k+m packets, each erased with probability p, and a sub-message
+	// decodes iff all its stripes decode: P_dec_stripe = P_dec(q=p)^N.
+	DecodeStripe
+)
+
+// Defaults for the zero values of Params.
+const (
+	DefaultChunkBytes = 64 << 10
+	DefaultMTU        = 4096
+	DefaultRTOFactor  = 2 // a in RTO = RTT + a*RTT: SR-RTO times out after 3 RTT
+	DefaultK          = 32
+	DefaultM          = 8
+	DefaultSlack      = 1 // b in FTO = injection + b*RTT
+)
+
+// MaxChunkDrop is the largest chunk drop probability p_chunk the model
+// accepts. Beyond it SR needs thousands of retry rounds and the numbers mean
+// little.
+const MaxChunkDrop = 0.99
+
+// MaxChunks bounds C = ceil(M/chunk) (256 GiB at 64 KiB chunks).
+const MaxChunks = 1 << 22
+
+// Params are the model's inputs. Zero values of the fields marked so take
+// the defaults above.
+type Params struct {
+	// MessageBytes is M, the message size in bytes (>= 1).
+	MessageBytes int64
+	// ChunkBytes is the bitmap chunk size in bytes, a positive multiple
+	// of MTU; zero means DefaultChunkBytes (64 KiB).
+	ChunkBytes int
+	// MTU is the packet payload size in bytes (>= 1); zero means
+	// DefaultMTU (4096).
+	MTU int
+	// HeaderBytes is the per-packet header overhead in bytes (>= 0),
+	// counted in injection times only; zero (the default) ignores headers.
+	HeaderBytes int
+	// RateBitsPerSec is the link rate in bits per second (> 0).
+	RateBitsPerSec float64
+	// RTT is the round-trip time (>= 0).
+	RTT monotime.Duration
+	// DropProb is p, the independent per-packet drop probability,
+	// 0 <= p < 1 with p_chunk = 1-(1-p)^N <= MaxChunkDrop.
+	DropProb float64
+	// Scheme is the reliability scheme.
+	Scheme Scheme
+	// RTOFactor is a in RTO = RTT + a*RTT (>= 0); zero means
+	// DefaultRTOFactor (2). Used by SR-RTO and by EC's SR repair.
+	RTOFactor float64
+	// K and M are the EC code's data and parity chunks per sub-message
+	// (K >= 1, M >= 1, and for ECXOR K divisible by M); both zero means
+	// DefaultK, DefaultM (32, 8).
+	K, M int
+	// Slack is b, the EC fallback slack in RTTs (>= 0); zero means
+	// DefaultSlack (1), as in the reliability package (b = 0 itself cannot
+	// be expressed; use a tiny positive value).
+	Slack float64
+	// Decode selects the EC decode-probability model.
+	Decode DecodeModel
+	// AtSender predicts when the sender sees completion: every time gets
+	// one more RTT/2 for the final ACK. Otherwise times are when the
+	// receiver holds the whole message.
+	AtSender bool
+}
+
+// Prediction is the model's output. Times are measured from the injection
+// of the message's first packet.
+type Prediction struct {
+	// Mean is E[T], the expected completion time.
+	Mean monotime.Duration
+	// P50, P99 and P999 are quantiles of T: the smallest t with
+	// P(T <= t) >= 0.5, 0.99, 0.999. They come from the model's exact CDF
+	// (for EC, the mixture of the no-fallback time and the shifted SR
+	// repair time), not from simulation.
+	P50, P99, P999 monotime.Duration
+
+	// PDecode is P_dec, the probability that one full sub-message of k
+	// data chunks decodes (under the selected DecodeModel). EC only.
+	PDecode float64
+	// PFallback is P_fallback = 1 - prod_s P_dec(s), the probability that
+	// at least one sub-message cannot be decoded. EC only.
+	PFallback float64
+	// RepairChunks is F, the number of chunks the model re-sends with SR
+	// when the fallback fires (EC only; 0 when PFallback is 0).
+	RepairChunks int
+
+	// Chunks is C, PacketsPerChunk is N, SubMessages is L (EC only).
+	Chunks, PacketsPerChunk, SubMessages int
+	// PChunk is p_chunk = 1 - (1-p)^N.
+	PChunk float64
+	// TInj is T_INJ, the injection time of one full chunk.
+	TInj monotime.Duration
+	// RetryPeriod is O, SR's retry period (for EC, that of the repair).
+	RetryPeriod monotime.Duration
+	// Injection is the time to inject the whole message (for EC, data and
+	// parity) once.
+	Injection monotime.Duration
+}
+
+// quantileLevels are the levels of Prediction's P50, P99, P999.
+var quantileLevels = []float64{0.5, 0.99, 0.999}
+
+// geometry is the resolved, validated form of Params.
+type geometry struct {
+	p           Params
+	mtu, chunk  int
+	n           int     // N, packets per full chunk
+	c           int     // C, chunks
+	nLast       int     // packets in the last chunk
+	npkts       int64   // packets in the message
+	tInj        float64 // T_INJ in ps
+	dLast       float64 // injection time of the last chunk in ps
+	q, qLast    float64 // p_chunk of a full chunk and of the last chunk
+	rtt         float64 // ps
+	a, b        float64
+	k, m        int
+	extra       float64 // RTT/2 when AtSender
+	psPerByte   float64 // ps to inject one byte
+	headerBytes int
+}
+
+func fieldErr(field string, value any, want string) error {
+	return fmt.Errorf("model: Params.%s = %v: %s", field, value, want)
+}
+
+// resolve validates p, applies defaults and derives the geometry.
+func resolve(p Params) (*geometry, error) {
+	g := &geometry{p: p, mtu: p.MTU, chunk: p.ChunkBytes, a: p.RTOFactor, b: p.Slack, k: p.K, m: p.M}
+	if g.mtu == 0 {
+		g.mtu = DefaultMTU
+	}
+	if g.chunk == 0 {
+		g.chunk = DefaultChunkBytes
+	}
+	if g.a == 0 {
+		g.a = DefaultRTOFactor
+	}
+	if g.b == 0 {
+		g.b = DefaultSlack
+	}
+	switch {
+	case p.MessageBytes < 1:
+		return nil, fieldErr("MessageBytes", p.MessageBytes, "want >= 1")
+	case g.mtu < 1:
+		return nil, fieldErr("MTU", p.MTU, "want >= 1 (0 means 4096)")
+	case g.chunk < 1 || g.chunk%g.mtu != 0:
+		return nil, fieldErr("ChunkBytes", p.ChunkBytes, fmt.Sprintf("want a positive multiple of MTU (%d); 0 means 64 KiB", g.mtu))
+	case p.HeaderBytes < 0:
+		return nil, fieldErr("HeaderBytes", p.HeaderBytes, "want >= 0")
+	case !(p.RateBitsPerSec > 0) || math.IsInf(p.RateBitsPerSec, 0):
+		return nil, fieldErr("RateBitsPerSec", p.RateBitsPerSec, "want a finite rate > 0 bits/s")
+	case p.RTT < 0:
+		return nil, fieldErr("RTT", p.RTT, "want >= 0")
+	case !(p.DropProb >= 0 && p.DropProb < 1):
+		return nil, fieldErr("DropProb", p.DropProb, "want 0 <= p < 1")
+	case !(g.a >= 0) || math.IsInf(g.a, 0):
+		return nil, fieldErr("RTOFactor", p.RTOFactor, "want a finite value >= 0 (0 means 2)")
+	case !(g.b >= 0) || math.IsInf(g.b, 0):
+		return nil, fieldErr("Slack", p.Slack, "want a finite value >= 0 (0 means 1)")
+	}
+	switch p.Scheme {
+	case SRRTO, SRNACK:
+	case ECMDS, ECXOR:
+		if g.k == 0 && g.m == 0 {
+			g.k, g.m = DefaultK, DefaultM
+		}
+		if g.k < 1 {
+			return nil, fieldErr("K", p.K, "want >= 1 (K = M = 0 means 32, 8)")
+		}
+		if g.m < 1 {
+			return nil, fieldErr("M", p.M, "want >= 1 (K = M = 0 means 32, 8)")
+		}
+		if p.Scheme == ECXOR && g.k%g.m != 0 {
+			return nil, fieldErr("K", p.K, fmt.Sprintf("want a multiple of M (%d) for the XOR code", g.m))
+		}
+		if p.Decode != DecodeChunk && p.Decode != DecodeStripe {
+			return nil, fieldErr("Decode", p.Decode, "want DecodeChunk (0) or DecodeStripe (1)")
+		}
+	default:
+		return nil, fieldErr("Scheme", p.Scheme, "want SRRTO, SRNACK, ECMDS or ECXOR")
+	}
+	chunks := (p.MessageBytes + int64(g.chunk) - 1) / int64(g.chunk)
+	if chunks > MaxChunks {
+		return nil, fieldErr("MessageBytes", p.MessageBytes,
+			fmt.Sprintf("want at most %d chunks of ChunkBytes (%d)", MaxChunks, g.chunk))
+	}
+	g.c = int(chunks)
+	g.n = g.chunk / g.mtu
+	g.npkts = (p.MessageBytes + int64(g.mtu) - 1) / int64(g.mtu)
+	lastBytes := p.MessageBytes - int64(g.c-1)*int64(g.chunk)
+	g.nLast = int((lastBytes + int64(g.mtu) - 1) / int64(g.mtu))
+	g.headerBytes = p.HeaderBytes
+	// T_INJ = (bytes + packets*header) * 8 / rate, in picoseconds.
+	g.psPerByte = 8 * float64(monotime.Second) / p.RateBitsPerSec
+	g.tInj = g.inject(int64(g.chunk), g.n)
+	g.dLast = g.inject(lastBytes, g.nLast)
+	// p_chunk = 1 - (1-p)^N.
+	g.q = chunkDrop(p.DropProb, g.n)
+	g.qLast = chunkDrop(p.DropProb, g.nLast)
+	if g.q > MaxChunkDrop {
+		return nil, fieldErr("DropProb", p.DropProb,
+			fmt.Sprintf("chunk drop probability 1-(1-p)^%d = %.4g exceeds %g; lower DropProb or ChunkBytes", g.n, g.q, MaxChunkDrop))
+	}
+	g.rtt = float64(p.RTT)
+	if p.AtSender {
+		g.extra = g.rtt / 2
+	}
+	return g, nil
+}
+
+// inject returns the injection time in ps of bytes of payload in pkts packets.
+func (g *geometry) inject(bytes int64, pkts int) float64 {
+	return float64(bytes+int64(pkts)*int64(g.headerBytes)) * g.psPerByte
+}
+
+// chunkDrop is p_chunk = 1 - (1-p)^n, computed without cancellation.
+func chunkDrop(p float64, n int) float64 {
+	return -math.Expm1(float64(n) * math.Log1p(-p))
+}
+
+// srModel is the SR completion model of a run of chunks injected back to
+// back from time 0: chunk i (0-based) starts at s_i = i*T_INJ, takes d_i to
+// inject (T_INJ, or dLast for the last chunk) and is retried every O, so it
+// is received at
+//
+//	X_i = s_i + d_i + O*(Y_i - 1),   Y_i ~ Geometric(1 - p_chunk,i)
+//
+// plus the one-way delay. The message is complete at
+//
+//	T_SR = max_i X_i + RTT/2
+//
+// (for full chunks, max_i(i*T_INJ + O*(Y_i-1)) + T_INJ + RTT/2). Retries
+// are assumed not to queue behind other traffic (the paper's model).
+type srModel struct {
+	n        int     // chunks
+	t, dLast float64 // T_INJ and the last chunk's injection time (ps)
+	q, qLast float64 // p_chunk of full chunks and of the last chunk
+	o        float64 // O, retry period (ps)
+}
+
+// end returns A = max_i (s_i + d_i), the time the last chunk's first copy
+// is injected: every X_i is A or later for the last chunk, so max_i X_i >= A.
+func (s srModel) end() float64 { return float64(s.n-1)*s.t + s.dLast }
+
+// stats returns E[max_i X_i] and, for each of the ascending levels in
+// (0,1), the quantile min{t : P(max_i X_i <= t) >= level}.
+//
+// With R_i = Y_i - 1 and a_i = s_i + d_i, the CDF of the maximum is
+//
+//	P(max_i X_i <= t) = prod_i P(R_i <= floor((t - a_i)/O))
+//	                  = prod_i (1 - p_chunk,i^(floor((t-a_i)/O) + 1)),
+//
+// a step function of t. Writing t = A + x, chunk i's factor steps up at
+// x = phi_i + n*O (n = 0,1,...), where, with delta_i = A - a_i,
+// r0_i = floor(delta_i/O) is its retry count at x = 0 and
+// phi_i = (r0_i + 1)*O - delta_i is in (0, O]. Sorting the C phases once
+// turns the integral
+//
+//	E[max_i X_i] = A + integral_0^inf (1 - P(max <= A + x)) dx
+//
+// into a sweep of C events per retry round, each updating one factor of
+// log P(max <= t) in O(1) from a table of log(1 - q^(r+1)). The survival
+// function is integrated exactly between events; the sweep stops when the
+// union bound sum_i q_i^(r_i+1) on the survival function bounds the rest of
+// the integral below 1e-13 of the mean, so the result is exact to about
+// float64 precision.
+func (s srModel) stats(levels []float64) (mean float64, quantiles []float64, err error) {
+	a := s.end()
+	quantiles = make([]float64, len(levels))
+	if s.q == 0 && s.qLast == 0 {
+		for i := range quantiles {
+			quantiles[i] = a
+		}
+		return a, quantiles, nil
+	}
+	type event struct {
+		phi float64
+		r0  int32
+		cls int32 // 0: full chunk, 1: last chunk
+	}
+	evs := make([]event, s.n)
+	r0max := 0
+	for i := 0; i < s.n; i++ {
+		var delta float64
+		if i < s.n-1 {
+			delta = float64(s.n-2-i)*s.t + s.dLast
+		}
+		r0 := math.Floor(delta / s.o)
+		phi := (r0+1)*s.o - delta
+		if phi <= 0 { // rounding: delta a hair below a multiple of O
+			r0++
+			phi += s.o
+		}
+		cls := int32(0)
+		if i == s.n-1 {
+			cls = 1
+		}
+		evs[i] = event{phi: phi, r0: int32(r0), cls: cls}
+		r0max = max(r0max, int(r0))
+	}
+	slices.SortFunc(evs, func(x, y event) int {
+		switch {
+		case x.phi < y.phi:
+			return -1
+		case x.phi > y.phi:
+			return 1
+		}
+		return 0
+	})
+	qs := [2]float64{s.q, s.qLast}
+	// hist[c][v] counts the chunks of class c with r0 = v, so that
+	// log P(max <= A + n*O) = sum_c sum_v hist[c][v]*log(1 - q_c^(v+n+1))
+	// is recomputed exactly at the start of every round, and the union
+	// bound U_n = sum_c q_c^(n+1) * sum_v hist[c][v]*q_c^(v+1) is cheap.
+	hist := [2][]int{make([]int, r0max+1), make([]int, r0max+1)}
+	for _, e := range evs {
+		hist[e.cls][e.r0]++
+	}
+	var base [2]float64
+	for c := range 2 {
+		for v, k := range hist[c] {
+			if k > 0 && qs[c] > 0 {
+				base[c] += float64(k) * math.Pow(qs[c], float64(v+1))
+			}
+		}
+	}
+	qmax := max(s.q, s.qLast)
+	// tab[c][r] = log(1 - q_c^(r+1)), grown as the sweep advances.
+	var tab [2][]float64
+	var pw [2]float64
+	for c := range 2 {
+		pw[c] = qs[c]
+	}
+	grow := func(size int) {
+		for c := range 2 {
+			for len(tab[c]) < size {
+				tab[c] = append(tab[c], math.Log1p(-pw[c]))
+				pw[c] *= qs[c]
+			}
+		}
+	}
+	logLv := make([]float64, len(levels))
+	for i, l := range levels {
+		if !(l > 0 && l < 1) {
+			return 0, nil, fmt.Errorf("model: quantile level %v outside (0,1)", l)
+		}
+		// A hair of tolerance so that ties (P = level exactly, as with
+		// p_chunk = 1/2) resolve to the step where the CDF reaches level.
+		logLv[i] = math.Log(l) - 1e-12
+	}
+	found := 0
+	logF := 0.0
+	integral, x := 0.0, 0.0
+	const maxRounds = 1 << 20
+	for round := 0; ; round++ {
+		if round == maxRounds {
+			return 0, nil, errors.New("model: SR sweep did not converge")
+		}
+		grow(r0max + round + 2)
+		// Exact log CDF at x = round*O, where chunk i has r0_i + round retries.
+		logF = 0
+		for c := range 2 {
+			for v, k := range hist[c] {
+				if k > 0 {
+					logF += float64(k) * tab[c][v+round]
+				}
+			}
+		}
+		if round == 0 {
+			for found < len(levels) && logF >= logLv[found] {
+				quantiles[found] = a
+				found++
+			}
+		}
+		off := float64(round) * s.o
+		for _, e := range evs {
+			xe := off + e.phi
+			integral += survival(logF) * (xe - x)
+			x = xe
+			t := tab[e.cls]
+			r := int(e.r0) + round
+			logF += t[r+1] - t[r]
+			for found < len(levels) && logF >= logLv[found] {
+				quantiles[found] = a + x
+				found++
+			}
+		}
+		// After this round every chunk has r0_i + round + 1 retries; the
+		// survival function is at most U and shrinks by at least qmax per
+		// further round, so the rest of the integral is < O*U/(1-qmax).
+		u := 0.0
+		for c := range 2 {
+			if base[c] > 0 {
+				u += base[c] * math.Pow(qs[c], float64(round+1))
+			}
+		}
+		if found == len(levels) && (u == 0 || s.o*u/(1-qmax) <= 1e-13*(a+integral)) {
+			break
+		}
+	}
+	return a + integral, quantiles, nil
+}
+
+// survival returns 1 - exp(logF), accurately also when logF is tiny.
+func survival(logF float64) float64 {
+	if logF > -1e-3 {
+		// -expm1(l) = -(l + l^2/2 + l^3/6 + l^4/24) + O(l^5).
+		l := logF
+		s := -(l * (1 + l*(0.5+l*(1.0/6+l*(1.0/24)))))
+		return max(s, 0)
+	}
+	return -math.Expm1(logF)
+}
+
+// sr returns the SR model of the whole message under scheme s.
+func (g *geometry) sr(scheme Scheme) srModel {
+	return srModel{n: g.c, t: g.tInj, dLast: g.dLast, q: g.q, qLast: g.qLast, o: g.retryPeriod(scheme)}
+}
+
+// retryPeriod is O: RTO + T_INJ with RTO = RTT + a*RTT for SR-RTO (and EC's
+// SR repair); RTT + T_INJ for SR-NACK. The NACK variant assumes the
+// receiver notices a lost chunk and its NACK reaches the sender about one
+// RTT after the chunk was first sent, and that a lost retransmission is
+// NACKed the same way.
+func (g *geometry) retryPeriod(s Scheme) float64 {
+	if s == SRNACK {
+		return g.rtt + g.tInj
+	}
+	return (1+g.a)*g.rtt + g.tInj
+}
+
+// Predict evaluates the model for p.
+func Predict(p Params) (Prediction, error) {
+	g, err := resolve(p)
+	if err != nil {
+		return Prediction{}, err
+	}
+	pr := Prediction{
+		Chunks:          g.c,
+		PacketsPerChunk: g.n,
+		PChunk:          g.q,
+		TInj:            dur(g.tInj),
+	}
+	switch p.Scheme {
+	case SRRTO, SRNACK:
+		err = g.predictSR(&pr)
+	default:
+		err = g.predictEC(&pr)
+	}
+	if err != nil {
+		return Prediction{}, err
+	}
+	return pr, nil
+}
+
+// predictSR: T_SR = max_i X_i + RTT/2 (+ RTT/2 more at the sender), with
+// E[T_SR] and its quantiles from srModel.stats.
+func (g *geometry) predictSR(pr *Prediction) error {
+	m := g.sr(g.p.Scheme)
+	mean, qs, err := m.stats(quantileLevels)
+	if err != nil {
+		return err
+	}
+	shift := g.rtt/2 + g.extra
+	pr.Mean = dur(mean + shift)
+	pr.P50, pr.P99, pr.P999 = dur(qs[0]+shift), dur(qs[1]+shift), dur(qs[2]+shift)
+	pr.RetryPeriod = dur(m.o)
+	pr.Injection = dur(m.end())
+	return nil
+}
+
+// ecModel is the resolved EC model of a message.
+//
+// Sub-message s < L-1 holds k full data chunks and m full parity chunks.
+// The last sub-message holds k' = C - (L-1)*k data chunks (the last maybe
+// short) and, as in the implementation, m parity chunks of S packets each,
+// where S = min(N, packets of the message from the sub-message's start);
+// data shards past the end of the message are known zeros. When C is a
+// multiple of k and M of the chunk size this is exactly the paper's model:
+// L = C/k sub-messages and C/R parity chunks.
+type ecModel struct {
+	injection   float64 // data + parity injection time (ps)
+	pDecodeFull float64 // P_dec of a full sub-message
+	pFallback   float64 // 1 - prod_s P_dec(s)
+	repair      float64 // expected data chunks to repair, given fallback
+	subs        int     // L
+	// Per-codeword failure probabilities, for MonteCarlo: the first
+	// fullCount codewords fail with fullFail each, then one each of
+	// lastFail.
+	fullCount int64
+	fullFail  float64
+	lastFail  []float64
+}
+
+// codeword describes one erasure codeword: the erasure probabilities of its
+// real data shards and of its parity shards (absent shards, past the end of
+// the message, are known zeros and never erased).
+type codeword struct {
+	data, parity []float64
+}
+
+// fail returns, for code kind s with m parities, the probability that cw
+// cannot be decoded, and E[D*1{fail}] and E[D*1{ok}] where D is the number
+// of erased data shards.
+//
+// MDS: the codeword decodes iff at most m of its shards are erased; with
+// n = k+m i.i.d. shards of erasure probability q this is the paper's
+//
+//	P_dec = sum_{i<=m} C(n,i) q^i (1-q)^(n-i).
+//
+// XOR: parity i covers the data shards j with j mod m = i, so the codeword
+// decodes iff every such group (its data shards plus its parity) loses at
+// most one shard; with k/m data shards per group, n = k/m + 1,
+//
+//	P_dec = [(1-q)^n + n q (1-q)^(n-1)]^m.
+//
+// Both are computed by a dynamic program over the shards (so shards may
+// differ in q, as the last sub-message's do) that keeps the failure mass
+// in its own bucket, so a tiny failure probability (1e-40 at p = 1e-6) is
+// accurate to float64 precision rather than lost to 1 - P_dec.
+func (cw codeword) fail(s Scheme, m int) (pFail, eDFail, eDOK float64) {
+	if s == ECMDS {
+		return tolerate(cw.data, cw.parity, m)
+	}
+	// XOR: independent groups; the codeword fails iff some group fails.
+	groups := make([]codeword, m)
+	for j, q := range cw.data {
+		groups[j%m].data = append(groups[j%m].data, q)
+	}
+	type res struct{ f, ef, eo float64 }
+	rs := make([]res, 0, m)
+	logOK := 0.0
+	for i := range groups {
+		if len(groups[i].data) == 0 {
+			continue // parity of known zeros: nothing to recover
+		}
+		f, ef, eo := tolerate(groups[i].data, cw.parity[i:i+1], 1)
+		rs = append(rs, res{f, ef, eo})
+		logOK += math.Log1p(-f)
+	}
+	pFail = -math.Expm1(logOK)
+	for _, r := range rs {
+		// E[D_g 1{fail}] = E[D_g 1{g fails}] + E[D_g 1{g ok}] * P(another group fails).
+		others := -math.Expm1(logOK - math.Log1p(-r.f))
+		eDFail += r.ef + r.eo*others
+		eDOK += r.eo * (1 - others)
+	}
+	return pFail, eDFail, eDOK
+}
+
+// tolerate is the dynamic program for a codeword that survives up to tol
+// erasures: it returns P(more than tol erasures) and E[D*1{fail}],
+// E[D*1{ok}] for D the number of erased data shards.
+func tolerate(data, parity []float64, tol int) (pFail, eDFail, eDOK float64) {
+	pc := make([]float64, tol+1) // P(count = c), c <= tol
+	ec := make([]float64, tol+1) // E[D * 1{count = c}]
+	pc[0] = 1
+	var pt, et float64 // the tail bucket, count > tol
+	step := func(q float64, isData float64) {
+		et += pt * q * isData
+		for c := tol; c >= 0; c-- {
+			mp, me := pc[c]*q, (ec[c]+pc[c]*isData)*q
+			if c == tol {
+				pt += mp
+				et += me
+			} else {
+				pc[c+1] += mp
+				ec[c+1] += me
+			}
+			pc[c] *= 1 - q
+			ec[c] *= 1 - q
+		}
+	}
+	for _, q := range data {
+		step(q, 1)
+	}
+	for _, q := range parity {
+		step(q, 0)
+	}
+	for c := range pc {
+		eDOK += ec[c]
+	}
+	return pt, et, eDOK
+}
+
+func repeat(q float64, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = q
+	}
+	return s
+}
+
+// ec builds the EC model. Sub-messages fail independently, so
+//
+//	P_fallback = 1 - prod_s P_dec(s)   (= 1 - P_dec^L for equal sub-messages).
+//
+// Chunk mode: sub-message s is one codeword of its k_s data and m parity
+// chunks with erasure probability p_chunk (of each chunk's own size).
+// Stripe mode: sub-message s is S_s codewords, stripe j over packet j of
+// every chunk, erased with probability p; stripe j has as data shards the
+// data chunks that have a packet j. P_dec(s) = prod_j P_dec(stripe j),
+// which for full sub-messages is P_dec(q=p)^N.
+//
+// Repair size (an approximation): F = E[erased data shards in failed
+// codewords | fallback] = sum_codewords E[D*1{fail}] / P_fallback, rounded
+// up, at least 1 and at most C. In chunk mode this is exactly the expected
+// number of lost data chunks of the undecodable sub-messages given that the
+// fallback fires. In stripe mode a chunk whose packets are lost in two
+// failed stripes is counted twice (rare: failures are rare and mostly
+// single), and chunks whose lost packets fall in stripes that did decode
+// are not counted (they are recovered). Parity chunks are never repaired.
+func (g *geometry) ec() ecModel {
+	k, m := g.k, g.m
+	l := (g.c + k - 1) / k
+	kLast := g.c - (l-1)*k
+	firstPkt := int64(l-1) * int64(k) * int64(g.n)
+	sLast := int(min(int64(g.n), g.npkts-firstPkt)) // stripes of the last sub-message
+	e := ecModel{subs: l}
+	// Injection: data, then m parity chunks per sub-message (the last
+	// sub-message's of S packets).
+	e.injection = float64(g.c-1)*g.tInj + g.dLast +
+		float64(l-1)*float64(m)*g.tInj + float64(m)*g.inject(int64(sLast)*int64(g.mtu), sLast)
+
+	p := g.p.DropProb
+	scheme := g.p.Scheme
+	var fullF, fullED float64
+	var lastF []float64
+	var lastED float64
+	if g.p.Decode == DecodeChunk {
+		full := codeword{data: repeat(g.q, k), parity: repeat(g.q, m)}
+		fullF, fullED, _ = full.fail(scheme, m)
+		e.fullCount = int64(l - 1)
+		last := codeword{data: repeat(g.q, kLast), parity: repeat(chunkDrop(p, sLast), m)}
+		last.data[kLast-1] = g.qLast
+		f, ed, _ := last.fail(scheme, m)
+		lastF, lastED = []float64{f}, ed
+	} else {
+		stripe := codeword{data: repeat(p, k), parity: repeat(p, m)}
+		fullF, fullED, _ = stripe.fail(scheme, m)
+		e.fullCount = int64(l-1) * int64(g.n)
+		// Stripe j of the last sub-message has k'-1 data shards plus one
+		// if the message's last chunk has a packet j.
+		var fa, eda, fb, edb float64
+		fa, eda, _ = codeword{data: repeat(p, kLast), parity: repeat(p, m)}.fail(scheme, m)
+		if kLast > 1 {
+			fb, edb, _ = codeword{data: repeat(p, kLast-1), parity: repeat(p, m)}.fail(scheme, m)
+		}
+		for j := range sLast {
+			if j < g.nLast {
+				lastF = append(lastF, fa)
+				lastED += eda
+			} else {
+				lastF = append(lastF, fb)
+				lastED += edb
+			}
+		}
+	}
+	e.fullFail, e.lastFail = fullF, lastF
+	perFull := float64(g.n)
+	if g.p.Decode == DecodeChunk {
+		perFull = 1
+	}
+	// P_dec of a full sub-message: one codeword, or N stripes.
+	e.pDecodeFull = math.Exp(perFull * math.Log1p(-fullF))
+	logOK := 0.0
+	if e.fullCount > 0 {
+		logOK = float64(e.fullCount) * math.Log1p(-fullF)
+	}
+	for _, f := range lastF {
+		logOK += math.Log1p(-f)
+	}
+	e.pFallback = -math.Expm1(logOK)
+	if e.pFallback > 0 {
+		total := float64(e.fullCount)*fullED + lastED
+		e.repair = total / e.pFallback
+	}
+	return e
+}
+
+// repairChunks rounds the expected repair size to the F the model uses.
+func (g *geometry) repairChunks(e ecModel) int {
+	if e.pFallback == 0 {
+		return 0
+	}
+	f := math.Ceil(e.repair - 1e-9)
+	return int(min(max(f, 1), float64(g.c)))
+}
+
+// repairSR is the SR model of the fallback repair: F full chunks re-sent
+// back to back with SR-RTO (the receiver NACKs what it could not decode;
+// a lost repair is retried after the RTO).
+func (g *geometry) repairSR(f int) srModel {
+	return srModel{n: f, t: g.tInj, dLast: g.tInj, q: g.q, qLast: g.q, o: g.retryPeriod(SRRTO)}
+}
+
+// predictEC:
+//
+//	T_EC = T_base                                      without fallback,
+//	T_EC = T_base + (1+b)*RTT - RTT/2 + T_SR(F)        with fallback,
+//
+// where T_base = (C + C/R)*T_INJ + RTT/2 is when the last parity arrives
+// (the injection of data and parity, exactly as built in ec), and the
+// fallback term is: the fallback timeout fires b*RTT after the injection
+// ends at the receiver, its NACK takes RTT/2 to the sender, and the F
+// repaired chunks complete T_SR(F) later (which includes their own RTT/2).
+// Hence
+//
+//	E[T_EC] = T_base + P_fallback*((1+b)*RTT + E[T_SR(F)] - RTT/2).
+//
+// Quantiles come from the exact mixture CDF: T_base with probability
+// 1 - P_fallback, else the shifted T_SR(F) (whose quantiles srModel gives).
+func (g *geometry) predictEC(pr *Prediction) error {
+	e := g.ec()
+	base := e.injection + g.rtt/2 + g.extra
+	pr.SubMessages = e.subs
+	pr.PDecode = e.pDecodeFull
+	pr.PFallback = e.pFallback
+	pr.Injection = dur(e.injection)
+	pr.RetryPeriod = dur(g.retryPeriod(SRRTO))
+	pr.Mean, pr.P50, pr.P99, pr.P999 = dur(base), dur(base), dur(base), dur(base)
+	if e.pFallback == 0 {
+		return nil
+	}
+	f := g.repairChunks(e)
+	pr.RepairChunks = f
+	shift := base + (1+g.b)*g.rtt - g.rtt/2
+	pDec := 1 - e.pFallback
+	var levels []float64
+	var which []int
+	for i, l := range quantileLevels {
+		if l > pDec {
+			levels = append(levels, (l-pDec)/e.pFallback)
+			which = append(which, i)
+		}
+	}
+	sr := g.repairSR(f)
+	mean, qs, err := sr.stats(levels)
+	if err != nil {
+		return err
+	}
+	tsr := mean + g.rtt/2
+	pr.Mean = dur(base + e.pFallback*((1+g.b)*g.rtt+tsr-g.rtt/2))
+	outs := []*monotime.Duration{&pr.P50, &pr.P99, &pr.P999}
+	for j, i := range which {
+		*outs[i] = dur(shift + qs[j] + g.rtt/2)
+	}
+	return nil
+}
+
+// RingAllReduce is the lower bound on a ring allreduce over hosts hosts:
+// 2(N-1) steps (N-1 of reduce-scatter, N-1 of allgather), each at least
+// the completion time step of one message of 1/N of the buffer:
+//
+//	T_allreduce >= (2N - 2) * T_step.
+func RingAllReduce(hosts int, step monotime.Duration) (monotime.Duration, error) {
+	if hosts < 1 {
+		return 0, fmt.Errorf("model: RingAllReduce hosts = %d: want >= 1", hosts)
+	}
+	if step < 0 {
+		return 0, fmt.Errorf("model: RingAllReduce step = %v: want >= 0", step)
+	}
+	return monotime.Duration(2*hosts-2) * step, nil
+}
+
+// dur rounds ps to a Duration.
+func dur(ps float64) monotime.Duration { return monotime.Duration(math.Round(ps)) }
