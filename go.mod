@@ -1,6 +1,6 @@
 module github.com/sdrnet/sdrnet
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/klauspost/reedsolomon v1.14.2
@@ -12,5 +12,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/term v0.47.0 // indirect
 )

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -38,63 +39,69 @@ func (a entry) less(b entry) bool {
 // its parent is not greater, then stores it. Moving a hole instead of
 // swapping halves the writes.
 func (e *Engine) up(j int, x entry) {
-	h := e.heap
+	h, pos := e.heap, e.pos
 	for j > root {
 		p := j>>2 + 2
 		if !x.less(h[p]) {
 			break
 		}
 		h[j] = h[p]
-		e.pos[h[j].slot] = uint32(j)
+		pos[h[j].slot] = uint32(j)
 		j = p
 	}
 	h[j] = x
-	e.pos[x.slot] = uint32(j)
+	pos[x.slot] = uint32(j)
 }
 
-// down moves x, destined for the empty position j, towards the leaves
-// until no child is smaller, then stores it.
+// lessBit is 1 if a orders before b and 0 otherwise, computed as the
+// borrow out of the 128-bit subtraction (t, seq) - (t', seq'). Times are
+// never negative (At clamps to Now >= 0), so unsigned order is time order.
+// Being branch-free matters: random keys make a branchy comparison
+// mispredict about half the time, and the comparisons in down were most
+// of the engine's cost before this.
+func lessBit(a, b *entry) uint64 {
+	_, c := bits.Sub64(uint64(a.seq), uint64(b.seq), 0)
+	_, c = bits.Sub64(uint64(a.t), uint64(b.t), c)
+	return c
+}
+
+// down fills the empty position j with x. It walks the hole down to a
+// leaf along the smallest children without comparing against x, then
+// lets x rise from there (Floyd's bottom-up variant). x is usually a
+// former leaf, so it belongs near the bottom and the rise is short; this
+// saves one comparison per level, and the descent's only branch is the
+// loop bound, which predicts well.
 func (e *Engine) down(j int, x entry) {
-	h := e.heap
+	h, pos := e.heap, e.pos
 	n := len(h)
 	for {
 		c := 4*j - 8
-		if c >= n {
-			break
-		}
-		// Pick the smallest of up to four children.
-		m := c
-		if end := min(c+4, n); end == c+4 {
-			// Full sibling group: the common case, unrolled so the
-			// compiler can drop bounds checks.
-			g := h[c : c+4 : c+4]
-			k := 0
-			if g[1].less(g[k]) {
-				k = 1
-			}
-			if g[2].less(g[k]) {
-				k = 2
-			}
-			if g[3].less(g[k]) {
-				k = 3
-			}
-			m = c + k
-		} else {
-			for i := c + 1; i < end; i++ {
-				if h[i].less(h[m]) {
-					m = i
+		if c+4 > n {
+			if c < n { // a last, partial sibling group
+				m := c
+				for i := c + 1; i < n; i++ {
+					if h[i].less(h[m]) {
+						m = i
+					}
 				}
+				h[j] = h[m]
+				pos[h[j].slot] = uint32(j)
+				j = m // its children lie past n
 			}
-		}
-		if !h[m].less(x) {
 			break
 		}
+		// Smallest of four siblings as a branch-free tournament; written
+		// out because the inliner will not take it as a function.
+		g := (*[4]entry)(h[c : c+4])
+		a := lessBit(&g[1], &g[0])      // winner of 0,1 is a
+		b := 2 + lessBit(&g[3], &g[2])  // winner of 2,3 is b
+		w := -lessBit(&g[b&3], &g[a&1]) // all ones if b beats a
+		m := c + int(a^((a^b)&w))
 		h[j] = h[m]
-		e.pos[h[j].slot] = uint32(j)
+		pos[h[j].slot] = uint32(j)
 		j = m
 	}
-	h[j] = x
-	e.pos[x.slot] = uint32(j)
+	e.up(j, x)
 }
 
 // popRoot removes the top entry.

@@ -142,7 +142,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	b.Wake()
 	// Let the first clear-to-send reach the sender, so every message is
 	// timed from a warm start, as in the model.
-	eng.After(2*t.Trunk[0].Delay+4*monotime.Microsecond, startFunc(func() { send(); a.Wake() }), 0)
+	eng.After(2*maxOneWay(t)+4*monotime.Microsecond, startFunc(func() { send(); a.Wake() }), 0)
 	limit := cfg.Limit
 	if limit == 0 {
 		limit = 3600 * monotime.Second

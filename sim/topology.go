@@ -61,12 +61,13 @@ type Topology struct {
 	Trunk      [2]*Link
 	TrunkQueue [2]*Queue
 	Queues     []*Queue
+	HostDelay  monotime.Duration
 }
 
 // TwoSites builds the topology: hosts 0..n-1 at site 0, n..2n-1 at site 1.
 func TwoSites(eng *Engine, cfg TwoSitesConfig) *Topology {
 	net := NewNetwork(eng)
-	t := &Topology{Net: net}
+	t := &Topology{Net: net, HostDelay: cfg.HostDelay}
 	n := cfg.HostsPerSite
 	sw := [2]*Switch{{Routes: make([][]Node, 2*n)}, {Routes: make([][]Node, 2*n)}}
 	t.Switches = sw[:]

@@ -55,6 +55,6 @@ simulator.`,
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newDemoCmd())
+	root.AddCommand(newDemoCmd(), newSimCmd())
 	return root
 }

@@ -781,7 +781,8 @@ func (g *geometry) repairSR(f int) srModel {
 //	T_EC = T_base + (1+b)*RTT - RTT/2 + T_SR(F)        with fallback,
 //
 // where T_base = (C + C/R)*T_INJ + RTT/2 is when the last parity arrives
-// (the injection of data and parity, exactly as built in ec), and the
+// (precisely: the injection of the data and of m parity chunks per
+// sub-message, as built in ec, plus RTT/2), and the
 // fallback term is: the fallback timeout fires b*RTT after the injection
 // ends at the receiver, its NACK takes RTT/2 to the sender, and the F
 // repaired chunks complete T_SR(F) later (which includes their own RTT/2).
@@ -811,7 +812,8 @@ func (g *geometry) predictEC(pr *Prediction) error {
 	var which []int
 	for i, l := range quantileLevels {
 		if l > pDec {
-			levels = append(levels, (l-pDec)/e.pFallback)
+			// P(T <= t) = 1 - P_fb + P_fb*P(repair <= t - shift) for t >= T_base.
+			levels = append(levels, min((l-pDec)/e.pFallback, math.Nextafter(1, 0)))
 			which = append(which, i)
 		}
 	}

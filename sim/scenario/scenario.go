@@ -200,7 +200,11 @@ func (s *Scenario) check() error {
 		for _, p := range list {
 			for _, v := range p.Values {
 				if _, err := schema[p.Path].parse(v); err != nil {
-					return &Error{Pos: p.Pos, Msg: fmt.Sprintf("%s: %q: %v", p.Path, v, err)}
+					msg := fmt.Sprintf("%s: %q: %v", p.Path, v, err)
+					if strings.Contains(v, ":") && !strings.Contains(v, ",") {
+						msg += `; in a [a, b] list YAML splits "ec:32,8" at the comma: quote it`
+					}
+					return &Error{Pos: p.Pos, Msg: msg}
 				}
 			}
 		}
@@ -225,7 +229,14 @@ func (s *Scenario) Set(kv string) error {
 			return fmt.Errorf("--set %q: unclosed list; want key=[v1,v2]", kv)
 		}
 		for _, v := range strings.Split(inner, ",") {
-			p.Values = append(p.Values, strings.TrimSpace(v))
+			v = strings.TrimSpace(v)
+			// The comma of ec:K,M belongs to the scheme.
+			if n := len(p.Values); n > 0 && isDigits(v) && strings.Contains(p.Values[n-1], ":") &&
+				!strings.Contains(p.Values[n-1], ",") {
+				p.Values[n-1] += "," + v
+				continue
+			}
+			p.Values = append(p.Values, v)
 		}
 	} else {
 		p.Values = []string{val}
@@ -319,4 +330,13 @@ func (s *Scenario) Grid(full bool) []Point {
 		points[i].Varying = varying
 	}
 	return points
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -110,8 +110,11 @@ var schema = map[string]field{
 	"workload.kind":           {"messages", oneOf("messages", "allreduce")},
 	"workload.size":           {"1MiB", size(1, 4<<30)},
 	"workload.count":          {"10", intIn(1, 1_000_000)},
+	"workload.bytes":          {"0", size(0, 1<<50)},
+	"workload.min_count":      {"1", intIn(1, 1_000_000)},
 	"workload.hosts":          {"4", intIn(2, 1<<16)},
 	"workload.limit":          {"1h", duration},
+	"workload.payload":        {"virtual", oneOf("virtual", "real")},
 }
 
 // Value returns parameter path of the point, parsed. The scenario was

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/sdrnet/sdrnet/internal/report"
+	"github.com/sdrnet/sdrnet/internal/units"
+	"github.com/sdrnet/sdrnet/scenarios"
+	"github.com/sdrnet/sdrnet/sim/scenario"
+)
+
+type simOptions struct {
+	seed    seedFlag
+	out     string
+	sets    []string
+	workers int
+	full    bool
+}
+
+func newSimCmd() *cobra.Command {
+	var o simOptions
+	cmd := &cobra.Command{
+		Use:   "sim [FILE]",
+		Short: "Run a simulation scenario and write CSV, JSON and an HTML report",
+		Long: `sim runs a scenario file (YAML; see scenarios/) through the packet-level
+simulator, in which every host runs sdrnet's real protocol core. Parameters
+given as lists expand to a grid; grid points run in parallel. Without FILE
+it runs the built-in SDR-RDMA long-haul scenario (its quick subset unless
+--full).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSim(cmd, args, &o)
+		},
+	}
+	f := cmd.Flags()
+	f.Var(&o.seed, "seed", "random seed (default: the scenario's)")
+	f.StringVar(&o.out, "out", "", "output directory (default out/<scenario name>)")
+	f.StringArrayVar(&o.sets, "set", nil, "override a parameter: key=value or key=[v1,v2] (repeatable)")
+	f.IntVarP(&o.workers, "jobs", "j", runtime.NumCPU(), "grid points run in parallel")
+	f.BoolVar(&o.full, "full", false, "run the whole grid, not the scenario's quick subset")
+	return cmd
+}
+
+// loadScenario reads FILE, or the built-in default scenario.
+func loadScenario(args []string) (*scenario.Scenario, error) {
+	if len(args) == 1 {
+		return scenario.Load(args[0])
+	}
+	data, err := scenarios.FS.ReadFile(scenarios.Default)
+	if err != nil {
+		return nil, err
+	}
+	return scenario.Parse("scenarios/"+scenarios.Default+" (built in)", data)
+}
+
+func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
+	s, err := loadScenario(args)
+	if err != nil {
+		return err
+	}
+	if o.seed.text != "" {
+		s.Seed = o.seed.n
+	}
+	for _, kv := range o.sets {
+		if err := s.Set(kv); err != nil {
+			return err
+		}
+	}
+	if o.workers < 1 || o.workers > 1024 {
+		return invalidFlag("jobs", fmt.Sprint(o.workers), fmt.Errorf("want 1..1024"))
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join("out", s.Name)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	points := len(s.Grid(o.full))
+	fmt.Fprintf(stderr, "sdrnet sim: %s: %d grid points on %d workers\n", s.Name, points, o.workers)
+	start := time.Now()
+	cells, err := scenario.Run(s, scenario.Options{Full: o.full, Workers: o.workers, Progress: progress(stderr, start)})
+	if err != nil {
+		return err
+	}
+	r := &report.Run{Scenario: s.Name, File: s.File, Description: s.Description, Seed: s.Seed, Full: o.full,
+		Params: s.Params, Cells: cells}
+	if err := writeOutputs(out, r); err != nil {
+		return err
+	}
+	printSummary(cmd.OutOrStdout(), cells)
+	fmt.Fprintf(stderr, "wrote %s/{results.csv,results.json,report.html} in %v\n", out, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func writeOutputs(dir string, r *report.Run) error {
+	for name, write := range map[string]func(io.Writer, *report.Run) error{
+		"results.csv": report.WriteCSV, "results.json": report.WriteJSON, "report.html": report.WriteHTML,
+	} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if err := write(f, r); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// progress returns a progress printer: a bar redrawn in place on a
+// terminal, nothing otherwise.
+func progress(w io.Writer, start time.Time) func(done, total int) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return func(done, total int) {
+		const width = 40
+		filled := width * done / total
+		elapsed := time.Since(start)
+		eta := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+		fmt.Fprintf(w, "\r[%s%s] %d/%d  %v elapsed, ~%v left ", strings.Repeat("#", filled),
+			strings.Repeat(".", width-filled), done, total, elapsed.Round(time.Second), eta.Round(time.Second))
+		if done == total {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+func printSummary(w io.Writer, cells []scenario.Cell) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cell\truns\tmean\tp99.9\tgoodput\tretx\tparity\tmodel mean\tsim/model\t")
+	for _, c := range cells {
+		model, ratio := "-", "-"
+		if c.Model != nil && c.Model.Mean > 0 {
+			model = fmtSeconds(c.Model.Mean)
+			ratio = fmt.Sprintf("%+.1f%%", 100*c.Model.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Label, c.Runs, fmtSeconds(c.Mean), fmtSeconds(c.P999),
+			units.FormatRate(c.GoodputGbps*1e9), units.FormatSize(int64(c.RetxBytes)), units.FormatSize(int64(c.ParityBytes)), model, ratio)
+	}
+	tw.Flush()
+}
+
+func fmtSeconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+}

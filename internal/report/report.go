@@ -1,0 +1,83 @@
+// Package report writes simulation results: CSV and JSON with every
+// metric of every cell, and a self-contained HTML report with SVG plots.
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/sdrnet/sdrnet/sim/scenario"
+)
+
+// Run is a finished scenario run: what was asked and what came out.
+type Run struct {
+	Scenario    string           `json:"scenario"`
+	File        string           `json:"file"`
+	Description string           `json:"description"`
+	Seed        uint64           `json:"seed"`
+	Full        bool             `json:"full_grid"`
+	Params      []scenario.Param `json:"params"`
+	Cells       []scenario.Cell  `json:"cells"`
+}
+
+// paramKeys returns the parameter paths present in the cells, sorted.
+func paramKeys(cells []scenario.Cell) []string {
+	seen := map[string]bool{}
+	for _, c := range cells {
+		for k := range c.Params {
+			seen[k] = true
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func f(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+func u(v uint64) string  { return strconv.FormatUint(v, 10) }
+
+// WriteCSV writes one row per cell: every parameter, then every metric.
+func WriteCSV(w io.Writer, r *Run) error {
+	keys := paramKeys(r.Cells)
+	cw := csv.NewWriter(w)
+	header := append([]string{"index"}, keys...)
+	header = append(header, "runs", "mean_s", "p50_s", "p99_s", "p999_s", "min_s", "max_s",
+		"goodput_gbps", "busbw_gbps", "data_bytes", "retx_bytes", "parity_bytes", "recovered_packets",
+		"fallbacks", "rtos", "trunk_lost", "queue_max_bytes", "queue_mean_bytes",
+		"model_mean_s", "model_rel_error", "model_note", "events", "hops", "sim_time_s", "seed")
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for _, c := range r.Cells {
+		row := []string{strconv.Itoa(c.Index)}
+		for _, k := range keys {
+			row = append(row, c.Params[k])
+		}
+		modelMean, modelErr, note := "", "", ""
+		if c.Model != nil {
+			modelMean, modelErr, note = f(c.Model.Mean), f(c.Model.Error), c.Model.Note
+		}
+		row = append(row, strconv.Itoa(c.Runs), f(c.Mean), f(c.P50), f(c.P99), f(c.P999), f(c.Min), f(c.Max),
+			f(c.GoodputGbps), f(c.BusBWGbps), u(c.DataBytes), u(c.RetxBytes), u(c.ParityBytes), u(c.Recovered),
+			u(c.Fallbacks), u(c.RTOs), u(c.TrunkLost), strconv.Itoa(c.QueueMaxBytes), f(c.QueueMeanBytes),
+			modelMean, modelErr, note, u(c.Events), u(c.Hops), f(c.SimTime), u(c.Seed))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSON writes the whole run, every completion time included.
+func WriteJSON(w io.Writer, r *Run) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

@@ -1,0 +1,13 @@
+// Package scenarios holds the scenario files that reproduce the papers'
+// results, embedded so the binary runs them without the source tree.
+package scenarios
+
+import "embed"
+
+// FS holds every scenario file of this directory.
+//
+//go:embed *.yaml
+var FS embed.FS
+
+// Default is the scenario `sdrnet sim` runs when given none.
+const Default = "sdr-longhaul.yaml"

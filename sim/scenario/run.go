@@ -1,0 +1,268 @@
+package scenario
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim"
+)
+
+// Cell is the result of one grid point.
+type Cell struct {
+	Index  int               `json:"index"`
+	Label  string            `json:"label"`
+	Params map[string]string `json:"params"`
+	Seed   uint64            `json:"seed"`
+
+	Runs int `json:"runs"`
+	// Completion time statistics, in seconds: per message (messages
+	// workload) or per collective (allreduce).
+	Mean float64 `json:"mean_s"`
+	P50  float64 `json:"p50_s"`
+	P99  float64 `json:"p99_s"`
+	P999 float64 `json:"p999_s"`
+	Min  float64 `json:"min_s"`
+	Max  float64 `json:"max_s"`
+	// GoodputGbps is the bytes moved per unit of mean completion time.
+	GoodputGbps float64 `json:"goodput_gbps"`
+	// BusBWGbps is NCCL's bus bandwidth for collectives.
+	BusBWGbps float64 `json:"busbw_gbps,omitempty"`
+
+	DataBytes   uint64 `json:"data_bytes"`
+	RetxBytes   uint64 `json:"retx_bytes"`
+	ParityBytes uint64 `json:"parity_bytes"`
+	Recovered   uint64 `json:"recovered_packets"`
+	Fallbacks   uint64 `json:"fallbacks"`
+	RTOs        uint64 `json:"rtos"`
+
+	TrunkLost      uint64  `json:"trunk_lost"`
+	QueueMaxBytes  int     `json:"queue_max_bytes"`
+	QueueMeanBytes float64 `json:"queue_mean_bytes"`
+
+	Events  uint64  `json:"events"`
+	Hops    uint64  `json:"hops"`
+	SimTime float64 `json:"sim_time_s"`
+	// WallSec is real time spent; kept out of the output files, which
+	// must be identical for the same scenario and seed.
+	WallSec float64 `json:"-"`
+
+	// Model is the analytic prediction for the cell, where one applies.
+	Model *Prediction `json:"model,omitempty"`
+
+	Completions []float64 `json:"completions_s"`
+}
+
+// Prediction is the analytic model's view of a cell.
+type Prediction struct {
+	Mean  float64 `json:"mean_s"`
+	P999  float64 `json:"p999_s,omitempty"`
+	Error float64 `json:"rel_error"` // (simulated - model) / model
+	Note  string  `json:"note,omitempty"`
+}
+
+// Options control a run.
+type Options struct {
+	Full    bool // the whole grid, ignoring the quick overrides
+	Workers int  // parallel grid points; zero: one per CPU
+	// Progress, when set, is called after each finished cell.
+	Progress func(done, total int)
+}
+
+// Run simulates every point of the grid, in parallel across points. Each
+// point has its own engine and seed, so results do not depend on the
+// number of workers.
+func Run(s *Scenario, opt Options) ([]Cell, error) {
+	points := s.Grid(opt.Full)
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	cells := make([]Cell, len(points))
+	errs := make([]error, len(points))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range min(workers, len(points)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				cells[i], errs[i] = RunPoint(s, points[i])
+				mu.Lock()
+				done++
+				if opt.Progress != nil {
+					opt.Progress(done, len(points))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range points {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return cells, fmt.Errorf("cell %d (%s): %w", i, points[i].Label(), err)
+		}
+	}
+	return cells, nil
+}
+
+// values reads a point's parameters into typed values, keeping the first
+// error.
+type values struct {
+	pt  Point
+	err error
+}
+
+func (v *values) get(path string) any {
+	raw, ok := v.pt.Values[path]
+	if !ok {
+		return nil
+	}
+	out, err := schema[path].parse(raw)
+	if err != nil && v.err == nil {
+		v.err = fmt.Errorf("%s: %q: %w", path, raw, err)
+	}
+	return out
+}
+
+func (v *values) int(path string) int {
+	switch x := v.get(path).(type) {
+	case int:
+		return x
+	case int64:
+		return int(x)
+	}
+	return 0
+}
+
+func (v *values) float(path string) float64 { x, _ := v.get(path).(float64); return x }
+
+func (v *values) duration(path string) monotime.Duration {
+	x, _ := v.get(path).(monotime.Duration)
+	return x
+}
+
+// RunPoint simulates one grid point.
+func RunPoint(s *Scenario, pt Point) (Cell, error) {
+	v := &values{pt: pt}
+	seed := s.Seed*1_000_003 + uint64(pt.Index)
+	cell := Cell{Index: pt.Index, Label: pt.Label(), Params: pt.Values, Seed: seed}
+	trunkDelay := sim.DelayForDistance(v.float("topology.distance"))
+	if _, ok := pt.Values["topology.trunk_delay"]; ok {
+		trunkDelay = v.duration("topology.trunk_delay")
+	}
+	loss, burst := v.float("topology.loss"), v.float("topology.burst")
+	hostRate := v.float("topology.host_rate")
+	tcfg := sim.TwoSitesConfig{
+		HostsPerSite: v.int("topology.hosts_per_site"),
+		HostRate:     hostRate,
+		HostDelay:    v.duration("topology.host_delay"),
+		TrunkRate:    v.float("topology.trunk_rate"),
+		TrunkDelay:   trunkDelay,
+		QueueBytes:   v.int("topology.queue"),
+		ECNThreshold: v.int("topology.ecn"),
+		TrunkLoss: func() sim.LossModel {
+			if burst > 0 && loss > 0 {
+				r := 1 / burst
+				return &sim.GilbertElliott{P: loss * r / (1 - loss), R: r, LossBad: 1}
+			}
+			return sim.Bernoulli{P: loss}
+		},
+	}
+	scheme, _ := v.get("transport.scheme").(reliability.Scheme)
+	rtt := 2 * (trunkDelay + 2*tcfg.HostDelay)
+	ccfg := core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"),
+		InitialRTT: max(rtt, monotime.Microsecond), Rate: hostRate}
+	size, count := v.int("workload.size"), v.int("workload.count")
+	if budget := v.int("workload.bytes"); budget > 0 {
+		count = min(count, max(v.int("workload.min_count"), budget/max(size, 1)))
+	}
+	kind, _ := v.get("workload.kind").(string)
+	limit := v.duration("workload.limit")
+	virtual := v.get("workload.payload") == "virtual"
+	if kind == "allreduce" { // the ring spans both sites, half on each
+		tcfg.HostsPerSite = (v.int("workload.hosts") + 1) / 2
+	}
+	if v.err != nil {
+		return cell, v.err
+	}
+	eng := sim.New(seed)
+	top := sim.TwoSites(eng, tcfg)
+	start := time.Now()
+	var completions []monotime.Duration
+	var stats sim.TransferStats
+	switch kind {
+	case "messages":
+		res, err := sim.RunMessages(top, 0, tcfg.HostsPerSite, sim.MessagesConfig{
+			Size: size, Count: count, Scheme: scheme, Core: ccfg, Limit: limit, Virtual: virtual})
+		if err != nil {
+			return cell, err
+		}
+		completions, stats = res.Completions, res.Stats
+	case "allreduce":
+		res, err := sim.RunAllReduce(top, sim.AllReduceConfig{
+			Hosts: v.int("workload.hosts"), Size: size, Count: count, Scheme: scheme, Core: ccfg,
+			Limit: limit, Virtual: virtual})
+		if err != nil {
+			return cell, err
+		}
+		completions, stats = res.Completions, res.Stats
+		cell.BusBWGbps = res.BusBandwidth / 1e9
+	}
+	cell.WallSec = time.Since(start).Seconds()
+	cell.Runs = len(completions)
+	summarize(&cell, completions)
+	if cell.Mean > 0 {
+		cell.GoodputGbps = float64(size) * 8 / cell.Mean / 1e9
+	}
+	cell.DataBytes, cell.RetxBytes, cell.ParityBytes = stats.DataBytes, stats.RetxBytes, stats.ParityBytes
+	cell.Recovered, cell.Fallbacks, cell.RTOs = stats.RecoveredPackets, stats.Fallbacks, stats.RTOs
+	cell.TrunkLost = top.Trunk[0].Stats.Lost + top.Trunk[1].Stats.Lost
+	q := top.TrunkQueue[0]
+	cell.QueueMaxBytes = q.Stats.MaxBytes
+	if now := eng.Now(); now > 0 {
+		cell.QueueMeanBytes = q.Stats.ByteTime / float64(now)
+	}
+	cell.Events, cell.Hops = eng.Processed(), top.Net.Hops
+	cell.SimTime = monotime.Duration(eng.Now()).Seconds()
+	cell.Model = predict(v, cell, rtt)
+	return cell, nil
+}
+
+// summarize fills the completion statistics of cell.
+func summarize(cell *Cell, completions []monotime.Duration) {
+	if len(completions) == 0 {
+		return
+	}
+	secs := make([]float64, len(completions))
+	sum := 0.0
+	for i, c := range completions {
+		secs[i] = c.Seconds()
+		sum += secs[i]
+	}
+	cell.Completions = slices.Clone(secs)
+	slices.Sort(secs)
+	cell.Mean = sum / float64(len(secs))
+	cell.P50, cell.P99, cell.P999 = Percentile(secs, 0.5), Percentile(secs, 0.99), Percentile(secs, 0.999)
+	cell.Min, cell.Max = secs[0], secs[len(secs)-1]
+}
+
+// Percentile returns the nearest-rank q-quantile of sorted values.
+func Percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
