@@ -144,7 +144,7 @@ func (e *Engine) At(t monotime.Time, h Handler, arg uint64) EventID {
 	seq := e.seq
 	e.seq++
 	e.heap = append(e.heap, entry{})
-	e.up(len(e.heap)-1, entry{t: t, slot: i, seq: seq})
+	e.up(len(e.heap)-1, mkEntry(t, seq, i))
 	return id
 }
 
@@ -235,10 +235,11 @@ func (e *Engine) run(limit monotime.Time, advance bool) {
 		// The slot is released before the handler runs, so inside its
 		// handler an event is no longer pending: cancelling it returns
 		// false and Pending does not count it.
-		s := &e.slots[top.slot]
+		i := top.slot()
+		s := &e.slots[i]
 		h, arg := s.h, s.arg
 		e.popRoot()
-		e.release(top.slot)
+		e.release(i)
 		e.now = top.t
 		e.processed++
 		h.OnEvent(e, arg)

@@ -555,8 +555,8 @@ func TestAgainstReference(t *testing.T) {
 func checkHeap(t *testing.T, e *Engine) {
 	t.Helper()
 	for j := root; j < len(e.heap); j++ {
-		if e.pos[e.heap[j].slot] != uint32(j) {
-			t.Fatalf("pos of slot %d = %d, want %d", e.heap[j].slot, e.pos[e.heap[j].slot], j)
+		if i := e.heap[j].slot(); e.pos[i] != uint32(j) {
+			t.Fatalf("pos of slot %d = %d, want %d", i, e.pos[i], j)
 		}
 		if j > root && e.heap[j].less(e.heap[j>>2+2]) {
 			t.Fatalf("heap order violated at %d", j)

@@ -67,16 +67,27 @@ func Connect(a, b *Host, id uint32, cfg core.Config) (*core.Conn, *core.Conn, er
 	return ca, cb, nil
 }
 
-// pull hands the NIC the core's next datagram.
+// pull hands the NIC the core's next datagram. Sending can arm timers
+// and raise events (a message of the none scheme is done once sent), so
+// the host settles those too, except for kicking the NIC it serves.
 func (h *Host) pull() *Packet {
-	t, ok := h.EP.PollTransmit(h.net.Eng.Now(), h.buf)
-	if !ok {
-		return nil
+	now := h.net.Eng.Now()
+	outer := h.inside
+	h.inside = true
+	t, ok := h.EP.PollTransmit(now, h.buf)
+	if !ok && h.drain() { // the application may have given it work
+		t, ok = h.EP.PollTransmit(now, h.buf)
 	}
-	p := h.net.NewPacket(h.buf[:t.Len], t.Payload)
-	p.Src, p.Dst = h.ID, hostIndex(t.Conn.Peer())
-	p.Entropy = uint16(t.Path)
-	p.Control = !t.Data
+	var p *Packet
+	if ok {
+		p = h.net.NewPacket(h.buf[:t.Len], t.Payload)
+		p.Src, p.Dst = h.ID, hostIndex(t.Conn.Peer())
+		p.Entropy = uint16(t.Path)
+		p.Control = !t.Data
+		h.drain()
+	}
+	h.inside = outer
+	h.rearm()
 	return p
 }
 
@@ -106,17 +117,29 @@ func (h *Host) Wake() {
 
 // settle delivers events, lets the NIC pull, and re-arms the core's timer.
 func (h *Host) settle() {
+	h.drain()
+	h.inside = false
+	h.NIC.Kick()
+	h.rearm()
+}
+
+// drain delivers the endpoint's events and reports whether there were any.
+func (h *Host) drain() bool {
+	got := false
 	for {
 		ev, ok := h.EP.PollEvent()
 		if !ok {
-			break
+			return got
 		}
+		got = true
 		if h.Handle != nil {
 			h.Handle(h, ev)
 		}
 	}
-	h.inside = false
-	h.NIC.Kick()
+}
+
+// rearm keeps one engine event pending at the core's next deadline.
+func (h *Host) rearm() {
 	t, ok := h.EP.NextTimeout()
 	switch {
 	case !ok:

@@ -61,17 +61,19 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	if err != nil {
 		return MessagesResult{}, err
 	}
+	// Receives are posted a few messages ahead, so a clear-to-send has
+	// time to arrive (or be resent) before its message is sent.
+	ahead := min(cfg.Count, 4)
+	if !cfg.Virtual {
+		ahead = max(1, min(ahead, (1<<30)/cfg.Size)) // at most 1 GiB of buffers
+	}
 	var msg []byte
-	var bufs [2][]byte
+	bufs := make([][]byte, ahead)
 	if !cfg.Virtual {
 		msg = make([]byte, cfg.Size)
 		fillPattern(msg, eng.Rand().Uint64())
-		// Two receive buffers let the next message's clear-to-send travel
-		// while the current one arrives; one message needs one.
-		bufs[0] = make([]byte, cfg.Size)
-		bufs[1] = bufs[0]
-		if cfg.Count > 1 {
-			bufs[1] = make([]byte, cfg.Size)
+		for i := range bufs {
+			bufs[i] = make([]byte, cfg.Size)
 		}
 	}
 	res := MessagesResult{Completions: make([]monotime.Duration, 0, cfg.Count)}
@@ -85,7 +87,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 			if cfg.Virtual {
 				_, err = cb.PostRecvVirtual(cfg.Size)
 			} else {
-				_, err = cb.PostRecv(bufs[i%2])
+				_, err = cb.PostRecv(bufs[i%ahead])
 			}
 			if err != nil && failure == nil {
 				failure = fmt.Errorf("post receive %d: %w", i, err)
@@ -109,14 +111,14 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 		switch ev.Kind {
 		case core.EventRecvDone:
 			res.Completions = append(res.Completions, eng.Now().Sub(sentAt))
-			if !cfg.Virtual && !bytes.Equal(bufs[received%2], msg) && failure == nil {
+			if !cfg.Virtual && !bytes.Equal(bufs[received%ahead], msg) && failure == nil {
 				failure = fmt.Errorf("message %d arrived corrupted", received)
 			}
 			if err := cb.Complete(core.RecvHandle(ev.Msg)); err != nil && failure == nil {
 				failure = err
 			}
 			received++
-			post(received + 1)
+			post(received + ahead - 1)
 		case core.EventRecvFailed:
 			failure = fmt.Errorf("receive %d failed: %w", received, ev.Err)
 		}
@@ -137,8 +139,9 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 			eng.Stop()
 		}
 	}
-	post(0)
-	post(1)
+	for i := range ahead {
+		post(i)
+	}
 	b.Wake()
 	// Let the first clear-to-send reach the sender, so every message is
 	// timed from a warm start, as in the model.

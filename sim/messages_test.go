@@ -89,3 +89,19 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal("different seeds, identical runs")
 	}
 }
+
+// TestTimerArmedBySending is a regression test: a retransmission sent by
+// the NIC arms a new core timer, and if that packet is lost nothing else
+// wakes the host. The host must re-arm its timer when it sends, or this
+// run (found by the long-haul scenario) stalls at message 999.
+func TestTimerArmedBySending(t *testing.T) {
+	eng := New(1000003)
+	top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
+		TrunkRate: 400e9, TrunkDelay: 12500 * monotime.Microsecond,
+		TrunkLoss: func() LossModel { return Bernoulli{P: 0.01} }})
+	_, err := RunMessages(top, 0, 1, MessagesConfig{Size: 128 << 10, Count: 1000, Scheme: reliability.SelectiveRepeat{},
+		Core: core.Config{InitialRTT: 25004 * monotime.Microsecond, Rate: 400e9}, Virtual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

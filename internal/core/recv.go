@@ -440,10 +440,12 @@ func (r *receiver) encodeCTS(now monotime.Time, seq uint32, buf []byte) int {
 	n, _ := cts.Encode(buf)
 	m.ctsAt = now
 	m.ctsTries++
-	// Back off, a little: the sender may simply have nothing to send yet,
-	// but a burst of losses must not leave the message waiting for long.
+	// A sender that has data starts within a round trip of the CTS, so
+	// resend after 1.5 RTT; back off, a little, since the sender may simply
+	// have nothing to send yet, but a burst of losses must not leave the
+	// message waiting for long.
 	backoff := min(m.ctsTries-1, 3)
-	m.ctsDue = now.Add(3 * r.roundTrip() << backoff)
+	m.ctsDue = now.Add(3 * r.roundTrip() / 2 << backoff)
 	r.deadline = min(r.deadline, m.ctsDue)
 	return n
 }

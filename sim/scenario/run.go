@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -29,6 +30,8 @@ type Cell struct {
 	P999 float64 `json:"p999_s"`
 	Min  float64 `json:"min_s"`
 	Max  float64 `json:"max_s"`
+	// StdErr is the standard error of Mean (sample deviation / sqrt(runs)).
+	StdErr float64 `json:"stderr_s"`
 	// GoodputGbps is the bytes moved per unit of mean completion time.
 	GoodputGbps float64 `json:"goodput_gbps"`
 	// BusBWGbps is NCCL's bus bandwidth for collectives.
@@ -254,6 +257,13 @@ func summarize(cell *Cell, completions []monotime.Duration) {
 	cell.Completions = slices.Clone(secs)
 	slices.Sort(secs)
 	cell.Mean = sum / float64(len(secs))
+	if n := len(secs); n > 1 {
+		ss := 0.0
+		for _, x := range secs {
+			ss += (x - cell.Mean) * (x - cell.Mean)
+		}
+		cell.StdErr = math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
+	}
 	cell.P50, cell.P99, cell.P999 = Percentile(secs, 0.5), Percentile(secs, 0.99), Percentile(secs, 0.999)
 	cell.Min, cell.Max = secs[0], secs[len(secs)-1]
 }
