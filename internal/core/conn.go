@@ -168,7 +168,13 @@ func (c *Conn) handle(now monotime.Time, path Path, h wire.Header, b, payload []
 		}
 		return c.rcv.onData(now, &d)
 	case wire.TypeParity:
-		p, err := wire.ParseParity(b)
+		var p wire.Parity
+		var err error
+		if payload != nil {
+			p, err = wire.ParseParitySplit(b, payload)
+		} else {
+			p, err = wire.ParseParity(b)
+		}
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}

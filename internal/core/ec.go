@@ -112,8 +112,17 @@ func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 	i, j := m.parityPos/S, m.parityPos%S
 	off := (i*S + j) * mtu
 	p := wire.Parity{Conn: s.c.peerID, Msg: s.c.msgID(m.seq), Sub: m.sub, Geometry: m.geo,
-		Index: uint8(i), Stripe: j, Payload: s.ec.parity[off : off+mtu]}
-	n, _ := p.Encode(buf)
+		Index: uint8(i), Stripe: j}
+	n := wire.ParityLen
+	if m.data == nil { // virtual: zeros, by reference like virtual data
+		p.EncodeHeader(buf)
+		s.payload = s.zeroPayload(int(mtu))
+	} else {
+		// Real parity is copied: its buffer is overwritten by the next
+		// sub-message while this packet may still wait to be sent.
+		p.Payload = s.ec.parity[off : off+mtu]
+		n, _ = p.Encode(buf)
+	}
 	s.c.stats.ParityPackets++
 	s.c.stats.ParityBytes += uint64(mtu)
 	m.parityPos++

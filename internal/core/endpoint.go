@@ -101,8 +101,9 @@ func (e *Endpoint) HandleDatagram(now monotime.Time, path Path, b []byte) error 
 func (e *Endpoint) HandleSplit(now monotime.Time, path Path, header, payload []byte) error {
 	b := header
 	if payload != nil {
-		if h, err := wire.ParseHeader(header); err != nil || h.Type != wire.TypeData {
-			// Only DATA is decoded in pieces; anything else is gathered.
+		if h, err := wire.ParseHeader(header); err != nil || (h.Type != wire.TypeData && h.Type != wire.TypeParity) {
+			// Only DATA and PARITY are decoded in pieces; anything else
+			// is gathered.
 			e.gather = append(append(e.gather[:0], header...), payload...)
 			b, payload = e.gather, nil
 		}

@@ -452,14 +452,19 @@ func (s *sender) encodeData(m *sendMsg, p uint32, buf []byte, flags uint8) int {
 	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p, Geometry: m.geo}
 	d.EncodeHeader(buf)
 	if m.data == nil { // a virtual message: zeros of the right length
-		if len(s.zeros) < int(m.geo.MTU) {
-			s.zeros = make([]byte, m.geo.MTU)
-		}
-		s.payload = s.zeros[:end-off]
+		s.payload = s.zeroPayload(int(end - off))
 	} else {
 		s.payload = m.data[off:end]
 	}
 	return wire.MessageLen
+}
+
+// zeroPayload returns n zero bytes, the payload of virtual messages.
+func (s *sender) zeroPayload(n int) []byte {
+	if len(s.zeros) < n {
+		s.zeros = make([]byte, max(n, s.c.cfg.MTU))
+	}
+	return s.zeros[:n]
 }
 
 // handleTimeout resends what timed out.

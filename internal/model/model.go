@@ -17,7 +17,9 @@
 //	RTT     round-trip time; RTT/2 is the one-way delay
 //	RTO     = RTT + a*RTT, SR-RTO's retransmission timeout
 //	O       = RTO + T_INJ, SR's retry period (SR-NACK: O = RTT + T_INJ)
-//	Y_i     attempts chunk i needs, Geometric(1-p_chunk) on {1,2,...}
+//	Y_i     attempts chunk i needs: Geometric(1-p_chunk) on {1,2,...}
+//	        (RetryChunk, the paper's), or max_j of N_i Geometric(1-p) per
+//	        packet attempts (RetryPacket): see RetryModel
 //	k, m    data and parity chunks per EC sub-message; R = k/m
 //	L       = ceil(C/k) sub-messages
 //	b       EC fallback slack: FTO = injection + b*RTT
@@ -84,6 +86,46 @@ const (
 	DecodeStripe
 )
 
+// RetryModel selects how selective repeat models the number of attempts
+// Y_i a chunk needs (for SR-RTO, SR-NACK and EC's SR repair).
+type RetryModel int
+
+const (
+	// RetryChunk is the paper's model: an attempt delivers the chunk only
+	// if all N_i of its packets arrive in that same attempt, so
+	//
+	//	P(Y_i <= r) = 1 - p_chunk,i^r,   p_chunk,i = 1 - (1-p)^N_i,
+	//
+	// that is Y_i ~ Geometric(1 - p_chunk,i) and E[Y_i] = 1/(1-p_chunk,i).
+	RetryChunk RetryModel = iota
+	// RetryPacket models a receive bitmap that accumulates packets across
+	// attempts, as this repository's implementation and SDR's hardware
+	// do: a retransmission only needs the packets still missing to
+	// arrive. Packet j of chunk i needs Y_ij ~ Geometric(1-p) attempts,
+	// independently, and the chunk completes at Y_i = max_j Y_ij:
+	//
+	//	P(Y_i <= r) = (1 - p^r)^N_i,
+	//
+	// with N_i the packets of chunk i (the last chunk may have fewer).
+	// For N_i = 1 both models coincide. The retry period O is the same
+	// in both (a retransmission is still assumed to take T_INJ).
+	//
+	// EC's fallback repair re-sends only the missing data packets (see
+	// Prediction.RepairPackets), each retried until it arrives.
+	RetryPacket
+)
+
+// String returns the model's name.
+func (r RetryModel) String() string {
+	switch r {
+	case RetryChunk:
+		return "chunk"
+	case RetryPacket:
+		return "packet"
+	}
+	return fmt.Sprintf("RetryModel(%d)", int(r))
+}
+
 // Defaults for the zero values of Params.
 const (
 	DefaultChunkBytes = 64 << 10
@@ -138,6 +180,10 @@ type Params struct {
 	Slack float64
 	// Decode selects the EC decode-probability model.
 	Decode DecodeModel
+	// Retry selects the SR retry model; the zero value, RetryChunk, is
+	// the paper's (a chunk must arrive whole in one attempt), RetryPacket
+	// lets the receive bitmap accumulate packets across attempts.
+	Retry RetryModel
 	// AtSender predicts when the sender sees completion: every time gets
 	// one more RTT/2 for the final ACK. Otherwise times are when the
 	// receiver holds the whole message.
@@ -162,8 +208,14 @@ type Prediction struct {
 	// at least one sub-message cannot be decoded. EC only.
 	PFallback float64
 	// RepairChunks is F, the number of chunks the model re-sends with SR
-	// when the fallback fires (EC only; 0 when PFallback is 0).
+	// when the fallback fires (EC only; 0 when PFallback is 0). In stripe
+	// mode F counts lost data packets, each assumed in its own chunk.
 	RepairChunks int
+	// RepairPackets is the number of packets the repair re-sends: F*N
+	// (whole chunks) under RetryChunk; under RetryPacket only the missing
+	// data packets, F' = ceil(E[erased data packets of the failed
+	// codewords | fallback]) (EC only; 0 when PFallback is 0).
+	RepairPackets int
 
 	// Chunks is C, PacketsPerChunk is N, SubMessages is L (EC only).
 	Chunks, PacketsPerChunk, SubMessages int
@@ -238,6 +290,8 @@ func resolve(p Params) (*geometry, error) {
 		return nil, fieldErr("RTOFactor", p.RTOFactor, "want a finite value >= 0 (0 means 2)")
 	case !(g.b >= 0) || math.IsInf(g.b, 0):
 		return nil, fieldErr("Slack", p.Slack, "want a finite value >= 0 (0 means 1)")
+	case p.Retry != RetryChunk && p.Retry != RetryPacket:
+		return nil, fieldErr("Retry", p.Retry, "want RetryChunk (0) or RetryPacket (1)")
 	}
 	switch p.Scheme {
 	case SRRTO, SRNACK:
@@ -294,8 +348,12 @@ func (g *geometry) inject(bytes int64, pkts int) float64 {
 	return float64(bytes+int64(pkts)*int64(g.headerBytes)) * g.psPerByte
 }
 
-// chunkDrop is p_chunk = 1 - (1-p)^n, computed without cancellation.
+// chunkDrop is p_chunk = 1 - (1-p)^n, computed without cancellation (and
+// exactly p for n = 1, so that both retry models see the same number).
 func chunkDrop(p float64, n int) float64 {
+	if n == 1 {
+		return p
+	}
 	return -math.Expm1(float64(n) * math.Log1p(-p))
 }
 
@@ -304,9 +362,16 @@ func chunkDrop(p float64, n int) float64 {
 // inject (T_INJ, or dLast for the last chunk) and is retried every O, so it
 // is received at
 //
-//	X_i = s_i + d_i + O*(Y_i - 1),   Y_i ~ Geometric(1 - p_chunk,i)
+//	X_i = s_i + d_i + O*(Y_i - 1)
 //
-// plus the one-way delay. The message is complete at
+// plus the one-way delay. Chunk i consists of e_i independent units, each
+// lost in an attempt with probability q_i until it arrives once, and the
+// chunk completes when all have:
+//
+//	P(Y_i <= r) = (1 - q_i^r)^e_i.
+//
+// RetryChunk is e_i = 1, q_i = p_chunk,i (Y_i ~ Geometric(1 - p_chunk,i));
+// RetryPacket is e_i = N_i packets, q_i = p. The message is complete at
 //
 //	T_SR = max_i X_i + RTT/2
 //
@@ -315,9 +380,13 @@ func chunkDrop(p float64, n int) float64 {
 type srModel struct {
 	n        int     // chunks
 	t, dLast float64 // T_INJ and the last chunk's injection time (ps)
-	q, qLast float64 // p_chunk of full chunks and of the last chunk
+	q, qLast float64 // per-attempt loss probability of a unit, full and last chunk
+	e, eLast int     // units per full and last chunk; 0 means 1
 	o        float64 // O, retry period (ps)
 }
+
+// units returns e and eLast with 0 read as 1.
+func (s srModel) units() (e, eLast int) { return max(s.e, 1), max(s.eLast, 1) }
 
 // end returns A = max_i (s_i + d_i), the time the last chunk's first copy
 // is injected: every X_i is A or later for the last chunk, so max_i X_i >= A.
@@ -329,7 +398,7 @@ func (s srModel) end() float64 { return float64(s.n-1)*s.t + s.dLast }
 // With R_i = Y_i - 1 and a_i = s_i + d_i, the CDF of the maximum is
 //
 //	P(max_i X_i <= t) = prod_i P(R_i <= floor((t - a_i)/O))
-//	                  = prod_i (1 - p_chunk,i^(floor((t-a_i)/O) + 1)),
+//	                  = prod_i (1 - q_i^(floor((t-a_i)/O) + 1))^e_i,
 //
 // a step function of t. Writing t = A + x, chunk i's factor steps up at
 // x = phi_i + n*O (n = 0,1,...), where, with delta_i = A - a_i,
@@ -340,11 +409,12 @@ func (s srModel) end() float64 { return float64(s.n-1)*s.t + s.dLast }
 //	E[max_i X_i] = A + integral_0^inf (1 - P(max <= A + x)) dx
 //
 // into a sweep of C events per retry round, each updating one factor of
-// log P(max <= t) in O(1) from a table of log(1 - q^(r+1)). The survival
-// function is integrated exactly between events; the sweep stops when the
-// union bound sum_i q_i^(r_i+1) on the survival function bounds the rest of
-// the integral below 1e-13 of the mean, so the result is exact to about
-// float64 precision.
+// log P(max <= t) in O(1) from a table of e*log(1 - q^(r+1)) per class
+// (full chunks, last chunk) and round. The survival function is integrated
+// exactly between events; the sweep stops when the union bound
+// sum_i e_i*q_i^(r_i+1) on the survival function bounds the rest of the
+// integral below 1e-13 of the mean, so the result is exact to about float64
+// precision.
 func (s srModel) stats(levels []float64) (mean float64, quantiles []float64, err error) {
 	a := s.end()
 	quantiles = make([]float64, len(levels))
@@ -389,10 +459,12 @@ func (s srModel) stats(levels []float64) (mean float64, quantiles []float64, err
 		return 0
 	})
 	qs := [2]float64{s.q, s.qLast}
+	e, eLast := s.units()
+	es := [2]float64{float64(e), float64(eLast)}
 	// hist[c][v] counts the chunks of class c with r0 = v, so that
-	// log P(max <= A + n*O) = sum_c sum_v hist[c][v]*log(1 - q_c^(v+n+1))
+	// log P(max <= A + n*O) = sum_c sum_v hist[c][v]*e_c*log(1 - q_c^(v+n+1))
 	// is recomputed exactly at the start of every round, and the union
-	// bound U_n = sum_c q_c^(n+1) * sum_v hist[c][v]*q_c^(v+1) is cheap.
+	// bound U_n = sum_c q_c^(n+1) * e_c * sum_v hist[c][v]*q_c^(v+1) is cheap.
 	hist := [2][]int{make([]int, r0max+1), make([]int, r0max+1)}
 	for _, e := range evs {
 		hist[e.cls][e.r0]++
@@ -404,9 +476,10 @@ func (s srModel) stats(levels []float64) (mean float64, quantiles []float64, err
 				base[c] += float64(k) * math.Pow(qs[c], float64(v+1))
 			}
 		}
+		base[c] *= es[c]
 	}
 	qmax := max(s.q, s.qLast)
-	// tab[c][r] = log(1 - q_c^(r+1)), grown as the sweep advances.
+	// tab[c][r] = e_c*log(1 - q_c^(r+1)), grown as the sweep advances.
 	var tab [2][]float64
 	var pw [2]float64
 	for c := range 2 {
@@ -415,7 +488,7 @@ func (s srModel) stats(levels []float64) (mean float64, quantiles []float64, err
 	grow := func(size int) {
 		for c := range 2 {
 			for len(tab[c]) < size {
-				tab[c] = append(tab[c], math.Log1p(-pw[c]))
+				tab[c] = append(tab[c], es[c]*math.Log1p(-pw[c]))
 				pw[c] *= qs[c]
 			}
 		}
@@ -467,8 +540,9 @@ func (s srModel) stats(levels []float64) (mean float64, quantiles []float64, err
 			}
 		}
 		// After this round every chunk has r0_i + round + 1 retries; the
-		// survival function is at most U and shrinks by at least qmax per
-		// further round, so the rest of the integral is < O*U/(1-qmax).
+		// survival function is at most U (1 - (1-x)^e <= e*x) and every
+		// term shrinks by a factor q_c <= qmax per further round, so the
+		// rest of the integral is < O*U/(1-qmax).
 		u := 0.0
 		for c := range 2 {
 			if base[c] > 0 {
@@ -493,9 +567,14 @@ func survival(logF float64) float64 {
 	return -math.Expm1(logF)
 }
 
-// sr returns the SR model of the whole message under scheme s.
+// sr returns the SR model of the whole message under scheme s and the
+// selected RetryModel.
 func (g *geometry) sr(scheme Scheme) srModel {
-	return srModel{n: g.c, t: g.tInj, dLast: g.dLast, q: g.q, qLast: g.qLast, o: g.retryPeriod(scheme)}
+	m := srModel{n: g.c, t: g.tInj, dLast: g.dLast, q: g.q, qLast: g.qLast, o: g.retryPeriod(scheme)}
+	if g.p.Retry == RetryPacket {
+		m.q, m.qLast, m.e, m.eLast = g.p.DropProb, g.p.DropProb, g.n, g.nLast
+	}
+	return m
 }
 
 // retryPeriod is O: RTO + T_INJ with RTO = RTT + a*RTT for SR-RTO (and EC's
@@ -759,20 +838,61 @@ func (g *geometry) ec() ecModel {
 	return e
 }
 
-// repairChunks rounds the expected repair size to the F the model uses.
-func (g *geometry) repairChunks(e ecModel) int {
+// repairSize rounds the expected repair size to what the model re-sends:
+// F chunks, F = ceil(e.repair) in [1, C], and the packets re-sent.
+//
+// RetryChunk (the paper's): the repair re-sends F whole chunks, F*N
+// packets.
+//
+// RetryPacket: the receiver NACKs, and the sender re-sends, only the
+// missing data packets of the codewords that failed, F' = ceil(E[erased
+// data packets in failed codewords | fallback]) in [1, packets of the
+// message]. In stripe mode the shards are packets, so F' = F. In chunk
+// mode a lost chunk has on average N*p/p_chunk lost packets (>= 1; the
+// per-chunk count is independent of which codewords fail), so
+// F' = ceil(e.repair * N*p/p_chunk). Packets of parity chunks and packets
+// that stripes in decoding sub-messages recover are not re-sent.
+func (g *geometry) repairSize(e ecModel) (chunks, pkts int) {
 	if e.pFallback == 0 {
-		return 0
+		return 0, 0
 	}
 	f := math.Ceil(e.repair - 1e-9)
-	return int(min(max(f, 1), float64(g.c)))
+	chunks = int(min(max(f, 1), float64(g.c)))
+	if g.p.Retry == RetryChunk {
+		return chunks, chunks * g.n
+	}
+	x := e.repair
+	if g.p.Decode == DecodeChunk && g.n > 1 {
+		x *= float64(g.n) * g.p.DropProb / g.q
+	}
+	fp := math.Ceil(x - 1e-9)
+	return chunks, int(min(max(fp, 1), float64(g.npkts)))
 }
 
-// repairSR is the SR model of the fallback repair: F full chunks re-sent
-// back to back with SR-RTO (the receiver NACKs what it could not decode;
+// repairSR is the SR model of the fallback repair, re-sent back to back
+// with SR-RTO's retry period (the receiver NACKs what it could not decode;
 // a lost repair is retried after the RTO).
-func (g *geometry) repairSR(f int) srModel {
-	return srModel{n: f, t: g.tInj, dLast: g.tInj, q: g.q, qLast: g.q, o: g.retryPeriod(SRRTO)}
+//
+// RetryChunk: F full chunks, each of them retried whole until one attempt
+// delivers all its packets.
+//
+// RetryPacket: the F' missing packets, each retried until it arrives. For
+// timing they are packed N to a chunk, ceil(F'/N) chunks (the last holds
+// the rest), back to back; a group completes when its last packet has
+// arrived, P(Y <= r) = (1 - p^r)^(packets in the group), which is the max
+// over its packets whichever chunks they belong to: grouping only rounds
+// each packet's first injection up to its group's end (< T_INJ). It also
+// keeps the sweep at most C chunks long.
+func (g *geometry) repairSR(chunks, pkts int) srModel {
+	o := g.retryPeriod(SRRTO)
+	if g.p.Retry == RetryChunk {
+		return srModel{n: chunks, t: g.tInj, dLast: g.tInj, q: g.q, qLast: g.q, o: o}
+	}
+	n := (pkts + g.n - 1) / g.n
+	last := pkts - (n-1)*g.n
+	p := g.p.DropProb
+	return srModel{n: n, t: g.tInj, dLast: g.inject(int64(last)*int64(g.mtu), last),
+		q: p, qLast: p, e: g.n, eLast: last, o: o}
 }
 
 // predictEC:
@@ -782,10 +902,12 @@ func (g *geometry) repairSR(f int) srModel {
 //
 // where T_base = (C + C/R)*T_INJ + RTT/2 is when the last parity arrives
 // (precisely: the injection of the data and of m parity chunks per
-// sub-message, as built in ec, plus RTT/2), and the
-// fallback term is: the fallback timeout fires b*RTT after the injection
-// ends at the receiver, its NACK takes RTT/2 to the sender, and the F
-// repaired chunks complete T_SR(F) later (which includes their own RTT/2).
+// sub-message, as built in ec, plus RTT/2), and the fallback term is: the
+// fallback timeout fires b*RTT after the injection ends at the receiver,
+// its NACK takes RTT/2 to the sender, and the repair completes T_SR(F)
+// later (which includes its own RTT/2). The repair is F whole chunks under
+// RetryChunk and the F' missing packets under RetryPacket (repairSize,
+// repairSR).
 // Hence
 //
 //	E[T_EC] = T_base + P_fallback*((1+b)*RTT + E[T_SR(F)] - RTT/2).
@@ -804,8 +926,8 @@ func (g *geometry) predictEC(pr *Prediction) error {
 	if e.pFallback == 0 {
 		return nil
 	}
-	f := g.repairChunks(e)
-	pr.RepairChunks = f
+	chunks, pkts := g.repairSize(e)
+	pr.RepairChunks, pr.RepairPackets = chunks, pkts
 	shift := base + (1+g.b)*g.rtt - g.rtt/2
 	pDec := 1 - e.pFallback
 	var levels []float64
@@ -817,7 +939,7 @@ func (g *geometry) predictEC(pr *Prediction) error {
 			which = append(which, i)
 		}
 	}
-	sr := g.repairSR(f)
+	sr := g.repairSR(chunks, pkts)
 	mean, qs, err := sr.stats(levels)
 	if err != nil {
 		return err

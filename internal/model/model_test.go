@@ -132,14 +132,20 @@ func TestSRHandComputed(t *testing.T) {
 
 // bruteSR computes E[max_i X_i] and quantiles of an srModel by enumerating
 // every retry vector (R_0, ..., R_{n-1}) up to negligible probability: an
-// independent check of the sweep in stats.
+// independent check of the sweep in stats. A chunk of e units has the
+// distribution of R_i from unitsPMF, which enumerates its units' own retry
+// counts, so a chunk of N packets under RetryPacket is checked against the
+// max of N independent geometric packets, not against (1 - p^r)^N.
 func bruteSR(m srModel, levels []float64) (float64, []float64) {
 	type pt struct{ v, w float64 }
-	rmax := func(q float64) int {
-		if q == 0 {
-			return 0
+	e, eLast := m.units()
+	pmfs := map[[2]float64][]float64{}
+	pmf := func(q float64, e int) []float64 {
+		k := [2]float64{q, float64(e)}
+		if pmfs[k] == nil {
+			pmfs[k] = unitsPMF(q, e)
 		}
-		return int(math.Ceil(math.Log(1e-22) / math.Log(q)))
+		return pmfs[k]
 	}
 	var pts []pt
 	var rec func(i int, best, w float64)
@@ -148,12 +154,11 @@ func bruteSR(m srModel, levels []float64) (float64, []float64) {
 			pts = append(pts, pt{best, w})
 			return
 		}
-		q, a := m.q, float64(i+1)*m.t
+		q, a, u := m.q, float64(i+1)*m.t, e
 		if i == m.n-1 {
-			q, a = m.qLast, m.end()
+			q, a, u = m.qLast, m.end(), eLast
 		}
-		for r := 0; r <= rmax(q); r++ {
-			pr := (1 - q) * math.Pow(q, float64(r))
+		for r, pr := range pmf(q, u) {
 			rec(i+1, max(best, a+m.o*float64(r)), w*pr)
 		}
 	}
@@ -178,6 +183,29 @@ func bruteSR(m srModel, levels []float64) (float64, []float64) {
 	return mean, qs
 }
 
+// unitsPMF returns P(R = r), r = 0, 1, ..., for R the max of e independent
+// retry counts, each Geometric with P(R_j = r) = (1-q) q^r, by enumerating
+// every e-tuple (R_1, ..., R_e) up to negligible probability.
+func unitsPMF(q float64, e int) []float64 {
+	rmax := 0
+	if q > 0 {
+		rmax = int(math.Ceil(math.Log(1e-22) / math.Log(q)))
+	}
+	out := make([]float64, rmax+1)
+	var rec func(j, best int, w float64)
+	rec = func(j, best int, w float64) {
+		if j == e {
+			out[best] += w
+			return
+		}
+		for r := 0; r <= rmax; r++ {
+			rec(j+1, max(best, r), w*(1-q)*math.Pow(q, float64(r)))
+		}
+	}
+	rec(0, 0, 1)
+	return out
+}
+
 func cmpF(a, b float64) int {
 	switch {
 	case a < b:
@@ -197,6 +225,13 @@ func TestSRSweepMatchesBruteForce(t *testing.T) {
 		{n: 3, t: 10, dLast: 10, q: 0.2, qLast: 0.2, o: 1000},
 		{n: 3, t: 2, dLast: 2, q: 0.05, qLast: 0.05, o: 2}, // O = T: phases coincide
 		{n: 4, t: 1, dLast: 1, q: 0.25, qLast: 0.25, o: 2.5},
+		// RetryPacket: chunks of e packets, each lost with probability q.
+		{n: 1, t: 7, dLast: 7, q: 0.5, qLast: 0.5, e: 2, eLast: 2, o: 100},
+		{n: 1, t: 7, dLast: 7, q: 0.3, qLast: 0.3, e: 3, eLast: 3, o: 100},
+		{n: 2, t: 5, dLast: 2, q: 0.5, qLast: 0.5, e: 2, eLast: 1, o: 3}, // interleaved, short last chunk
+		{n: 3, t: 1, dLast: 0.5, q: 0.4, qLast: 0.4, e: 3, eLast: 2, o: 1.7},
+		{n: 3, t: 10, dLast: 10, q: 0.2, qLast: 0.2, e: 2, eLast: 2, o: 1000},
+		{n: 4, t: 1, dLast: 1, q: 0.25, qLast: 0.25, e: 2, eLast: 2, o: 2.5},
 	}
 	for _, m := range tests {
 		t.Run(fmt.Sprintf("%+v", m), func(t *testing.T) {

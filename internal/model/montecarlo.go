@@ -38,13 +38,17 @@ func (s Sample) CDF(t monotime.Duration) float64 {
 // MonteCarlo simulates runs messages under the same model Predict
 // evaluates, drawing its random variables instead of integrating them:
 //
-//   - SR: for every chunk i its retry count Y_i - 1 ~ Geometric(1 -
-//     p_chunk) on {0,1,...}, and T = max_i(s_i + d_i + O*(Y_i-1)) + RTT/2.
+//   - SR: for every chunk i its attempts Y_i, and T = max_i(s_i + d_i +
+//     O*(Y_i-1)) + RTT/2. Under RetryChunk Y_i - 1 ~ Geometric(1 - p_chunk)
+//     on {0,1,...}; under RetryPacket Y_i is drawn by inverting its CDF
+//     P(Y_i <= r) = (1 - p^r)^N_i (the max of N_i per-packet geometric
+//     attempt counts).
 //   - EC: for every codeword (chunk mode: every sub-message; stripe mode:
 //     every stripe of every sub-message) whether it fails to decode, with
 //     that codeword's failure probability; if any fails,
 //     T = T_base + (1+b)*RTT - RTT/2 + T_SR(F) with T_SR(F) drawn as above
-//     for the model's F repair chunks; else T = T_base.
+//     for the model's repair (F chunks, or F' packets under RetryPacket);
+//     else T = T_base.
 //
 // Independent Bernoulli trials with a common probability are drawn by
 // geometric skipping (the gap to the next success is geometric), which is
@@ -74,7 +78,7 @@ func MonteCarlo(p Params, runs int, seed uint64) Sample {
 		var sm *sampler
 		var shift float64
 		if e.pFallback > 0 {
-			sm = newSampler(g.repairSR(g.repairChunks(e)))
+			sm = newSampler(g.repairSR(g.repairSize(e)))
 			// T_base + (1+b)*RTT - RTT/2, plus the repair's own RTT/2.
 			shift = base + (1+g.b)*g.rtt
 		}
@@ -112,21 +116,30 @@ func MonteCarlo(p Params, runs int, seed uint64) Sample {
 
 // sampler draws max_i X_i of an srModel.
 type sampler struct {
-	m                 srModel
-	a                 float64
-	lq, lnq, lnqLast  float64 // log(1-q), log q, log qLast
-	hasFull, hasLastQ bool
+	m       srModel
+	a       float64
+	e, eL   int     // units per full and last chunk
+	lr      float64 // log(1 - P(a full chunk needs a retry)) = e*log(1-q)
+	pr      float64 // P(a full chunk needs a retry) = 1 - (1-q)^e
+	lnq     float64 // log q
+	lnqL    float64 // log qLast
+	hasFull bool
+	hasLast bool
 }
 
 func newSampler(m srModel) *sampler {
+	e, eL := m.units()
 	return &sampler{
-		m:        m,
-		a:        m.end(),
-		lq:       math.Log1p(-m.q),
-		lnq:      math.Log(m.q),
-		lnqLast:  math.Log(m.qLast),
-		hasFull:  m.q > 0 && m.n > 1,
-		hasLastQ: m.qLast > 0,
+		m:       m,
+		a:       m.end(),
+		e:       e,
+		eL:      eL,
+		lr:      float64(e) * math.Log1p(-m.q),
+		pr:      chunkDrop(m.q, e),
+		lnq:     math.Log(m.q),
+		lnqL:    math.Log(m.qLast),
+		hasFull: m.q > 0 && m.n > 1,
+		hasLast: m.qLast > 0,
 	}
 }
 
@@ -137,15 +150,46 @@ func (s *sampler) draw(rng *rand.Rand) float64 {
 	best := s.a
 	if s.hasFull {
 		n := int64(s.m.n - 1)
-		for i := skip(rng, s.lq, n); i < n; i += 1 + skip(rng, s.lq, n) {
-			r := 1 + geometric(rng, s.lnq) // retried: R = 1 + Geometric by memorylessness
+		for i := skip(rng, s.lr, n); i < n; i += 1 + skip(rng, s.lr, n) {
+			var r int64
+			if s.e == 1 {
+				r = 1 + geometric(rng, s.lnq) // retried: R = 1 + Geometric by memorylessness
+			} else {
+				r = max(attempts(rng, s.lnq, s.e, s.pr)-1, 1)
+			}
 			best = max(best, float64(i+1)*s.m.t+s.m.o*float64(r))
 		}
 	}
-	if s.hasLastQ {
-		best = max(best, s.a+s.m.o*float64(geometric(rng, s.lnqLast)))
+	if s.hasLast {
+		var r int64
+		if s.eL == 1 {
+			r = geometric(rng, s.lnqL)
+		} else {
+			r = max(attempts(rng, s.lnqL, s.eL, 1)-1, 0)
+		}
+		best = max(best, s.a+s.m.o*float64(r))
 	}
 	return best
+}
+
+// attempts draws Y with P(Y <= r) = (1 - q^r)^e, conditioned on
+// P(Y > Y0) = smax for the Y0 with S(Y0) = smax (smax = 1: unconditioned;
+// smax = 1 - (1-q)^e: Y >= 2), by inversion: with survival S(r) = P(Y > r)
+// and s uniform on (0, smax], Y = min{r : S(r) <= s}, and
+//
+//	S(r) <= s  <=>  q^r <= 1 - (1-s)^(1/e)  <=>  r >= log(1 - (1-s)^(1/e)) / log q,
+//
+// so P(Y > r) = P(s < S(r)) = S(r)/smax for S(r) <= smax. lnq = log q.
+// The caller clamps Y to the support it conditioned on (rounding can land
+// a hair below it).
+func attempts(rng *rand.Rand, lnq float64, e int, smax float64) int64 {
+	sv := smax * (1 - rng.Float64()) // in (0, smax]
+	x := -math.Expm1(math.Log1p(-sv) / float64(e))
+	y := math.Ceil(math.Log(x) / lnq)
+	if y > 1<<40 {
+		return 1 << 40
+	}
+	return int64(y)
 }
 
 // skip returns the number of failures before the next success in

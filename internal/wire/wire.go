@@ -308,31 +308,58 @@ func (p *Parity) Encode(b []byte) (int, error) {
 	if len(b) < n {
 		return 0, ErrBufferSmall
 	}
+	p.EncodeHeader(b)
+	copy(b[ParityLen:], p.Payload)
+	return n, nil
+}
+
+// EncodeHeader writes only the ParityLen-byte header of p into b, which
+// must be that long; the payload follows it on the wire.
+func (p *Parity) EncodeHeader(b []byte) {
+	_ = b[ParityLen-1]
 	putHeader(b, TypeParity, p.Flags, p.Conn)
 	putMsg(b, p.Msg)
 	be.PutUint32(b[12:], p.Sub)
 	putGeometry(b, p.Geometry)
 	b[32], b[33], b[34], b[35] = p.Index, 0, 0, 0
 	be.PutUint32(b[36:], p.Stripe)
-	copy(b[ParityLen:], p.Payload)
-	return n, nil
 }
 
 // ParseParity decodes a PARITY packet.
 func ParseParity(b []byte) (Parity, error) {
-	h, err := ParseHeader(b)
+	if len(b) < ParityLen {
+		h, err := ParseHeader(b)
+		switch {
+		case err != nil:
+			return Parity{}, err
+		case h.Type != TypeParity:
+			return Parity{}, ErrType
+		}
+		return Parity{}, ErrTruncated
+	}
+	return ParseParitySplit(b[:ParityLen], b[ParityLen:])
+}
+
+// ParseParitySplit decodes a PARITY packet whose header (exactly ParityLen
+// bytes) and payload lie in separate buffers.
+func ParseParitySplit(header, payload []byte) (Parity, error) {
+	h, err := ParseHeader(header)
 	if err != nil {
 		return Parity{}, err
 	}
 	if h.Type != TypeParity {
 		return Parity{}, ErrType
 	}
-	if len(b) < ParityLen {
-		return Parity{}, ErrTruncated
+	if len(header) != ParityLen {
+		if len(header) < ParityLen {
+			return Parity{}, ErrTruncated
+		}
+		return Parity{}, ErrInconsistent
 	}
+	b := header
 	geo, ok := getGeometry(b)
 	p := Parity{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Sub: be.Uint32(b[12:]),
-		Geometry: geo, Index: b[32], Stripe: be.Uint32(b[36:]), Payload: b[ParityLen:]}
+		Geometry: geo, Index: b[32], Stripe: be.Uint32(b[36:]), Payload: payload}
 	if !ok || p.K == 0 || p.Index >= p.M || b[33] != 0 || b[34] != 0 || b[35] != 0 ||
 		p.Stripe >= 1<<p.ChunkShift {
 		return Parity{}, ErrInconsistent

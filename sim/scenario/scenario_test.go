@@ -1,0 +1,149 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/scenarios"
+)
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown top key", "name: x\nseeed: 3\n", `x.yaml:2:1: unknown key "seeed"`},
+		{"unknown section key", "name: x\ntopology:\n  los: 1e-3\n", `x.yaml:3:3: unknown key "los" in topology; known keys:`},
+		{"bad probability", "name: x\ntopology:\n  loss: 1.5\n", `x.yaml:3:9: topology.loss: "1.5": want a probability in [0, 1)`},
+		{"bad list item", "name: x\nworkload:\n  size: [1MiB, lots]\n", `x.yaml:3:9: workload.size: "lots": want a size`},
+		{"unquoted scheme in a list", "name: x\ntransport:\n  scheme: [sr, ec:32,8]\n", `quote it`},
+		{"bad rate", "name: x\ntopology:\n  host_rate: fast\n", `want a positive rate, like 400Gbps`},
+		{"nested list", "name: x\nworkload:\n  size: [[1]]\n", `list items must be plain values`},
+		{"missing name", "seed: 1\n", `missing name`},
+		{"duplicate key", "name: x\nname: y\n", `key "name" given twice`},
+		{"bad yaml", "name: [x\n", `not valid YAML`},
+		{"bad seed", "name: x\nseed: -1\n", `seed: want a non-negative integer`},
+		{"quick unknown", "name: x\nquick:\n  workload.sise: 1\n", `quick: unknown parameter "workload.sise"`},
+		{"empty list", "name: x\ntopology:\n  loss: []\n", `empty list`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tt.yaml))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestGridAndOverrides(t *testing.T) {
+	s, err := Parse("g.yaml", []byte(`name: g
+topology:
+  loss: [1e-3, 1e-2]
+transport:
+  scheme: [sr, "ec:32,8", xor]
+workload:
+  size: 1MiB
+quick:
+  topology.loss: 1e-3
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(s.Grid(true)); got != 6 {
+		t.Fatalf("full grid has %d points, want 2 x 3", got)
+	}
+	quick := s.Grid(false)
+	if len(quick) != 3 || quick[0].Values["topology.loss"] != "1e-3" {
+		t.Fatalf("quick grid = %d points, first %v", len(quick), quick[0].Values)
+	}
+	if quick[1].Label() != "scheme=ec:32,8" || quick[1].Values["workload.size"] != "1MiB" {
+		t.Fatalf("point 1: label %q values %v", quick[1].Label(), quick[1].Values)
+	}
+	if quick[0].Values["transport.mtu"] != "4096" {
+		t.Fatalf("defaults not filled in: %v", quick[0].Values)
+	}
+	if err := s.Set("transport.scheme=[sr-nack,ec:4,2]"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("topology.loss=0"); err != nil {
+		t.Fatal(err)
+	}
+	g := s.Grid(false)
+	if len(g) != 2 || g[1].Values["transport.scheme"] != "ec:4,2" || g[0].Values["topology.loss"] != "0" {
+		t.Fatalf("after --set: %d points, %v", len(g), g)
+	}
+	for _, bad := range []string{"nokey", "topology.speed=1", "topology.loss=2", "workload.size=[1MiB"} {
+		if err := s.Set(bad); err == nil {
+			t.Errorf("--set %s accepted", bad)
+		}
+	}
+}
+
+// TestShippedScenarios checks every scenario in scenarios/ parses.
+func TestShippedScenarios(t *testing.T) {
+	entries, err := scenarios.FS.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		data, _ := scenarios.FS.ReadFile(e.Name())
+		if _, err := Parse(e.Name(), data); err != nil {
+			t.Errorf("%s: %v", e.Name(), err)
+		}
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("found %d scenarios", n)
+	}
+}
+
+// TestRunDeterministic runs a small lossy grid twice, with different
+// worker counts: the results must be identical.
+func TestRunDeterministic(t *testing.T) {
+	src := []byte(`name: det
+topology:
+  trunk_delay: 1ms
+  loss: [1e-3, 2e-2]
+  host_rate: 100Gbps
+  trunk_rate: 100Gbps
+transport:
+  scheme: [sr-nack, "ec:32,8"]
+workload:
+  size: [200KiB, 3MiB]
+  count: 5
+`)
+	run := func(workers int) []byte {
+		s, err := Parse("det.yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells, err := Run(s, Options{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cells {
+			cells[i].WallSec = 0
+		}
+		b, _ := json.Marshal(cells)
+		return b
+	}
+	a, b := run(1), run(3)
+	if !bytes.Equal(a, b) {
+		t.Fatal("same scenario and seed, different results")
+	}
+	var cells []Cell
+	if err := json.Unmarshal(a, &cells); err != nil || len(cells) != 8 {
+		t.Fatalf("%d cells, %v", len(cells), err)
+	}
+	for _, c := range cells {
+		if c.Runs != 5 || c.Mean <= 0 || c.Model == nil {
+			t.Fatalf("cell %s: runs %d mean %v model %v", c.Label, c.Runs, c.Mean, c.Model)
+		}
+	}
+}
