@@ -55,6 +55,6 @@ simulator.`,
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newDemoCmd(), newSimCmd())
+	root.AddCommand(newDemoCmd(), newSimCmd(), newModelCmd())
 	return root
 }

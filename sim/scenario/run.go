@@ -156,15 +156,38 @@ func (v *values) duration(path string) monotime.Duration {
 	return x
 }
 
+// trunkDelay is the one-way delay between the sites: given directly, or
+// from the distance.
+func (v *values) trunkDelay() monotime.Duration {
+	if _, ok := v.pt.Values["topology.trunk_delay"]; ok {
+		return v.duration("topology.trunk_delay")
+	}
+	return sim.DelayForDistance(v.float("topology.distance"))
+}
+
+// rtt is the unloaded round trip between hosts at different sites.
+func (v *values) rtt() monotime.Duration {
+	return 2 * (v.trunkDelay() + 2*v.duration("topology.host_delay"))
+}
+
+// Predict evaluates the analytic model for every point of the grid,
+// without simulating.
+func Predict(s *Scenario, full bool) []Cell {
+	points := s.Grid(full)
+	cells := make([]Cell, len(points))
+	for i, pt := range points {
+		v := &values{pt: pt}
+		cells[i] = Cell{Index: pt.Index, Label: pt.Label(), Params: pt.Values, Model: predict(v, Cell{}, v.rtt())}
+	}
+	return cells
+}
+
 // RunPoint simulates one grid point.
 func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	v := &values{pt: pt}
 	seed := s.Seed*1_000_003 + uint64(pt.Index)
 	cell := Cell{Index: pt.Index, Label: pt.Label(), Params: pt.Values, Seed: seed}
-	trunkDelay := sim.DelayForDistance(v.float("topology.distance"))
-	if _, ok := pt.Values["topology.trunk_delay"]; ok {
-		trunkDelay = v.duration("topology.trunk_delay")
-	}
+	trunkDelay := v.trunkDelay()
 	loss, burst := v.float("topology.loss"), v.float("topology.burst")
 	hostRate := v.float("topology.host_rate")
 	tcfg := sim.TwoSitesConfig{
@@ -184,7 +207,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		},
 	}
 	scheme, _ := v.get("transport.scheme").(reliability.Scheme)
-	rtt := 2 * (trunkDelay + 2*tcfg.HostDelay)
+	rtt := v.rtt()
 	ccfg := core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"),
 		InitialRTT: max(rtt, monotime.Microsecond), Rate: hostRate}
 	size, count := v.int("workload.size"), v.int("workload.count")
