@@ -207,18 +207,22 @@ func (s *sender) chunkBytes(m *sendMsg, i uint32) int64 {
 	return int64(end - start)
 }
 
-func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) {
+// markAcked records that the receiver has chunk i whole. It returns when
+// the chunk was sent if that time makes a clean RTT sample (newly acked,
+// never retransmitted), else zero.
+func (s *sender) markAcked(m *sendMsg, i uint32) monotime.Time {
 	if i >= m.nchunks || m.acked.test(i) {
-		return
+		return 0
 	}
 	m.acked.set(i)
 	m.nacked++
 	b := min(s.chunkBytes(m, i), m.inflight)
 	m.inflight -= b
 	s.inflight -= b
-	if !m.retx.test(i) && m.sentAt[i] != 0 {
-		s.rtt.Update(now.Sub(m.sentAt[i]))
+	if m.retx.test(i) {
+		return 0
 	}
+	return m.sentAt[i]
 }
 
 func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
@@ -230,6 +234,12 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 		s.finish(m)
 		return
 	}
+	// One RTT sample per ACK, from the newest chunk it acknowledges first:
+	// older chunks it covers may have been acked late, when an earlier
+	// ACK was lost, and would inflate the estimate (QUIC does the same
+	// with the largest acknowledged packet).
+	var newest monotime.Time
+	ack := func(i uint32) { newest = max(newest, s.markAcked(m, i)) }
 	if a.Flags&wire.FlagChunkUnits == 0 { // go-back-N: cumulative packets
 		cum := min(a.Cum, m.npkts)
 		if cum <= m.cum {
@@ -237,30 +247,30 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 		}
 		m.cum = cum
 		for i := m.ackedCum; i < cum>>s.c.shift; i++ {
-			s.markAcked(now, m, i)
+			ack(i)
 		}
 		m.ackedCum = max(m.ackedCum, cum>>s.c.shift)
-		if cum == m.npkts {
-			s.finish(m)
+	} else {
+		for i := m.ackedCum; i < min(a.Cum, m.nchunks); i++ {
+			ack(i)
 		}
-		return
-	}
-	for i := m.ackedCum; i < min(a.Cum, m.nchunks); i++ {
-		s.markAcked(now, m, i)
-	}
-	m.ackedCum = max(m.ackedCum, min(a.Cum, m.nchunks))
-	for w := range a.Words() {
-		bitsW := a.Word(w)
-		base := uint64(a.Base) + 64*uint64(w)
-		for bitsW != 0 && base < uint64(m.nchunks) {
-			if bitsW&1 != 0 {
-				s.markAcked(now, m, uint32(base))
+		m.ackedCum = max(m.ackedCum, min(a.Cum, m.nchunks))
+		for w := range a.Words() {
+			bitsW := a.Word(w)
+			base := uint64(a.Base) + 64*uint64(w)
+			for bitsW != 0 && base < uint64(m.nchunks) {
+				if bitsW&1 != 0 {
+					ack(uint32(base))
+				}
+				bitsW >>= 1
+				base++
 			}
-			bitsW >>= 1
-			base++
 		}
 	}
-	if m.nacked == m.nchunks {
+	if newest != 0 {
+		s.rtt.Update(now.Sub(newest))
+	}
+	if m.nacked == m.nchunks || m.cum == m.npkts {
 		s.finish(m)
 	}
 }

@@ -850,8 +850,8 @@ func (g *geometry) ec() ecModel {
 // message]. In stripe mode the shards are packets, so F' = F. In chunk
 // mode a lost chunk has on average N*p/p_chunk lost packets (>= 1; the
 // per-chunk count is independent of which codewords fail), so
-// F' = ceil(e.repair * N*p/p_chunk). Packets of parity chunks and packets
-// that stripes in decoding sub-messages recover are not re-sent.
+// F' = ceil(e.repair * N*p/p_chunk). Parity packets are not re-sent, nor
+// are lost packets that the code recovers (those of codewords that decode).
 func (g *geometry) repairSize(e ecModel) (chunks, pkts int) {
 	if e.pFallback == 0 {
 		return 0, 0

@@ -31,6 +31,9 @@ func TestSRHandComputed(t *testing.T) {
 		t4K    = 81920   // T_INJ of 4 KiB
 		half   = 12_500_000_000
 		o4K    = 75_000_000_000 + t4K // O = RTT + 2*RTT + T_INJ
+		t8K    = 163840               // T_INJ of an 8 KiB chunk (2 packets)
+		o8K    = 75_000_000_000 + t8K
+		n8K    = 25_000_000_000 + t8K // SR-NACK: O = RTT + T_INJ
 	)
 	type want struct{ mean, p50, p99, p999 monotime.Duration }
 	tests := []struct {
@@ -114,6 +117,77 @@ func TestSRHandComputed(t *testing.T) {
 			name: "2 chunks q=1/2 RTT=0",
 			p:    Params{MessageBytes: 8192, ChunkBytes: 4096, RateBitsPerSec: rate400, DropProb: 0.5, Scheme: SRRTO},
 			want: want{mean: 273_067, p50: 3 * t4K, p99: 9 * t4K, p999: 12 * t4K},
+		},
+		{
+			// RetryChunk, one chunk of N = 2 packets at p = 1/2: the chunk
+			// arrives whole with probability 1/4, p_chunk = 3/4, so
+			// E[Y-1] = q/(1-q) = 3 and E[T] = T + RTT/2 + 3*O8K =
+			// 163,840 + 12.5e9 + 225,000,491,520. P(Y-1 <= r) = 1 - (3/4)^(r+1):
+			// 0.4375 (r=1), 0.578 (r=2) -> p50; (3/4)^16 = 0.010023,
+			// (3/4)^17 = 0.0075 -> p99 at r = 16; (3/4)^24 = 0.001003,
+			// (3/4)^25 = 0.00075 -> p999 at r = 24.
+			name: "1 chunk N=2 p=1/2 chunk retry",
+			p:    Params{MessageBytes: 8192, ChunkBytes: 8192, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 0.5, Scheme: SRRTO},
+			want: want{
+				mean: t8K + half + 3*o8K,   // 237,500,655,360
+				p50:  t8K + half + 2*o8K,   // 162,500,491,520
+				p99:  t8K + half + 16*o8K,  // 1,212,502,785,280
+				p999: t8K + half + 24*o8K}, // 1,812,504,096,000
+		},
+		{
+			// RetryPacket, the same chunk: each packet needs its own
+			// Geometric(1/2) attempts and the bitmap keeps what arrived, so
+			// P(Y <= r) = (1 - 2^-r)^2 and
+			// E[Y] = sum_{r>=0} (1 - (1-2^-r)^2) = sum_{r>=0} (2*2^-r - 4^-r)
+			//      = 2*2 - 4/3 = 8/3,
+			// E[Y-1] = 5/3 (against 3 for RetryChunk). E[T] = T + RTT/2 +
+			// 5/3*O8K = 163,840 + 12.5e9 + 125,000,273,066.67
+			// = 137,500,436,906.67. CDF at Y = 1, 2, ...: 0.25, 0.5625 -> p50
+			// at Y = 2; (127/128)^2 = 0.98444, (255/256)^2 = 0.99220 -> p99 at
+			// Y = 8; (1023/1024)^2 = 0.998048, (2047/2048)^2 = 0.999024 ->
+			// p999 at Y = 11.
+			name: "1 chunk N=2 p=1/2 packet retry",
+			p:    Params{MessageBytes: 8192, ChunkBytes: 8192, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 0.5, Scheme: SRRTO, Retry: RetryPacket},
+			want: want{
+				mean: 137_500_436_907,
+				p50:  t8K + half + o8K,     // 87,500,327,680
+				p99:  t8K + half + 7*o8K,   // 537,501,310,720
+				p999: t8K + half + 10*o8K}, // 762,501,802,240
+		},
+		{
+			// The same with SR-NACK: O = RTT + T_INJ = 25,000,163,840;
+			// E[T] = 163,840 + 12.5e9 + 5/3*25,000,163,840 = 54,167,103,573.33.
+			name: "1 chunk N=2 p=1/2 packet retry NACK",
+			p:    Params{MessageBytes: 8192, ChunkBytes: 8192, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 0.5, Scheme: SRNACK, Retry: RetryPacket},
+			want: want{
+				mean: 54_167_103_573,
+				p50:  t8K + half + n8K,
+				p99:  t8K + half + 7*n8K,
+				p999: t8K + half + 10*n8K},
+		},
+		{
+			// RetryPacket, 12 KiB in 8 KiB chunks: chunk 0 has 2 packets
+			// (R0 = max of two Geometric(1/2) retry counts), chunk 1 one
+			// packet (R1 Geometric(1/2)); O >> T, and
+			// M = max(T + O*R0, T + T1 + O*R1), T1 = 81,920.
+			// P(max(R0,R1) <= r) = (1 - 2^-(r+1))^3, so with x = 2^-(r+1)
+			// E[max] = sum_r (3x - 3x^2 + x^3) = 3 - 1 + 1/7 = 15/7.
+			// Chunk 1 is the max iff R1 >= R0: P(R0 = 0) = 1/4,
+			// P(R0 = r) = 2^-r - 3*4^-(r+1) for r >= 1, P(R1 >= r) = 2^-r, so
+			// P = 1/4 + sum_{r>=1} (4^-r - 3/4*8^-r) = 1/4 + 1/3 - 3/28 = 10/21.
+			// E[M] = 15/7*O8K + T + 10/21*T1
+			//      = 160,714,636,800 + 163,840 + 39,009.52; E[T] = E[M] + RTT/2.
+			// CDF: at T + r*O it is (1-2^-(r+1))^2 (1-2^-r), at T + T1 + r*O
+			// (1-2^-(r+1))^3: 0.125, 0.28125 (T+O), 0.421875, 0.57422 (T+2O)
+			// -> p50 = T + 2O; 0.98833 (T+T1+7O), 0.99221 (T+8O) -> p99;
+			// 0.998536 (T+T1+10O), 0.999024 (T+11O) -> p999.
+			name: "short last chunk N=2,1 p=1/2 packet retry",
+			p:    Params{MessageBytes: 12 << 10, ChunkBytes: 8192, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 0.5, Scheme: SRRTO, Retry: RetryPacket},
+			want: want{
+				mean: 173_214_839_650,
+				p50:  t8K + 2*o8K + half,   // 162,500,491,520
+				p99:  t8K + 8*o8K + half,   // 612,501,474,560
+				p999: t8K + 11*o8K + half}, // 837,501,966,080
 		},
 	}
 	for _, tc := range tests {
@@ -406,6 +480,137 @@ func TestECMeanHandComputed(t *testing.T) {
 	}
 }
 
+// TestECRepairPacketRetry checks the fallback repair under RetryPacket
+// against formulas evaluated independently, for MDS (4,1) with 2-packet
+// chunks (N = 2) and p = 0.15, L = 1 (4 data chunks):
+//
+//   - chunk mode: p_chunk = 1 - 0.85^2 = 0.2775 and F = ceil(E[D;fail]/P_fb)
+//     (exactFail at q = 111/400: E[D;fail]/P_fb = 1.8999, F = 2); RetryChunk
+//     re-sends F whole chunks (RepairPackets = 2F = 4), RetryPacket the
+//     missing packets, whose expected number per lost chunk is
+//     N*p/p_chunk = 0.3/0.2775 = 40/37, so F' = ceil(1.8999*40/37) = 3;
+//   - stripe mode: D counts lost packets, so F' = F.
+//
+// The mean is T_base + P_fb*((1+b)*RTT + E[T_SR] - RTT/2) with E[T_SR]
+// from bruteSR on the repair: F' packets packed two to a chunk, each packet
+// retried until it arrives.
+func TestECRepairPacketRetry(t *testing.T) {
+	const tInj, half = 163840.0, 12.5e9
+	o := 75e9 + tInj
+	for _, d := range []DecodeModel{DecodeChunk, DecodeStripe} {
+		base := Params{MessageBytes: 4 * 8192, ChunkBytes: 8192, RateBitsPerSec: rate400, RTT: rtt25,
+			DropProb: 0.15, Scheme: ECMDS, K: 4, M: 1, Decode: d}
+		var pfb, ed float64
+		if d == DecodeChunk {
+			pfb, ed = exactFail(ECMDS, 4, 1, big.NewRat(111, 400))
+		} else {
+			// Two stripes, each a (4,1) codeword of packets.
+			f1, e1 := exactFail(ECMDS, 4, 1, big.NewRat(15, 100))
+			pfb, ed = 1-(1-f1)*(1-f1), 2*e1
+		}
+		f := int(math.Ceil(ed / pfb))
+		fp := f
+		if d == DecodeChunk {
+			fp = int(math.Ceil(ed / pfb * 40 / 37))
+			if f != 2 || fp != 3 {
+				t.Fatalf("F = %d, F' = %d; the comment says 2, 3", f, fp)
+			}
+		}
+		for _, r := range []RetryModel{RetryChunk, RetryPacket} {
+			p := base
+			p.Retry = r
+			pr, err := Predict(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantPkts := 2 * f
+			rm := srModel{n: f, t: tInj, dLast: tInj, q: 0.2775, qLast: 0.2775, o: o}
+			if r == RetryPacket {
+				wantPkts = fp
+				n := (fp + 1) / 2
+				rm = srModel{n: n, t: tInj, dLast: tInj * float64(fp-2*(n-1)) / 2, q: 0.15, qLast: 0.15, e: 2, eLast: fp - 2*(n-1), o: o}
+			}
+			if !near(pr.PFallback, pfb, 1e-12) || pr.RepairChunks != f || pr.RepairPackets != wantPkts {
+				t.Errorf("%v/%v: P_fb %.15g F %d packets %d, want %.15g %d %d", d, r, pr.PFallback, pr.RepairChunks, pr.RepairPackets, pfb, f, wantPkts)
+			}
+			em, _ := bruteSR(rm, nil)
+			tBase := 5*tInj + half // 4 data and 1 parity chunks
+			// (1+b)*RTT - RTT/2 before the repair, and its own RTT/2 after.
+			want := tBase + pfb*(50e9-half+em+half)
+			if math.Abs(float64(pr.Mean)-want) > 1 { // Mean is rounded to the picosecond
+				t.Errorf("%v/%v: mean %d ps, want %.1f", d, r, int64(pr.Mean), want)
+			}
+			t.Logf("%v/%v: P_fb %.6g, F = %d, packets %d, mean %v", d, r, pfb, f, wantPkts, pr.Mean)
+		}
+	}
+}
+
+// TestRetryModelsCoincideForOnePacketChunks: with ChunkBytes = MTU every
+// chunk is one packet, (1 - p^r)^1 = 1 - p_chunk^r, and the repair's
+// missing packets are its chunks, so both retry models give the same
+// prediction and the same Monte Carlo samples, for every scheme.
+func TestRetryModelsCoincideForOnePacketChunks(t *testing.T) {
+	for _, size := range []int64{4096, 100_000, 4 << 20, 64<<20 + 777} {
+		for _, p := range []float64{1e-6, 1e-3, 1e-2, 0.2} {
+			for _, s := range []Scheme{SRRTO, SRNACK, ECMDS, ECXOR} {
+				for _, d := range []DecodeModel{DecodeChunk, DecodeStripe} {
+					base := Params{MessageBytes: size, ChunkBytes: 4096, HeaderBytes: 98, RateBitsPerSec: rate400,
+						RTT: rtt25, DropProb: p, Scheme: s, Decode: d}
+					pk := base
+					pk.Retry = RetryPacket
+					a, err := Predict(base)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := Predict(pk)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if a != b {
+						t.Errorf("%d B p=%g %v/%v: RetryChunk %+v\nRetryPacket %+v", size, p, s, d, a, b)
+					}
+					ma, mb := MonteCarlo(base, 200, 7), MonteCarlo(pk, 200, 7)
+					if !slices.Equal(ma.Times, mb.Times) {
+						t.Errorf("%d B p=%g %v/%v: Monte Carlo samples differ", size, p, s, d)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRetryPacketNeverSlower: the bitmap keeping packets across attempts
+// can only help, P(Y <= r) = (1-p^r)^N >= 1 - (1-(1-p)^N)^r, so the
+// RetryPacket mean and quantiles never exceed the RetryChunk ones, and at
+// small p, where a lost chunk almost always lost a single packet, they
+// nearly agree.
+func TestRetryPacketNeverSlower(t *testing.T) {
+	for _, size := range []int64{128 << 10, 16 << 20, 1 << 30} {
+		for _, p := range []float64{1e-6, 1e-4, 1e-3, 1e-2} {
+			for _, s := range []Scheme{SRRTO, SRNACK, ECMDS, ECXOR} {
+				base := Params{MessageBytes: size, RateBitsPerSec: rate400, RTT: rtt25, DropProb: p, Scheme: s, Decode: DecodeStripe}
+				pk := base
+				pk.Retry = RetryPacket
+				a, err := Predict(base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := Predict(pk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b.Mean > a.Mean || b.P50 > a.P50 || b.P99 > a.P99 || b.P999 > a.P999 {
+					t.Errorf("%s p=%g %v: RetryPacket %v %v %v %v slower than RetryChunk %v %v %v %v", sizeName(size), p, s,
+						b.Mean, b.P50, b.P99, b.P999, a.Mean, a.P50, a.P99, a.P999)
+				}
+				if p <= 1e-4 && !near(float64(a.Mean), float64(b.Mean), 0.03) {
+					t.Errorf("%s p=%g %v: RetryPacket %v, RetryChunk %v: more than 3%% apart", sizeName(size), p, s, b.Mean, a.Mean)
+				}
+			}
+		}
+	}
+}
+
 func TestParamErrors(t *testing.T) {
 	ok := Params{MessageBytes: 1 << 20, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 1e-3, Scheme: ECXOR}
 	if _, err := Predict(ok); err != nil {
@@ -433,6 +638,8 @@ func TestParamErrors(t *testing.T) {
 		{"K", func(p *Params) { p.K, p.M = -1, 8 }},
 		{"M", func(p *Params) { p.K, p.M = 32, 0 }},
 		{"Decode", func(p *Params) { p.Decode = 7 }},
+		{"Retry", func(p *Params) { p.Retry = 2 }},
+		{"Retry", func(p *Params) { p.Retry = -1 }},
 	}
 	for _, tc := range tests {
 		p := ok
@@ -514,6 +721,43 @@ func TestHeadlineScenario(t *testing.T) {
 	}
 }
 
+// TestRetryPacketScenario logs the headline grid under RetryPacket with the
+// simulator's framing (98-byte headers, RTT = 2*(12.5 ms + 2 us), stripe
+// decoding) beside the paper's RetryChunk, and checks the same qualitative
+// claims as TestHeadlineScenario.
+func TestRetryPacketScenario(t *testing.T) {
+	rtt := 2 * (12500*monotime.Microsecond + 2*monotime.Microsecond)
+	schemes := []Scheme{SRRTO, SRNACK, ECMDS, ECXOR}
+	t.Log("mean completion time in ms, RetryPacket (RetryChunk):")
+	t.Logf("%-7s %-7s %17s %17s %17s %17s", "size", "p", "SR-RTO", "SR-NACK", "MDS", "XOR")
+	for _, size := range []int64{128 << 10, 16 << 20, 1 << 30} {
+		for _, p := range []float64{1e-6, 1e-4, 1e-2} {
+			line := fmt.Sprintf("%-7s %-7g", sizeName(size), p)
+			means := map[Scheme]float64{}
+			for _, s := range schemes {
+				var ms [2]float64
+				for i, r := range []RetryModel{RetryPacket, RetryChunk} {
+					pr, err := Predict(Params{MessageBytes: size, HeaderBytes: 98, RateBitsPerSec: rate400, RTT: rtt,
+						DropProb: p, Scheme: s, Decode: DecodeStripe, Retry: r})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ms[i] = pr.Mean.Seconds() * 1e3
+				}
+				means[s] = ms[0]
+				line += fmt.Sprintf(" %8.2f (%6.2f)", ms[0], ms[1])
+			}
+			t.Log(line)
+			if means[SRNACK] > means[SRRTO] {
+				t.Errorf("%s p=%g: SR-NACK %.2f ms slower than SR-RTO %.2f ms", sizeName(size), p, means[SRNACK], means[SRRTO])
+			}
+			if p >= 1e-4 && means[ECMDS] >= means[SRRTO] {
+				t.Errorf("%s p=%g: EC MDS %.2f ms not faster than SR-RTO %.2f ms", sizeName(size), p, means[ECMDS], means[SRRTO])
+			}
+		}
+	}
+}
+
 func sizeName(b int64) string {
 	switch {
 	case b >= 1<<30 && b%(1<<30) == 0:
@@ -533,14 +777,25 @@ func TestPredictFast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
 	}
-	r := testing.Benchmark(BenchmarkPredictSR1GiB)
-	if ns := r.NsPerOp(); ns > int64(monotime.Second/monotime.Nanosecond) {
-		t.Errorf("Predict of 1 GiB SR at p=1e-2 takes %v per call", monotime.Duration(ns)*monotime.Nanosecond)
+	for _, bench := range []func(*testing.B){BenchmarkPredictSR1GiB, BenchmarkPredictSR1GiBPacket} {
+		r := testing.Benchmark(bench)
+		if ns := r.NsPerOp(); ns > int64(monotime.Second/monotime.Nanosecond) {
+			t.Errorf("Predict of 1 GiB SR at p=1e-2 takes %v per call", monotime.Duration(ns)*monotime.Nanosecond)
+		}
 	}
 }
 
 func BenchmarkPredictSR1GiB(b *testing.B) {
 	p := Params{MessageBytes: 1 << 30, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 1e-2, Scheme: SRRTO}
+	for b.Loop() {
+		if _, err := Predict(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPredictSR1GiBPacket(b *testing.B) {
+	p := Params{MessageBytes: 1 << 30, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 1e-2, Scheme: SRRTO, Retry: RetryPacket}
 	for b.Loop() {
 		if _, err := Predict(p); err != nil {
 			b.Fatal(err)

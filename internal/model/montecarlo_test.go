@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -12,7 +13,9 @@ import (
 // runs) of the same model over a grid of sizes, drop rates and schemes: the
 // means agree within 2%, the predicted quantiles are quantiles of the sample
 // (the sample CDF crosses the level there, within sampling error), and the
-// fallback rate matches P_fallback.
+// fallback rate matches P_fallback. The grid runs under both retry models:
+// under RetryPacket Monte Carlo draws every retried chunk's attempts by
+// inversion (attempts) while Predict sweeps the exact CDF.
 func TestClosedFormMatchesMonteCarlo(t *testing.T) {
 	const runs = 100_000
 	type link struct {
@@ -32,20 +35,22 @@ func TestClosedFormMatchesMonteCarlo(t *testing.T) {
 	}{{SRRTO, DecodeChunk}, {SRNACK, DecodeChunk}, {ECMDS, DecodeChunk}, {ECXOR, DecodeChunk}, {ECMDS, DecodeStripe}, {ECXOR, DecodeStripe}}
 	sizes := []int64{128 << 10, 4 << 20, 5<<20 + 12345, 64 << 20}
 	var seed uint64
-	for _, l := range links {
-		for _, size := range sizes {
-			for _, p := range []float64{1e-6, 1e-4, 1e-2} {
-				for _, sc := range schemes {
-					if l.name != links[0].name && size != 64<<20 {
-						continue
+	for _, retry := range []RetryModel{RetryChunk, RetryPacket} {
+		for _, l := range links {
+			for _, size := range sizes {
+				for _, p := range []float64{1e-6, 1e-4, 1e-2} {
+					for _, sc := range schemes {
+						if l.name != links[0].name && size != 64<<20 {
+							continue
+						}
+						seed++
+						params := Params{MessageBytes: size, RateBitsPerSec: l.rate, RTT: l.rtt, DropProb: p, Scheme: sc.s, Decode: sc.d, Retry: retry}
+						name := fmt.Sprintf("%v/%s/%s/p=%g/%v/%d", retry, l.name, sizeName(size), p, sc.s, sc.d)
+						t.Run(name, func(t *testing.T) {
+							t.Parallel()
+							checkAgainstMC(t, params, runs, seed)
+						})
 					}
-					seed++
-					params := Params{MessageBytes: size, RateBitsPerSec: l.rate, RTT: l.rtt, DropProb: p, Scheme: sc.s, Decode: sc.d}
-					name := fmt.Sprintf("%s/%s/p=%g/%v/%d", l.name, sizeName(size), p, sc.s, sc.d)
-					t.Run(name, func(t *testing.T) {
-						t.Parallel()
-						checkAgainstMC(t, params, runs, seed)
-					})
 				}
 			}
 		}
@@ -95,5 +100,48 @@ func TestMonteCarloReproducible(t *testing.T) {
 	}
 	if c := MonteCarlo(p, 1000, 43); c.Mean == a.Mean {
 		t.Errorf("different seeds, same mean %v", a.Mean)
+	}
+}
+
+// TestAttemptsDistribution checks the inversion sampler against
+// P(Y <= r) = (1 - q^r)^e, unconditioned and conditioned on Y >= 2
+// (smax = 1 - (1-q)^e, as the sampler uses for chunks that needed a retry):
+// every P(Y = r) with an expected count of at least 20 matches within five
+// standard errors, and no draw falls outside the support.
+func TestAttemptsDistribution(t *testing.T) {
+	const draws = 400_000
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		q float64
+		e int
+	}{{0.5, 2}, {0.3, 3}, {0.01, 16}, {1e-4, 16}, {0.2, 1}} {
+		cdf := func(r int) float64 { return math.Pow(1-math.Pow(c.q, float64(r)), float64(c.e)) }
+		for _, cond := range []bool{false, true} {
+			smax, y0 := 1.0, 1
+			if cond {
+				smax, y0 = chunkDrop(c.q, c.e), 2
+			}
+			counts := map[int64]int{}
+			for range draws {
+				y := attempts(rng, math.Log(c.q), c.e, smax)
+				counts[max(y, int64(y0))]++
+			}
+			for y := range counts {
+				if y < int64(y0) {
+					t.Errorf("q=%g e=%d cond=%v: drew Y = %d", c.q, c.e, cond, y)
+				}
+			}
+			for r := y0; r < y0+40; r++ {
+				// P(Y = r | Y >= y0) = (F(r) - F(r-1)) / (1 - F(y0-1)).
+				pr := (cdf(r) - cdf(r-1)) / (1 - cdf(y0-1))
+				if pr*draws < 20 {
+					continue
+				}
+				got := float64(counts[int64(r)]) / draws
+				if sd := math.Sqrt(pr * (1 - pr) / draws); math.Abs(got-pr) > 5*sd {
+					t.Errorf("q=%g e=%d cond=%v: P(Y=%d) sampled %.5f, want %.5f", c.q, c.e, cond, r, got, pr)
+				}
+			}
+		}
 	}
 }

@@ -40,6 +40,7 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		RTT:            rtt,
 		DropProb:       v.float("topology.loss"),
 		Decode:         model.DecodeStripe, // how internal/core codes: per packet stripe
+		Retry:          model.RetryPacket,  // the receive bitmap keeps packets across attempts
 	}
 	if why == "" {
 		switch scheme.Kind() {
@@ -68,8 +69,26 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 	if out.Mean > 0 && cell.Mean > 0 {
 		out.Error = (cell.Mean - out.Mean) / out.Mean
 	}
-	if math.Abs(out.Error) > Tolerance && math.Abs(cell.Mean-out.Mean) <= 3*cell.StdErr {
-		out.Note = fmt.Sprintf("within 3 standard errors of the simulated mean (%d runs)", cell.Runs)
+	if cell.Mean > 0 && math.Abs(out.Error) > Tolerance {
+		out.Note = deviation(scheme.Kind(), cell, out)
 	}
 	return out
+}
+
+// deviation explains a cell where simulation and model differ by more
+// than Tolerance.
+func deviation(kind reliability.Kind, cell Cell, pred *Prediction) string {
+	if math.Abs(cell.Mean-pred.Mean) <= 3*cell.StdErr {
+		return fmt.Sprintf("within 3 standard errors of the simulated mean (%d runs): sampling, not model error", cell.Runs)
+	}
+	switch kind {
+	case reliability.KindSRNACK:
+		return "the model retries a lost chunk one RTT after sending it; the receiver here waits RTT/8 for " +
+			"reordering before it NACKs, re-NACKs a lost retransmission only after 1.5 RTT, and losses at a " +
+			"message's tail, which no later packet reveals, wait for the 3 RTT timeout"
+	case reliability.KindECMDS, reliability.KindECXOR:
+		return "after a fallback the model repairs the expected number of lost packets back to back with SR-RTO; " +
+			"the simulation repairs exactly what was lost, NACKed at the fallback timeout and again every 1.5 RTT"
+	}
+	return fmt.Sprintf("outside %.0f%% (%d runs)", 100*Tolerance, cell.Runs)
 }
