@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -144,6 +145,43 @@ workload:
 	for _, c := range cells {
 		if c.Runs != 5 || c.Mean <= 0 || c.Model == nil {
 			t.Fatalf("cell %s: runs %d mean %v model %v", c.Label, c.Runs, c.Mean, c.Model)
+		}
+	}
+}
+
+// TestSimulationMatchesModel checks the simulator against the analytic
+// model, an independent calculation, in cells where the model applies:
+// the means must agree within Tolerance (5%), or be within sampling error.
+func TestSimulationMatchesModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 6000 messages")
+	}
+	s, err := Parse("agree.yaml", []byte(`name: agree
+topology:
+  trunk_delay: 12.5ms
+  loss: [1e-3, 1e-2]
+transport:
+  scheme: [sr, "ec:32,8", "xor:32,8"]
+workload:
+  size: 1MiB
+  count: 1000
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Run(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cells {
+		m := c.Model
+		if m == nil || m.Mean == 0 {
+			t.Errorf("%s: no model prediction (%+v)", c.Label, m)
+			continue
+		}
+		t.Logf("%-28s sim %.3f ms model %.3f ms (%+.1f%%) %s", c.Label, 1e3*c.Mean, 1e3*m.Mean, 100*m.Error, m.Note)
+		if math.Abs(m.Error) > Tolerance && !strings.Contains(m.Note, "standard errors") {
+			t.Errorf("%s: simulated mean %.3f ms, model %.3f ms: %+.1f%%", c.Label, 1e3*c.Mean, 1e3*m.Mean, 100*m.Error)
 		}
 	}
 }
