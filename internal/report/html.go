@@ -4,26 +4,102 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/sdrnet/sdrnet/sim/scenario"
 )
 
-// WriteHTML writes a self-contained report: what ran, and every cell's
-// results beside the analytic model's prediction. It loads nothing from
-// the network and opens offline.
+// WriteHTML writes a self-contained report: what ran, plots of the
+// completion times, erasure coding against selective repeat where the
+// grid has both, the analytic model's agreement, and every cell's
+// results. Plots are inline SVG; the page loads nothing from the network,
+// opens offline, and is the same bytes for the same run.
 func WriteHTML(w io.Writer, r *Run) error {
-	return page.Execute(w, struct {
-		*Run
-		Keys []string
-	}{r, paramKeys(r.Cells)})
+	v, err := newView(r)
+	if err != nil {
+		return err
+	}
+	return page.Execute(w, v)
+}
+
+type view struct {
+	*Run
+	Keys      []string // every parameter, sorted
+	Plots     []figure
+	PlotNote  string // why there are no plots
+	SDR       *sdrView
+	Agreement agreement
+}
+
+func newView(r *Run) (*view, error) {
+	v := &view{Run: r, Keys: paramKeys(r.Cells)}
+	var err error
+	if v.Plots, v.PlotNote, err = linePlots(r.Cells); err != nil {
+		return nil, err
+	}
+	v.SDR = sdr(r.Cells)
+	v.Agreement = agree(r.Cells)
+	return v, nil
+}
+
+// agreement compares every cell with the analytic model.
+type agreement struct {
+	Rows                []agreeRow
+	Within, Outside, NA int
+	Tolerance           string // "5%"
+	Summary             string
+}
+
+type agreeRow struct {
+	Label      string
+	Sim, Model float64
+	Runs       int
+	StdErr     float64
+	Error      float64
+	Verdict    string
+	Class      string // CSS class of the verdict
+	Note       string
+}
+
+func agree(cells []scenario.Cell) agreement {
+	a := agreement{Tolerance: fmt.Sprintf("%g%%", 100*scenario.Tolerance)}
+	for _, c := range cells {
+		row := agreeRow{Label: c.Label, Sim: c.Mean, Runs: c.Runs, StdErr: c.StdErr}
+		if row.Label == "" {
+			row.Label = fmt.Sprintf("cell %d", c.Index)
+		}
+		switch {
+		case c.Model == nil || c.Model.Mean <= 0 || c.Mean <= 0:
+			row.Verdict, row.Class = "model n/a", "na"
+			a.NA++
+		case math.Abs(c.Model.Error) <= scenario.Tolerance:
+			row.Verdict, row.Class = "within "+a.Tolerance, "good"
+			a.Within++
+		default:
+			row.Verdict, row.Class = "outside "+a.Tolerance, "bad"
+			a.Outside++
+		}
+		if c.Model != nil {
+			row.Model, row.Error, row.Note = c.Model.Mean, c.Model.Error, c.Model.Note
+		}
+		a.Rows = append(a.Rows, row)
+	}
+	a.Summary = fmt.Sprintf("%d of %d cells within %s of the model, %d outside, %d where the model does not apply.",
+		a.Within, len(cells), a.Tolerance, a.Outside, a.NA)
+	return a
 }
 
 func seconds(s float64) string {
 	if s == 0 {
 		return "-"
 	}
-	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+	d := time.Duration(s * float64(time.Second))
+	if d >= time.Millisecond {
+		d = d.Round(time.Microsecond)
+	}
+	return d.String()
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -31,29 +107,67 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":     func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) },
 	"gbps":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
 	"param":   func(c scenario.Cell, k string) string { return c.Params[k] },
+	"join":    strings.Join,
+	"stderr": func(c agreeRow) string {
+		if c.StdErr == 0 && c.Runs > 1 {
+			return "0"
+		}
+		return seconds(c.StdErr)
+	},
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>sdrnet: {{.Scenario}}</title>
 <style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1240px; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; font-size: 12px; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
 th { background: #f3f3f3; }
 td.l, th.l { text-align: left; }
-.bad { background: #fde2e2; } .good { background: #e3f6e3; }
-figure { display: inline-block; margin: 0 1em 1em 0; }
+.bad { background: #fde2e2; } .good { background: #e3f6e3; } .na { background: #f3f3f3; color: #666; }
+figure { display: inline-block; vertical-align: top; margin: 0 1em 1em 0; }
+figure svg { max-width: 100%; height: auto; }
+figcaption { font-size: 12px; color: #555; }
+nav a { margin-right: 1em; }
+ul.cells { font-size: 13px; margin-top: 0; }
 </style></head><body>
 <h1>{{.Scenario}}</h1>
 <p>{{.Description}}</p>
 <p>Scenario file <code>{{.File}}</code>, seed {{.Seed}}, {{if .Full}}full grid{{else}}quick subset (run with <code>--full</code> for the whole grid){{end}}, {{len .Cells}} cells.</p>
-<h2>Parameters</h2>
+<nav><a href="#plots">Plots</a>{{if .SDR}}<a href="#ec-vs-sr">EC vs SR</a>{{end}}<a href="#model">Model agreement</a><a href="#params">Parameters</a><a href="#results">Results</a></nav>
+
+<h2 id="plots">Mean completion time</h2>
+{{if .Plots}}<p>Simulated mean completion time, one line per transport scheme (solid, with markers); the analytic model's mean for the same cells is the dashed line of the same colour. Both axes are logarithmic where the values allow.</p>
+{{range .Plots}}<figure>{{.SVG}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>
+{{end}}{{else}}<p>{{.PlotNote}}</p>
+{{end}}
+{{with .SDR}}<h2 id="ec-vs-sr">Erasure coding against selective repeat</h2>
+<p>Each square is one (drop rate, message size) cell: the best selective-repeat time (sr, sr-nack) divided by the best erasure-coding time (ec, xor), so above 1 where EC finishes first. Colour is on a log scale, blue where EC is faster and red where SR is; hover over a square for the schemes and times.</p>
+{{range .Facets}}{{if .Title}}<h3>{{.Title}}</h3>
+{{end}}<figure>{{.Mean}}</figure><figure>{{.P999}}</figure>
+<p>{{.Summary}}</p>
+<h4>Where EC wins ({{len .ECWins}})</h4>
+{{if .ECWins}}<ul class="cells">{{range .ECWins}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>Nowhere.</p>{{end}}
+<h4>Where SR wins ({{len .SRWins}})</h4>
+{{if .SRWins}}<ul class="cells">{{range .SRWins}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>Nowhere.</p>{{end}}
+{{if .Ties}}<h4>Ties ({{len .Ties}})</h4>
+<ul class="cells">{{range .Ties}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .NA}}<p>No comparison (a family has no time): {{join .NA "; "}}.</p>{{end}}
+{{end}}{{end}}
+<h2 id="model">Model agreement</h2>
+{{with .Agreement}}<p><strong>{{.Summary}}</strong></p>
+<p>The model is the analytic mean of SDR-RDMA section 4.2 (internal/model); the paper's own simulator matched it within 5%. The relative error is (sim &minus; model) / model.</p>
+<table><tr><th class="l">cell</th><th>runs</th><th>sim mean</th><th>&plusmn; std. error</th><th>model mean</th><th>rel. error</th><th class="l">verdict</th><th class="l">note</th></tr>
+{{range .Rows}}<tr><td class="l">{{.Label}}</td><td>{{.Runs}}</td><td>{{seconds .Sim}}</td><td>{{stderr .}}</td><td>{{seconds .Model}}</td><td>{{if .Model}}{{pct .Error}}{{else}}-{{end}}</td><td class="l {{.Class}}">{{.Verdict}}</td><td class="l">{{.Note}}</td></tr>
+{{end}}</table>
+{{end}}
+<h2 id="params">Parameters</h2>
 <table><tr><th class="l">parameter</th><th class="l">values</th><th class="l">where</th></tr>
 {{range .Params}}<tr><td class="l">{{.Path}}</td><td class="l">{{range $i, $v := .Values}}{{if $i}}, {{end}}{{$v}}{{end}}</td><td class="l">{{.Pos}}</td></tr>
 {{end}}</table>
-<h2>Results</h2>
+<h2 id="results">Results</h2>
 <p>Completion times are simulated, from the application's send to the receiver holding every byte. The model column is the analytic mean of SDR-RDMA section 4.2 (internal/model); sim/model is the relative difference.</p>
 <table><tr>{{range .Keys}}<th class="l">{{.}}</th>{{end}}<th>runs</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>goodput Gbit/s</th><th>retx bytes</th><th>parity bytes</th><th>fallbacks</th><th>model mean</th><th>sim/model</th><th class="l">note</th></tr>
-{{range $c := .Cells}}<tr>{{range $.Keys}}<td class="l">{{param $c .}}</td>{{end}}<td>{{$c.Runs}}</td><td>{{seconds $c.Mean}}</td><td>{{seconds $c.P50}}</td><td>{{seconds $c.P99}}</td><td>{{seconds $c.P999}}</td><td>{{gbps $c.GoodputGbps}}</td><td>{{$c.RetxBytes}}</td><td>{{$c.ParityBytes}}</td><td>{{$c.Fallbacks}}</td>{{with $c.Model}}<td>{{seconds .Mean}}</td><td>{{pct .Error}}</td><td class="l">{{.Note}}</td>{{else}}<td>-</td><td>-</td><td></td>{{end}}</tr>
+{{range $c := .Cells}}<tr>{{range $.Keys}}<td class="l">{{param $c .}}</td>{{end}}<td>{{$c.Runs}}</td><td>{{seconds $c.Mean}}</td><td>{{seconds $c.P50}}</td><td>{{seconds $c.P99}}</td><td>{{seconds $c.P999}}</td><td>{{gbps $c.GoodputGbps}}</td><td>{{$c.RetxBytes}}</td><td>{{$c.ParityBytes}}</td><td>{{$c.Fallbacks}}</td>{{with $c.Model}}<td>{{seconds .Mean}}</td><td>{{if .Mean}}{{pct .Error}}{{else}}-{{end}}</td><td class="l">{{.Note}}</td>{{else}}<td>-</td><td>-</td><td></td>{{end}}</tr>
 {{end}}</table>
 </body></html>
 `))

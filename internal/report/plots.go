@@ -29,8 +29,8 @@ type figure struct {
 
 // Plot size, in points.
 const (
-	plotW = 460
-	plotH = 300
+	plotW = 420
+	plotH = 280
 )
 
 // palette holds the series colours (Okabe and Ito's, which stay distinct
@@ -48,9 +48,12 @@ var palette = []color.RGBA{
 }
 
 var glyphs = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{},
-	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PlusGlyph{}, draw.CrossGlyph{},
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{}, draw.CrossGlyph{},
+	draw.TriangleGlyph{}, draw.PlusGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
 }
+
+// axisNames says what the plotted parameters are.
+var axisNames = map[string]string{keySize: "message size", keyLoss: "drop rate"}
 
 var modelDashes = []vg.Length{vg.Points(5), vg.Points(3)}
 
@@ -104,6 +107,9 @@ func linePlot(fc *facet, xs, schemes *axis) (svg template.HTML, ok bool, err err
 	}
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = xs.Key
+	if name, ok := axisNames[xs.Key]; ok {
+		p.X.Label.Text = name + " (" + xs.Key + ")"
+	}
 	p.Y.Label.Text = "mean completion time"
 	logX := !slices.ContainsFunc(xs.Num, func(x float64) bool { return x <= 0 })
 	if logX {
@@ -200,11 +206,14 @@ func linePlot(fc *facet, xs, schemes *axis) (svg template.HTML, ok bool, err err
 	p.X.Label.TextStyle.Font.Size, p.Y.Label.TextStyle.Font.Size = vg.Points(10), vg.Points(10)
 
 	out, err := render(plotW, plotH, func(dc draw.Canvas) {
+		dc.SetColor(color.White)
+		dc.Fill(dc.Rectangle.Path())
 		legend.Top, legend.Left = true, true
-		lw := legend.Rectangle(dc).Size().X + 8
+		// The legend is measured in Liberation Sans; leave room for a
+		// wider fallback font.
+		lw := legend.Rectangle(dc).Size().X*1.25 + 8
 		p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
-		lc := draw.Crop(dc, dc.Size().X-lw+8, 0, 0, -30)
-		legend.Draw(lc)
+		legend.Draw(draw.Crop(dc, dc.Size().X-lw+8, 0, 0, -30))
 	})
 	return out, err == nil, err
 }

@@ -47,10 +47,10 @@ func WriteCSV(w io.Writer, r *Run) error {
 	keys := paramKeys(r.Cells)
 	cw := csv.NewWriter(w)
 	header := append([]string{"index"}, keys...)
-	header = append(header, "runs", "mean_s", "p50_s", "p99_s", "p999_s", "min_s", "max_s",
+	header = append(header, "runs", "mean_s", "stderr_s", "p50_s", "p99_s", "p999_s", "min_s", "max_s",
 		"goodput_gbps", "busbw_gbps", "data_bytes", "retx_bytes", "parity_bytes", "recovered_packets",
 		"fallbacks", "rtos", "trunk_lost", "queue_max_bytes", "queue_mean_bytes",
-		"model_mean_s", "model_rel_error", "model_note", "events", "hops", "sim_time_s", "seed")
+		"model_mean_s", "model_p999_s", "model_rel_error", "model_note", "events", "hops", "sim_time_s", "seed")
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -59,14 +59,14 @@ func WriteCSV(w io.Writer, r *Run) error {
 		for _, k := range keys {
 			row = append(row, c.Params[k])
 		}
-		modelMean, modelErr, note := "", "", ""
+		modelMean, modelP999, modelErr, note := "", "", "", ""
 		if c.Model != nil {
-			modelMean, modelErr, note = f(c.Model.Mean), f(c.Model.Error), c.Model.Note
+			modelMean, modelP999, modelErr, note = f(c.Model.Mean), f(c.Model.P999), f(c.Model.Error), c.Model.Note
 		}
-		row = append(row, strconv.Itoa(c.Runs), f(c.Mean), f(c.P50), f(c.P99), f(c.P999), f(c.Min), f(c.Max),
+		row = append(row, strconv.Itoa(c.Runs), f(c.Mean), f(c.StdErr), f(c.P50), f(c.P99), f(c.P999), f(c.Min), f(c.Max),
 			f(c.GoodputGbps), f(c.BusBWGbps), u(c.DataBytes), u(c.RetxBytes), u(c.ParityBytes), u(c.Recovered),
 			u(c.Fallbacks), u(c.RTOs), u(c.TrunkLost), strconv.Itoa(c.QueueMaxBytes), f(c.QueueMeanBytes),
-			modelMean, modelErr, note, u(c.Events), u(c.Hops), f(c.SimTime), u(c.Seed))
+			modelMean, modelP999, modelErr, note, u(c.Events), u(c.Hops), f(c.SimTime), u(c.Seed))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -213,8 +213,8 @@ func heatColour(x float64) (fill string, dark bool) {
 // message size across.
 func heatmap(what string, grid [][]speedup, losses, sizes []string, val func(speedup) (float64, string)) template.HTML {
 	const (
-		cw, ch     = 78, 34 // cell size
-		left, top  = 86, 58 // room for row labels, title and column labels
+		cw, ch     = 88, 38 // cell size
+		left, top  = 86, 62 // room for row labels, title and column labels
 		legendH    = 56
 		fontFamily = `font-family="Liberation Sans,Arial,Helvetica,sans-serif"`
 	)
@@ -222,17 +222,17 @@ func heatmap(what string, grid [][]speedup, losses, sizes []string, val func(spe
 	w := max(left+cw*len(sizes)+16, left+sw*5+70)
 	h := top + ch*len(losses) + legendH
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" %s font-size="12" role="img">`+"\n",
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" %s font-size="13" role="img">`+"\n",
 		w, h, w, h, fontFamily)
-	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="13" font-weight="bold">best SR %s / best EC %s</text>`+"\n", 4, esc(what), esc(what))
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#444">workload.size</text>`+"\n", left+cw*len(sizes)/2, 34)
+	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="14" font-weight="bold">best SR %s / best EC %s</text>`+"\n", 4, esc(what), esc(what))
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#444">workload.size</text>`+"\n", left+cw*len(sizes)/2, 36)
 	fmt.Fprintf(&b, `<text x="4" y="%d" fill="#444">loss</text>`+"\n", top-6)
 	for j, s := range sizes {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", left+cw*j+cw/2, top-6, esc(s))
 	}
 	for i, l := range losses {
 		y := top + ch*i
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-8, y+ch/2+4, esc(l))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-8, y+ch/2+5, esc(l))
 		for j := range sizes {
 			x := left + cw*j
 			v, title := val(grid[i][j])
@@ -243,7 +243,7 @@ func heatmap(what string, grid [][]speedup, losses, sizes []string, val func(spe
 			}
 			fmt.Fprintf(&b, `<g><title>%s</title><rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#ffffff"/>`+
 				`<text x="%d" y="%d" text-anchor="middle" fill="%s">%s</text></g>`+"\n",
-				esc(title), x, y, cw, ch, fill, x+cw/2, y+ch/2+4, ink, esc(times(v)))
+				esc(title), x, y, cw, ch, fill, x+cw/2, y+ch/2+5, ink, esc(times(v)))
 		}
 	}
 	// The colour scale: SR faster on the left, EC faster on the right.
@@ -257,10 +257,10 @@ func heatmap(what string, grid [][]speedup, losses, sizes []string, val func(spe
 		if m < 1 {
 			label = fmt.Sprintf("1/%g", 1/m)
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="10">%s</text>`+"\n", x+sw/2, ly+24, label)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="11">%s</text>`+"\n", x+sw/2, ly+24, label)
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#444" text-anchor="end">SR faster</text>`, left-8, ly+10)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#444">EC faster</text>`+"\n", left+sw*len(marks)+6, ly+10)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#444" text-anchor="end">SR faster</text>`, left-8, ly+10)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#444">EC faster</text>`+"\n", left+sw*len(marks)+6, ly+10)
 	b.WriteString("</svg>")
 	return template.HTML(b.String())
 }

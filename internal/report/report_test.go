@@ -1,0 +1,244 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/sim/scenario"
+)
+
+var (
+	testLosses  = []string{"1e-4", "1e-2"}
+	testSizes   = []string{"1MiB", "1GiB"}
+	testSchemes = []string{"sr", "sr-nack", "ec:32,8", "xor:32,8"}
+	// Made-up mean completion times, by loss, size and scheme.
+	testMeans = [2][2][4]float64{
+		{{0.0130, 0.0128, 0.0140, 0.0145}, {0.100, 0.060, 0.040, 0.042}},
+		{{0.050, 0.030, 0.0125, 0.013}, {0.400, 0.250, 0.020, 0.025}},
+	}
+)
+
+// testRun builds a 2 losses x 2 sizes x 4 schemes grid. Speedups (best SR
+// over best EC) are 0.91, 1.50, 2.40 and 12.5 on the mean; p99.9 is 3x the
+// mean for SR and 1.2x for EC, so 2.5 times those at the tail. The model
+// is absent, within 2%, off by 20% and not applicable in turn.
+func testRun() *Run {
+	r := &Run{Scenario: "test-grid", File: "scenarios/test.yaml", Description: "A made-up grid.", Seed: 7,
+		Params: []scenario.Param{
+			{Path: keyLoss, Values: testLosses, Pos: "test.yaml:3:9"},
+			{Path: keyScheme, Values: testSchemes, Pos: "test.yaml:5:11"},
+			{Path: "transport.mtu", Values: []string{"4096"}, Pos: "test.yaml:6:8"},
+			{Path: keySize, Values: testSizes, Pos: "test.yaml:8:9"},
+		}}
+	for li, loss := range testLosses {
+		for si, scheme := range testSchemes {
+			for zi, size := range testSizes {
+				mean := testMeans[li][zi][si]
+				tail := 1.2
+				if schemeFamily(scheme) == "sr" {
+					tail = 3
+				}
+				i := len(r.Cells)
+				c := scenario.Cell{Index: i, Label: fmt.Sprintf("loss=%s scheme=%s size=%s", loss, scheme, size),
+					Params: map[string]string{keyLoss: loss, keyScheme: scheme, keySize: size, "transport.mtu": "4096"},
+					Seed:   uint64(1000 + i), Runs: 3, Mean: mean, StdErr: mean / 100, P50: mean, P99: mean * tail,
+					P999: mean * tail, Min: mean * 0.9, Max: mean * tail, GoodputGbps: 1.5, DataBytes: 1 << 20,
+					Completions: []float64{mean * 0.9, mean, mean * 1.1}}
+				switch i % 4 {
+				case 1:
+					c.Model = &scenario.Prediction{Mean: mean / 1.02, Error: 0.02}
+				case 2:
+					c.Model = &scenario.Prediction{Mean: mean / 1.2, P999: mean, Error: 0.2, Note: "a note"}
+				case 3:
+					c.Model = &scenario.Prediction{Note: "no model for this"}
+				}
+				r.Cells = append(r.Cells, c)
+			}
+		}
+	}
+	return r
+}
+
+func html(t *testing.T, r *Run) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestHTMLDeterministic(t *testing.T) {
+	a, b := html(t, testRun()), html(t, testRun())
+	if a != b {
+		t.Fatal("two renderings of the same run differ")
+	}
+	// Go randomizes map iteration: more renderings give it more chances
+	// to leak into the page.
+	for range 5 {
+		if html(t, testRun()) != a {
+			t.Fatal("renderings differ")
+		}
+	}
+}
+
+func TestHTMLContent(t *testing.T) {
+	s := html(t, testRun())
+	for _, want := range []string{
+		"<svg",
+		// The mean heatmap, and the p99.9 one at 2.5 times.
+		">0.91×<", ">1.50×<", ">2.40×<", ">12.5×<",
+		">2.29×<", ">3.75×<", ">6.00×<", ">31.2×<",
+		"Where EC wins (3)", "Where SR wins (1)",
+		"loss=1e-4 size=1MiB: 0.91×",
+		"EC has the lower mean in 3 of 4 cells and the lower p99.9 in 4 of 4",
+		"4 of 16 cells within 5% of the model, 4 outside, 8 where the model does not apply.",
+		"within 5%", "outside 5%", "model n/a", "no model for this",
+		// One line plot per loss, the model dashed.
+		">loss=1e-4<", ">loss=1e-2<", "stroke-dasharray",
+		// The parameter and results tables are kept.
+		"test.yaml:8:9", "<th class=\"l\">transport.scheme</th>",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if n := strings.Count(s, "<svg"); n != 4 {
+		t.Errorf("%d SVG elements, want 4 (2 line plots, 2 heatmaps)", n)
+	}
+	for _, bad := range []string{`src="http`, `href="http`, "src='http", "href='http", "<?xml", "<script",
+		"<link", "@import", "url(", "<img"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("report contains %q: it must open offline, with inline SVG", bad)
+		}
+	}
+	if strings.Count(s, "<svg") != strings.Count(s, "</svg>") {
+		t.Error("unbalanced <svg> elements")
+	}
+}
+
+func TestHTMLLossAxis(t *testing.T) {
+	// One size: the plot runs over the drop rate instead.
+	r := testRun()
+	r.Cells = slices.DeleteFunc(r.Cells, func(c scenario.Cell) bool { return c.Params[keySize] != "1GiB" })
+	s := html(t, r)
+	if !strings.Contains(s, ">drop rate (topology.loss)<") || strings.Count(s, "<svg") != 3 {
+		t.Errorf("want one plot against topology.loss and two heatmaps")
+	}
+	// SR alone: no EC-vs-SR section.
+	r = testRun()
+	r.Cells = slices.DeleteFunc(r.Cells, func(c scenario.Cell) bool { return schemeFamily(c.Params[keyScheme]) != "sr" })
+	s = html(t, r)
+	if strings.Contains(s, "Where EC wins") || strings.Count(s, "<svg") != 2 {
+		t.Errorf("SR-only grid: want two line plots and no heatmap")
+	}
+	// One cell: nothing varies, nothing to plot, and the tables remain.
+	r = testRun()
+	r.Cells = r.Cells[:1]
+	s = html(t, r)
+	if strings.Contains(s, "<svg") || !strings.Contains(s, "No plot:") || !strings.Contains(s, "1 cells within 5%") {
+		t.Errorf("single-cell report: %s", s)
+	}
+}
+
+func TestInlineSVG(t *testing.T) {
+	got, err := inlineSVG("<?xml version=\"1.0\"?>\n<!-- c -->\n<svg width=\"1\"></svg>\n")
+	if err != nil || got != `<svg width="1"></svg>` {
+		t.Errorf("inlineSVG = %q, %v", got, err)
+	}
+	if _, err := inlineSVG("<html><svg></svg>"); err == nil {
+		t.Error("inlineSVG accepted something that is not an SVG document")
+	}
+}
+
+func TestAxisOrder(t *testing.T) {
+	cells := []scenario.Cell{
+		{Params: map[string]string{keySize: "1GiB", keyLoss: "1e-2", keyScheme: "xor:32,8"}},
+		{Params: map[string]string{keySize: "128KiB", keyLoss: "0", keyScheme: "sr"}},
+		{Params: map[string]string{keySize: "16MiB", keyLoss: "1e-6", keyScheme: "ec:32,8"}},
+	}
+	for key, want := range map[string][]string{
+		keySize:   {"128KiB", "16MiB", "1GiB"},
+		keyLoss:   {"0", "1e-6", "1e-2"},
+		keyScheme: {"xor:32,8", "sr", "ec:32,8"}, // not numbers: as they come
+	} {
+		if got := newAxis(cells, key).Values; !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", key, got, want)
+		}
+	}
+}
+
+func TestCSV(t *testing.T) {
+	r := testRun()
+	var b bytes.Buffer
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+len(r.Cells) {
+		t.Fatalf("%d rows, want a header and %d cells", len(rows), len(r.Cells))
+	}
+	header := rows[0]
+	want := []string{"index", keyLoss, "transport.mtu", keyScheme, keySize, "runs", "mean_s", "stderr_s",
+		"p50_s", "p99_s", "p999_s"}
+	if !slices.Equal(header[:len(want)], want) {
+		t.Errorf("header starts %v, want %v", header[:len(want)], want)
+	}
+	for _, col := range []string{"goodput_gbps", "retx_bytes", "parity_bytes", "fallbacks", "model_mean_s",
+		"model_p999_s", "model_rel_error", "model_note", "seed"} {
+		if !slices.Contains(header, col) {
+			t.Errorf("header lacks %s", col)
+		}
+	}
+	col := func(name string) int { return slices.Index(header, name) }
+	for i, row := range rows[1:] {
+		c := r.Cells[i]
+		if len(row) != len(header) {
+			t.Fatalf("row %d has %d fields, header %d", i, len(row), len(header))
+		}
+		if row[col(keyScheme)] != c.Params[keyScheme] || row[col("mean_s")] != f(c.Mean) {
+			t.Errorf("row %d: scheme %q mean %q, want %q %q", i, row[col(keyScheme)], row[col("mean_s")],
+				c.Params[keyScheme], f(c.Mean))
+		}
+		if (c.Model == nil) != (row[col("model_rel_error")] == "") {
+			t.Errorf("row %d: model_rel_error %q with model %v", i, row[col("model_rel_error")], c.Model)
+		}
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	r := testRun()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var back Run
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, r) {
+		t.Errorf("JSON round trip changed the run:\n got %+v\nwant %+v", back, *r)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"scenario", "file", "description", "seed", "full_grid", "params", "cells"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	// The same HTML from the run read back as from the original.
+	if html(t, &back) != html(t, r) {
+		t.Error("the run read back from JSON renders differently")
+	}
+}
