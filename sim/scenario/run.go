@@ -157,12 +157,20 @@ func (v *values) duration(path string) monotime.Duration {
 }
 
 // trunkDelay is the one-way delay between the sites: given directly, or
-// from the distance.
+// from the distance, or by the kind of topology: a long-haul link is the
+// SDR-RDMA paper's (12.5 ms, its 3750 km at 25 ms RTT), a dumbbell's
+// bottleneck is 1 us.
 func (v *values) trunkDelay() monotime.Duration {
 	if _, ok := v.pt.Values["topology.trunk_delay"]; ok {
 		return v.duration("topology.trunk_delay")
 	}
-	return sim.DelayForDistance(v.float("topology.distance"))
+	if _, ok := v.pt.Values["topology.distance"]; ok {
+		return sim.DelayForDistance(v.float("topology.distance"))
+	}
+	if v.pt.Values["topology.kind"] == "dumbbell" {
+		return monotime.Microsecond
+	}
+	return 12500 * monotime.Microsecond
 }
 
 // rtt is the unloaded round trip between hosts at different sites.

@@ -98,7 +98,7 @@ var schema = map[string]field{
 	"topology.host_rate":      {"400Gbps", rate},
 	"topology.host_delay":     {"1us", duration},
 	"topology.trunk_rate":     {"400Gbps", rate},
-	"topology.distance":       {"3750km", distance},
+	"topology.distance":       {"", distance},
 	"topology.trunk_delay":    {"", duration},
 	"topology.loss":           {"0", probability},
 	"topology.burst":          {"0", nonNegative},
