@@ -17,7 +17,7 @@ func BenchmarkLongHaul1GiB(b *testing.B) {
 	for _, name := range []string{"sr", "ec:32,8"} {
 		b.Run(name, func(b *testing.B) {
 			s, _ := reliability.Parse(name)
-			var hops, events uint64
+			var hops, events, pooled uint64
 			b.ReportAllocs()
 			for b.Loop() {
 				eng := New(1)
@@ -30,9 +30,11 @@ func BenchmarkLongHaul1GiB(b *testing.B) {
 				}
 				hops += top.Net.Hops
 				events += eng.Processed()
+				pooled += uint64(len(top.Net.free)) // every packet ever made, back in the pool
 			}
 			b.ReportMetric(float64(hops)/b.Elapsed().Seconds(), "hops/s")
 			b.ReportMetric(float64(events)/float64(b.N), "events/op")
+			b.ReportMetric(float64(pooled)/float64(b.N), "packets/op")
 		})
 	}
 }
