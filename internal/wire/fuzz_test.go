@@ -81,6 +81,35 @@ var roundTrips = []struct {
 	{wire.TypeClose, func(t *testing.T, b []byte) error {
 		return roundTrip(t, b, wire.ParseClose, func(c wire.Close, buf []byte) (int, error) { return c.Encode(buf) }, closeEqual)
 	}},
+	{wire.TypeHello, func(t *testing.T, b []byte) error { return handshakeRoundTrip(t, b, wire.TypeHello) }},
+	{wire.TypeAccept, func(t *testing.T, b []byte) error { return handshakeRoundTrip(t, b, wire.TypeAccept) }},
+	{wire.TypePing, func(t *testing.T, b []byte) error {
+		return roundTrip(t, b, wire.ParsePing, func(p wire.Ping, buf []byte) (int, error) { return p.Encode(buf) },
+			func(a, b wire.Ping) bool { return a == b })
+	}},
+}
+
+// handshakeRoundTrip parses b as a HELLO or ACCEPT and, if that succeeds,
+// checks that it re-encodes to the same bytes.
+// Like the other parsers it answers ErrType for any other packet type,
+// the other handshake type included.
+func handshakeRoundTrip(t *testing.T, b []byte, want wire.Type) error {
+	if hdr, err := wire.ParseHeader(b); err == nil && hdr.Type != want {
+		return wire.ErrType
+	}
+	h, typ, err := wire.ParseHandshake(b)
+	if err != nil {
+		return err
+	}
+	if typ != want {
+		t.Fatalf("ParseHandshake type %v, want %v", typ, want)
+	}
+	buf := make([]byte, len(b))
+	n, err := h.Encode(buf, typ)
+	if err != nil || !bytes.Equal(buf[:n], b) {
+		t.Fatalf("re-encoding %+v gave %x (%v), want %x", h, buf[:n], err, b)
+	}
+	return nil
 }
 
 func ackWords(a wire.Ack) []uint64 {

@@ -72,6 +72,24 @@ var parsers = map[wire.Type]func([]byte) error{
 	wire.TypeNack:   func(b []byte) error { _, err := wire.ParseNack(b); return err },
 	wire.TypeCTS:    func(b []byte) error { _, err := wire.ParseCTS(b); return err },
 	wire.TypeClose:  func(b []byte) error { _, err := wire.ParseClose(b); return err },
+	wire.TypeHello:  func(b []byte) error { _, _, err := wire.ParseHandshake(b); return err },
+	wire.TypePing:   func(b []byte) error { _, err := wire.ParsePing(b); return err },
+}
+
+func encodeHello(tb testing.TB, h wire.Handshake) []byte {
+	b := make([]byte, wire.HandshakeLen)
+	if _, err := h.Encode(b, wire.TypeHello); err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func encodePing(tb testing.TB, p wire.Ping) []byte {
+	b := make([]byte, wire.PingLen)
+	if _, err := p.Encode(b); err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 type sample struct {
@@ -97,6 +115,8 @@ func validPackets(tb testing.TB) []sample {
 		{"cts", wire.TypeCTS, encodeCTS(tb, wire.CTS{Conn: 4, Msg: msg, BufLen: 1 << 20, Credit: 65536})},
 		{"close-empty", wire.TypeClose, encodeClose(tb, wire.Close{Conn: 5, Code: 0})},
 		{"close-reason", wire.TypeClose, encodeClose(tb, wire.Close{Conn: 5, Code: 42, Reason: []byte("going away")})},
+		{"hello", wire.TypeHello, encodeHello(tb, wire.Handshake{Source: 9, Paths: 4, Scheme: 5, K: 32, M: 8, MTU: 4096, ChunkShift: 4, MaxMsgs: 64, Echo: 77})},
+		{"ping", wire.TypePing, encodePing(tb, wire.Ping{Conn: 6, Echo: 88})},
 	}
 }
 
@@ -342,7 +362,7 @@ func TestParseBadHeader(t *testing.T) {
 		{"version 2", 0, 2, wire.ErrVersion},
 		{"version 255", 0, 255, wire.ErrVersion},
 		{"type 0", 1, 0, wire.ErrType},
-		{"type 7", 1, 7, wire.ErrType},
+		{"type 10", 1, 10, wire.ErrType},
 		{"type 255", 1, 255, wire.ErrType},
 		{"auth tag 1", 3, 1, wire.ErrAuthTag},
 		{"auth tag 16", 3, 16, wire.ErrAuthTag},
@@ -559,7 +579,7 @@ func TestTypeString(t *testing.T) {
 		want string
 	}{
 		{0, "invalid"}, {wire.TypeData, "DATA"}, {wire.TypeParity, "PARITY"}, {wire.TypeAck, "ACK"},
-		{wire.TypeNack, "NACK"}, {wire.TypeCTS, "CTS"}, {wire.TypeClose, "CLOSE"}, {7, "unknown"}, {255, "unknown"},
+		{wire.TypeNack, "NACK"}, {wire.TypeCTS, "CTS"}, {wire.TypeClose, "CLOSE"}, {wire.TypeHello, "HELLO"}, {wire.TypePing, "PING"}, {10, "unknown"}, {255, "unknown"},
 	}
 	for _, tt := range tests {
 		if got := tt.typ.String(); got != tt.want {

@@ -1,0 +1,256 @@
+package wire
+
+// MsgID names a message on a connection: the receive slot it occupies and
+// the generation of that slot. A slot is reused once its message completes;
+// the generation tells a late packet of the old message from the new one.
+type MsgID struct {
+	Slot uint16
+	Gen  uint16
+}
+
+func getMsg(b []byte) MsgID { return MsgID{Slot: be.Uint16(b[8:]), Gen: be.Uint16(b[10:])} }
+
+func putMsg(b []byte, m MsgID) {
+	be.PutUint16(b[8:], m.Slot)
+	be.PutUint16(b[10:], m.Gen)
+}
+
+// Geometry is how a message is cut into packets and chunks. Every DATA and
+// PARITY packet carries it, so a receiver needs no prior agreement on it
+// and can check that all packets of a message agree.
+type Geometry struct {
+	MsgLen     uint64 // message length in bytes, at least 1
+	MTU        uint16 // payload bytes per packet
+	ChunkShift uint8  // log2 of packets per chunk
+	Scheme     uint8  // reliability scheme, see internal/reliability
+	// K and M are the erasure code's data and parity chunks per
+	// sub-message; both zero when the message is not erasure coded.
+	K, M uint8
+}
+
+// MaxChunkShift bounds packets per chunk at 2^16.
+const MaxChunkShift = 16
+
+// Packets returns the number of packets in the message.
+func (g Geometry) Packets() uint64 { return (g.MsgLen + uint64(g.MTU) - 1) / uint64(g.MTU) }
+
+// PayloadLen returns the payload length of packet i.
+func (g Geometry) PayloadLen(i uint32) int {
+	off := uint64(i) * uint64(g.MTU)
+	if rest := g.MsgLen - off; rest < uint64(g.MTU) {
+		return int(rest)
+	}
+	return int(g.MTU)
+}
+
+// valid checks the geometry without dividing: decoding is on the per-packet
+// path and a 64-bit division costs more than the rest of it.
+func (g Geometry) valid() bool {
+	return g.MsgLen > 0 && g.MTU > 0 && g.ChunkShift <= MaxChunkShift &&
+		g.MsgLen <= uint64(g.MTU)<<32 && (g.K == 0) == (g.M == 0)
+}
+
+// has reports whether packet i exists, and whether it is the last one.
+func (g Geometry) has(i uint32) (exists, last bool) {
+	off := uint64(i) * uint64(g.MTU)
+	return off < g.MsgLen, off+uint64(g.MTU) >= g.MsgLen
+}
+
+func getGeometry(b []byte) (Geometry, bool) {
+	g := Geometry{MsgLen: be.Uint64(b[16:]), Scheme: b[24], ChunkShift: b[25], MTU: be.Uint16(b[26:]),
+		K: b[28], M: b[29]}
+	return g, b[30] == 0 && b[31] == 0 && g.valid()
+}
+
+func putGeometry(b []byte, g Geometry) {
+	be.PutUint64(b[16:], g.MsgLen)
+	b[24] = g.Scheme
+	b[25] = g.ChunkShift
+	be.PutUint16(b[26:], g.MTU)
+	b[28], b[29], b[30], b[31] = g.K, g.M, 0, 0
+}
+
+// Data is a DATA packet: one MTU-sized piece of a message.
+//
+//	8..9   message slot      10..11 generation
+//	12..15 packet index      16..23 message length
+//	24     scheme            25     log2 packets per chunk
+//	26..27 MTU               28     K (erasure code data chunks, or 0)
+//	29     M (parity chunks, or 0)   30..31 reserved (0)
+//	32..   payload
+type Data struct {
+	Conn   uint32
+	Flags  uint8
+	Msg    MsgID
+	Packet uint32
+	Geometry
+	Payload []byte // aliases the decoded buffer
+}
+
+// Encode writes d into b and returns the packet length.
+func (d *Data) Encode(b []byte) (int, error) {
+	n := MessageLen + len(d.Payload)
+	if len(b) < n {
+		return 0, ErrBufferSmall
+	}
+	d.EncodeHeader(b)
+	copy(b[MessageLen:], d.Payload)
+	return n, nil
+}
+
+// EncodeHeader writes only the MessageLen-byte header of d into b, which
+// must be that long; the payload goes on the wire right after it. A
+// datapath that gathers header and payload (writev, GSO) saves a copy.
+func (d *Data) EncodeHeader(b []byte) {
+	_ = b[MessageLen-1]
+	putHeader(b, TypeData, d.Flags, d.Conn)
+	putMsg(b, d.Msg)
+	be.PutUint32(b[12:], d.Packet)
+	putGeometry(b, d.Geometry)
+}
+
+// ParseData decodes a DATA packet and checks that the packet index and
+// payload length agree with the geometry.
+func ParseData(b []byte) (Data, error) {
+	if len(b) < MessageLen {
+		h, err := ParseHeader(b)
+		switch {
+		case err != nil:
+			return Data{}, err
+		case h.Type != TypeData:
+			return Data{}, ErrType
+		}
+		return Data{}, ErrTruncated
+	}
+	return ParseDataSplit(b[:MessageLen], b[MessageLen:])
+}
+
+// ParseDataSplit decodes a DATA packet whose header and payload lie in
+// separate buffers, as a simulator that never gathers them hands it over.
+// header must be exactly MessageLen bytes long.
+func ParseDataSplit(header, payload []byte) (Data, error) {
+	h, err := ParseHeader(header)
+	if err != nil {
+		return Data{}, err
+	}
+	if h.Type != TypeData {
+		return Data{}, ErrType
+	}
+	if len(header) != MessageLen {
+		if len(header) < MessageLen {
+			return Data{}, ErrTruncated
+		}
+		return Data{}, ErrInconsistent
+	}
+	geo, ok := getGeometry(header)
+	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(header), Packet: be.Uint32(header[12:]),
+		Geometry: geo, Payload: payload}
+	exists, last := d.has(d.Packet)
+	if !ok || !exists {
+		return Data{}, ErrInconsistent
+	}
+	if want := d.PayloadLen(d.Packet); len(d.Payload) != want {
+		if len(d.Payload) < want {
+			return Data{}, ErrTruncated
+		}
+		return Data{}, ErrInconsistent
+	}
+	if last != (d.Flags&FlagLast != 0) {
+		return Data{}, ErrInconsistent
+	}
+	return d, nil
+}
+
+// Parity is a PARITY packet: packet Stripe of parity chunk Index of
+// sub-message Sub, coded over the same packet of the sub-message's K data
+// chunks.
+//
+//	8..31  as DATA, with 12..15 holding the sub-message index
+//	32     parity index    33..35 reserved (0)
+//	36..39 stripe (packet index within the chunk)
+//	40..   payload (always MTU bytes)
+type Parity struct {
+	Conn  uint32
+	Flags uint8
+	Msg   MsgID
+	Sub   uint32
+	Geometry
+	Index   uint8
+	Stripe  uint32
+	Payload []byte
+}
+
+// Encode writes p into b and returns the packet length.
+func (p *Parity) Encode(b []byte) (int, error) {
+	n := ParityLen + len(p.Payload)
+	if len(b) < n {
+		return 0, ErrBufferSmall
+	}
+	p.EncodeHeader(b)
+	copy(b[ParityLen:], p.Payload)
+	return n, nil
+}
+
+// EncodeHeader writes only the ParityLen-byte header of p into b, which
+// must be that long; the payload follows it on the wire.
+func (p *Parity) EncodeHeader(b []byte) {
+	_ = b[ParityLen-1]
+	putHeader(b, TypeParity, p.Flags, p.Conn)
+	putMsg(b, p.Msg)
+	be.PutUint32(b[12:], p.Sub)
+	putGeometry(b, p.Geometry)
+	b[32], b[33], b[34], b[35] = p.Index, 0, 0, 0
+	be.PutUint32(b[36:], p.Stripe)
+}
+
+// ParseParity decodes a PARITY packet.
+func ParseParity(b []byte) (Parity, error) {
+	if len(b) < ParityLen {
+		h, err := ParseHeader(b)
+		switch {
+		case err != nil:
+			return Parity{}, err
+		case h.Type != TypeParity:
+			return Parity{}, ErrType
+		}
+		return Parity{}, ErrTruncated
+	}
+	return ParseParitySplit(b[:ParityLen], b[ParityLen:])
+}
+
+// ParseParitySplit decodes a PARITY packet whose header (exactly ParityLen
+// bytes) and payload lie in separate buffers.
+func ParseParitySplit(header, payload []byte) (Parity, error) {
+	h, err := ParseHeader(header)
+	if err != nil {
+		return Parity{}, err
+	}
+	if h.Type != TypeParity {
+		return Parity{}, ErrType
+	}
+	if len(header) != ParityLen {
+		if len(header) < ParityLen {
+			return Parity{}, ErrTruncated
+		}
+		return Parity{}, ErrInconsistent
+	}
+	b := header
+	geo, ok := getGeometry(b)
+	p := Parity{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Sub: be.Uint32(b[12:]),
+		Geometry: geo, Index: b[32], Stripe: be.Uint32(b[36:]), Payload: payload}
+	if !ok || p.K == 0 || p.Index >= p.M || b[33] != 0 || b[34] != 0 || b[35] != 0 ||
+		p.Stripe >= 1<<p.ChunkShift {
+		return Parity{}, ErrInconsistent
+	}
+	chunks := (p.Packets() + 1<<p.ChunkShift - 1) >> p.ChunkShift
+	if uint64(p.Sub)*uint64(p.K) >= chunks {
+		return Parity{}, ErrInconsistent
+	}
+	if len(p.Payload) != int(p.MTU) {
+		if len(p.Payload) < int(p.MTU) {
+			return Parity{}, ErrTruncated
+		}
+		return Parity{}, ErrInconsistent
+	}
+	return p, nil
+}
