@@ -14,6 +14,14 @@ const (
 	DefaultChunkSize  = 64 << 10
 	DefaultMaxMsgs    = 1024
 	DefaultInitialRTT = 10 * monotime.Millisecond
+	// DefaultHandshakeTimeout bounds a Dial: a peer that does not answer
+	// is reported dead after it.
+	DefaultHandshakeTimeout = 10 * monotime.Second
+	// DefaultIdleTimeout closes a connection that has heard nothing from
+	// its peer this long (keepalives keep a healthy idle one open).
+	DefaultIdleTimeout = 30 * monotime.Second
+	// MaxPaths bounds the paths (source ports) of one connection.
+	MaxPaths = 128
 	// MaxMTU keeps a packet inside one UDP datagram with room for headers.
 	MaxMTU = 65000
 	// MinMTU is SDR's smallest MTU.
@@ -44,6 +52,14 @@ type Config struct {
 	// The EC receiver uses it for the fallback timeout; zero: estimate it
 	// from packet arrivals.
 	Rate float64
+	// Paths is how many paths (UDP source ports) the connection sprays
+	// its packets over, 1..128; zero means 1.
+	Paths int
+	// HandshakeTimeout bounds Dial; zero means DefaultHandshakeTimeout.
+	HandshakeTimeout monotime.Duration
+	// IdleTimeout closes a connection that hears nothing from its peer
+	// this long; zero means DefaultIdleTimeout, negative never.
+	IdleTimeout monotime.Duration
 }
 
 // withDefaults fills zero fields and checks the rest.
@@ -65,6 +81,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.InitialRTT == 0 {
 		c.InitialRTT = DefaultInitialRTT
 	}
+	if c.Paths == 0 {
+		c.Paths = 1
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
 	switch {
 	case c.MTU < MinMTU || c.MTU > MaxMTU:
 		return c, fmt.Errorf("MTU %d out of range %d..%d", c.MTU, MinMTU, MaxMTU)
@@ -80,6 +105,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("initial RTT %v is negative", c.InitialRTT)
 	case c.Rate < 0:
 		return c, fmt.Errorf("rate %g is negative", c.Rate)
+	case c.Paths < 1 || c.Paths > MaxPaths:
+		return c, fmt.Errorf("paths %d out of range 1..%d", c.Paths, MaxPaths)
+	case c.HandshakeTimeout < 0:
+		return c, fmt.Errorf("handshake timeout %v is negative", c.HandshakeTimeout)
 	}
 	if code := c.Scheme.Code(); code != nil && code.K()+code.M() > reliability.MaxShards {
 		return c, fmt.Errorf("erasure code (%d,%d) has more than %d shards", code.K(), code.M(), reliability.MaxShards)

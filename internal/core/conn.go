@@ -69,6 +69,16 @@ type Conn struct {
 	slotShift uint8  // log2 MaxMsgs
 	slotMask  uint32 // MaxMsgs-1
 
+	state       connState
+	dialStart   monotime.Time // dialing: when Dial was called
+	helloDue    monotime.Time // dialing: when to (re)send HELLO
+	helloTries  uint
+	acceptDue   bool   // listening side: an ACCEPT is to be sent
+	acceptEcho  uint64 // the HELLO timestamp it echoes
+	lastHeard   monotime.Time
+	lastPing    monotime.Time
+	pongDue     bool
+	pongEcho    uint64
 	closed      bool
 	closeQueued bool
 	closeCode   uint32
@@ -154,7 +164,32 @@ func (c *Conn) handle(now monotime.Time, path Path, h wire.Header, b, payload []
 	if c.closed {
 		return ErrClosed
 	}
+	if err := c.dispatch(now, h, b, payload); err != nil {
+		return err
+	}
+	c.heard(now)
+	return nil
+}
+
+func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) error {
+	if c.state == stateDialing && h.Type != wire.TypeAccept {
+		return ErrNotEstablished
+	}
 	switch h.Type {
+	case wire.TypeAccept:
+		hs, _, err := wire.ParseHandshake(b)
+		if err != nil {
+			return errors.Join(errMalformed, err)
+		}
+		c.accept(now, &hs)
+	case wire.TypePing:
+		p, err := wire.ParsePing(b)
+		if err != nil {
+			return errors.Join(errMalformed, err)
+		}
+		c.onPing(now, &p)
+	case wire.TypeHello:
+		return errMalformed // HELLO goes to connection 0
 	case wire.TypeData:
 		var d wire.Data
 		var err error
@@ -262,6 +297,17 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 	if c.closed {
 		return 0, false
 	}
+	if n := c.handshake(now, buf); n > 0 {
+		c.stats.CtrlPackets++
+		return n, false
+	}
+	if c.state == stateDialing {
+		return 0, false
+	}
+	if n := c.keepalive(now, buf); n > 0 {
+		c.stats.CtrlPackets++
+		return n, false
+	}
 	for c.ctrl.len() > 0 {
 		it, _ := c.ctrl.pop()
 		if n := c.encodeCtrl(now, it, buf); n > 0 {
@@ -298,6 +344,9 @@ func (c *Conn) handleTimeout(now monotime.Time) {
 	if c.closed {
 		return
 	}
+	if c.lifeExpire(now); c.closed {
+		return
+	}
 	c.snd.handleTimeout(now)
 	c.rcv.handleTimeout(now)
 }
@@ -306,7 +355,7 @@ func (c *Conn) nextTimeout() monotime.Time {
 	if c.closed {
 		return monotime.Never
 	}
-	return min(c.snd.nextTimeout(), c.rcv.nextTimeout())
+	return min(c.snd.nextTimeout(), c.rcv.nextTimeout(), c.lifeTimeout())
 }
 
 // scheme returns the reliability scheme of wire kind k as this connection

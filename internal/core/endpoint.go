@@ -51,8 +51,13 @@ type Endpoint struct {
 	next   int     // where PollTransmit starts its round-robin
 	last   *Conn   // the connection of the previous datagram: usually the next's
 	gather []byte  // scratch for HandleSplit
-	events ring[Event]
-	stats  EndpointStats
+	nextID uint32  // the last connection id handed out
+	// listen holds the configuration of accepted connections; nil: not
+	// listening. accepted finds them again from a repeated HELLO.
+	listen   *Config
+	accepted map[acceptKey]*Conn
+	events   ring[Event]
+	stats    EndpointStats
 }
 
 // NewEndpoint returns an endpoint with no connections.
@@ -68,16 +73,18 @@ var (
 // NewConn adds a connection whose local id is id and whose peer, at peer,
 // knows it as peerID.
 func (e *Endpoint) NewConn(id, peerID uint32, peer netip.AddrPort, cfg Config) (*Conn, error) {
-	if _, ok := e.conns[id]; ok {
+	if _, ok := e.conns[id]; ok || id == 0 {
 		return nil, fmt.Errorf("%w: %d", ErrConnExists, id)
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = -1 // both ends were set up by hand: no keepalives
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	c := newConn(e, id, peerID, peer, cfg)
-	e.conns[id] = c
-	e.order = append(e.order, c)
+	e.add(c)
 	return c, nil
 }
 
@@ -91,6 +98,20 @@ func (e *Endpoint) Stats() EndpointStats { return e.stats }
 // endpoint does not keep b. A datagram that fails to decode or names no
 // connection is counted and dropped; the error says why.
 func (e *Endpoint) HandleDatagram(now monotime.Time, path Path, b []byte) error {
+	return e.HandleSplit(now, path, b, nil)
+}
+
+// HandleDatagramFrom is HandleDatagram for a datagram that came from the
+// address from: a listening endpoint needs it to answer a HELLO.
+func (e *Endpoint) HandleDatagramFrom(now monotime.Time, from netip.AddrPort, path Path, b []byte) error {
+	if len(b) >= wire.CommonLen && b[1] == byte(wire.TypeHello) {
+		h, typ, err := wire.ParseHandshake(b)
+		if err != nil || typ != wire.TypeHello {
+			e.stats.Malformed++
+			return errors.Join(errMalformed, err)
+		}
+		return e.hello(now, from, &h)
+	}
 	return e.HandleSplit(now, path, b, nil)
 }
 

@@ -20,9 +20,14 @@ const (
 	// EventClosed: the connection closed (Err is nil when the peer closed
 	// it gracefully with code 0).
 	EventClosed
+	// EventAccepted: a listening endpoint accepted a new connection.
+	EventAccepted
+	// EventEstablished: a dialed connection completed its handshake.
+	EventEstablished
 )
 
-var eventNames = [...]string{"", "chunks", "recv-done", "send-done", "recv-failed", "send-failed", "closed"}
+var eventNames = [...]string{"", "chunks", "recv-done", "send-done", "recv-failed", "send-failed", "closed",
+	"accepted", "established"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) {

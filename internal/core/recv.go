@@ -113,6 +113,9 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	if c.closed {
 		return 0, ErrClosed
 	}
+	if c.state == stateDialing {
+		return 0, ErrNotEstablished
+	}
 	seq := r.nextSeq
 	m := &r.slots[seq&c.slotMask]
 	if m.state != recvFree {

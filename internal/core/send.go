@@ -122,6 +122,8 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	switch {
 	case c.closed:
 		return 0, ErrClosed
+	case c.state == stateDialing:
+		return 0, ErrNotEstablished
 	case size > uint64(c.cfg.MTU)<<32-1:
 		return 0, ErrMessageTooLarge
 	}

@@ -43,6 +43,9 @@ type Config struct {
 	Link    LinkConfig
 	Reverse *LinkConfig
 	A, B    core.Config
+	// Handshake makes A dial B, which listens, instead of setting both
+	// connections up by hand; B.Conn appears when B accepts.
+	Handshake bool
 }
 
 // NewPair returns two endpoints joined by a link, with connection 1 on A
@@ -60,14 +63,23 @@ func NewPair(cfg Config) (*Pair, error) {
 			out: &link{cfg: rev, rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))}},
 	}
 	var err error
-	if p.A.Conn, err = p.A.EP.NewConn(1, 2, p.B.Addr, cfg.A); err != nil {
-		return nil, fmt.Errorf("side A: %w", err)
-	}
-	if p.B.Conn, err = p.B.EP.NewConn(2, 1, p.A.Addr, cfg.B); err != nil {
-		return nil, fmt.Errorf("side B: %w", err)
+	if cfg.Handshake {
+		if err := p.B.EP.Listen(cfg.B); err != nil {
+			return nil, fmt.Errorf("side B: %w", err)
+		}
+		if p.A.Conn, err = p.A.EP.Dial(0, p.B.Addr, cfg.A); err != nil {
+			return nil, fmt.Errorf("side A: %w", err)
+		}
+	} else {
+		if p.A.Conn, err = p.A.EP.NewConn(1, 2, p.B.Addr, cfg.A); err != nil {
+			return nil, fmt.Errorf("side A: %w", err)
+		}
+		if p.B.Conn, err = p.B.EP.NewConn(2, 1, p.A.Addr, cfg.B); err != nil {
+			return nil, fmt.Errorf("side B: %w", err)
+		}
 	}
 	for _, s := range []*Side{p.A, p.B} {
-		s.buf = make([]byte, s.Conn.Config().MTU+wire.ParityLen)
+		s.buf = make([]byte, core.MaxMTU+wire.ParityLen)
 		s.active = true
 	}
 	return p, nil
@@ -89,7 +101,7 @@ func (p *Pair) step() monotime.Time {
 		}
 		for l := s.out; l.next() <= p.Now; {
 			pk := l.pop()
-			if err := peer.EP.HandleDatagram(p.Now, 0, pk.buf); err != nil {
+			if err := peer.EP.HandleDatagramFrom(p.Now, s.Addr, 0, pk.buf); err != nil {
 				p.DeliverErrors++
 			}
 			l.recycle(pk.buf)
@@ -113,6 +125,9 @@ func (p *Pair) step() monotime.Time {
 			ev, ok := s.EP.PollEvent()
 			if !ok {
 				break
+			}
+			if ev.Kind == core.EventAccepted && s.Conn == nil {
+				s.Conn = ev.Conn
 			}
 			if s.OnEvent != nil {
 				s.OnEvent(ev)

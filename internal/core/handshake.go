@@ -1,0 +1,237 @@
+package core
+
+import (
+	"errors"
+	"math/bits"
+	"net/netip"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// Connection establishment. A dialer sends HELLO (to connection id 0) with
+// its id and parameters until an ACCEPT arrives or the handshake times
+// out; a listening endpoint answers each HELLO with ACCEPT, creating the
+// connection on the first and repeating the answer for duplicates (its
+// ACCEPT may be lost). Both ends then use the smaller MTU and message
+// window. Established connections keep each other alive with PINGs and
+// close when the peer stays silent past the idle timeout.
+
+// Errors of connection management.
+var (
+	ErrHandshakeTimeout = errors.New("core: handshake timed out: no answer from the peer")
+	ErrIdleTimeout      = errors.New("core: idle timeout: nothing heard from the peer")
+	ErrNotEstablished   = errors.New("core: connection not established yet")
+	ErrNotListening     = errors.New("core: endpoint is not listening")
+)
+
+type connState uint8
+
+const (
+	stateEstablished connState = iota
+	stateDialing
+)
+
+type acceptKey struct {
+	from netip.AddrPort
+	id   uint32
+}
+
+// Listen makes the endpoint accept connections with cfg: each HELLO from a
+// new peer creates one and raises EventAccepted.
+func (e *Endpoint) Listen(cfg Config) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	e.listen = &cfg
+	if e.accepted == nil {
+		e.accepted = make(map[acceptKey]*Conn)
+	}
+	return nil
+}
+
+// allocID returns an unused local connection id.
+func (e *Endpoint) allocID() uint32 {
+	for {
+		e.nextID++
+		if id := e.nextID; id != 0 && e.conns[id] == nil {
+			return id
+		}
+	}
+}
+
+// Dial opens a connection to peer: EventEstablished reports it ready, or
+// EventClosed with ErrHandshakeTimeout after cfg.HandshakeTimeout.
+func (e *Endpoint) Dial(now monotime.Time, peer netip.AddrPort, cfg Config) (*Conn, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := newConn(e, e.allocID(), 0, peer, cfg)
+	c.state = stateDialing
+	c.dialStart = now
+	c.helloDue = now
+	e.add(c)
+	return c, nil
+}
+
+func (e *Endpoint) add(c *Conn) {
+	e.conns[c.id] = c
+	e.order = append(e.order, c)
+}
+
+// hello handles a HELLO from a dialer at from.
+func (e *Endpoint) hello(now monotime.Time, from netip.AddrPort, h *wire.Handshake) error {
+	if e.listen == nil {
+		return ErrNotListening
+	}
+	key := acceptKey{from, h.Source}
+	if c := e.accepted[key]; c != nil && !c.closed {
+		c.acceptEcho, c.acceptDue = h.Echo, true // our ACCEPT was lost
+		c.heard(now)
+		return nil
+	}
+	cfg := *e.listen
+	cfg.MTU = min(cfg.MTU, int(h.MTU))
+	cfg.MaxMsgs = min(cfg.MaxMsgs, 1<<bits.TrailingZeros32(h.MaxMsgs))
+	cfg.ChunkSize = chunkFor(cfg.MTU, cfg.ChunkSize)
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	c := newConn(e, e.allocID(), h.Source, from, cfg)
+	c.acceptEcho, c.acceptDue = h.Echo, true
+	c.heard(now)
+	e.add(c)
+	e.accepted[key] = c
+	c.emit(EventAccepted, 0, nil)
+	return nil
+}
+
+// chunkFor keeps a chunk a power-of-two multiple of mtu, no larger than
+// want (but at least one packet).
+func chunkFor(mtu, want int) int {
+	pk := max(want/mtu, 1)
+	return mtu << (bits.Len(uint(pk)) - 1)
+}
+
+// accept handles the ACCEPT that answers our HELLO.
+func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
+	if c.state != stateDialing {
+		return
+	}
+	cfg := c.cfg
+	cfg.MTU = min(cfg.MTU, int(h.MTU))
+	cfg.MaxMsgs = min(cfg.MaxMsgs, 1<<bits.TrailingZeros32(h.MaxMsgs))
+	cfg.ChunkSize = chunkFor(cfg.MTU, cfg.ChunkSize)
+	if rtt := now.Sub(monotime.Time(h.Echo)); rtt > 0 && monotime.Time(h.Echo) >= c.dialStart {
+		cfg.InitialRTT = rtt
+	}
+	c.adopt(cfg)
+	c.peerID = h.Source
+	c.state = stateEstablished
+	c.heard(now)
+	c.emit(EventEstablished, 0, nil)
+}
+
+// adopt replaces the parameters of a connection that has no messages yet.
+func (c *Conn) adopt(cfg Config) {
+	c.cfg = cfg
+	c.shift = cfg.chunkShift()
+	c.slotShift = uint8(bits.TrailingZeros(uint(cfg.MaxMsgs)))
+	c.slotMask = uint32(cfg.MaxMsgs - 1)
+	c.snd.init(c)
+	c.rcv.init(c)
+}
+
+// handshake is the HELLO or ACCEPT this connection has to send, if any.
+func (c *Conn) handshake(now monotime.Time, buf []byte) int {
+	var h wire.Handshake
+	var t wire.Type
+	switch {
+	case c.state == stateDialing && now >= c.helloDue:
+		t = wire.TypeHello
+		h.Echo = uint64(now)
+		// Resend after a second, then back off to 4 s; a lost HELLO costs
+		// little, a dead peer is found by the handshake timeout.
+		c.helloDue = now.Add(min(monotime.Second<<min(c.helloTries, 2), 4*monotime.Second))
+		c.helloTries++
+	case c.acceptDue:
+		t = wire.TypeAccept
+		h.Conn = c.peerID
+		h.Echo = c.acceptEcho
+		c.acceptDue = false
+	default:
+		return 0
+	}
+	h.Source = c.id
+	h.Paths = uint8(c.cfg.Paths)
+	h.MTU = uint16(c.cfg.MTU)
+	h.ChunkShift = c.shift
+	h.MaxMsgs = uint32(c.cfg.MaxMsgs)
+	h.Scheme = uint8(c.cfg.Scheme.Kind())
+	if code := c.cfg.Scheme.Code(); code != nil {
+		h.K, h.M = uint8(code.K()), uint8(code.M())
+	}
+	n, _ := h.Encode(buf, t)
+	return n
+}
+
+// heard notes that the peer is alive.
+func (c *Conn) heard(now monotime.Time) { c.lastHeard = now }
+
+// keepalive returns the PING (or PONG) this connection has to send, if any.
+func (c *Conn) keepalive(now monotime.Time, buf []byte) int {
+	p := wire.Ping{Conn: c.peerID}
+	switch {
+	case c.pongDue:
+		p.Flags, p.Echo = wire.FlagPong, c.pongEcho
+		c.pongDue = false
+	case c.state == stateEstablished && c.cfg.IdleTimeout > 0 && now >= c.pingAt():
+		p.Echo = uint64(now)
+		c.lastPing = now
+	default:
+		return 0
+	}
+	n, _ := p.Encode(buf)
+	return n
+}
+
+// pingAt is when to send the next keepalive: a third of the idle timeout
+// after we last heard from the peer or last pinged it.
+func (c *Conn) pingAt() monotime.Time {
+	return max(c.lastHeard, c.lastPing).Add(c.cfg.IdleTimeout / 3)
+}
+
+func (c *Conn) onPing(now monotime.Time, p *wire.Ping) {
+	if p.Flags&wire.FlagPong == 0 {
+		c.pongDue, c.pongEcho = true, p.Echo
+		return
+	}
+	if sent := monotime.Time(p.Echo); sent > 0 && sent <= now {
+		c.snd.rtt.Update(now.Sub(sent))
+	}
+}
+
+// lifeTimeout is the connection-management deadline: the next HELLO, the
+// next keepalive, the handshake or the idle timeout.
+func (c *Conn) lifeTimeout() monotime.Time {
+	switch {
+	case c.state == stateDialing:
+		return min(c.helloDue, c.dialStart.Add(c.cfg.HandshakeTimeout))
+	case c.cfg.IdleTimeout > 0:
+		return min(c.pingAt(), c.lastHeard.Add(c.cfg.IdleTimeout))
+	}
+	return monotime.Never
+}
+
+// lifeExpire closes a connection whose handshake or peer timed out.
+func (c *Conn) lifeExpire(now monotime.Time) {
+	switch {
+	case c.state == stateDialing && now >= c.dialStart.Add(c.cfg.HandshakeTimeout):
+		c.shutdown(ErrHandshakeTimeout)
+	case c.state == stateEstablished && c.cfg.IdleTimeout > 0 && now >= c.lastHeard.Add(c.cfg.IdleTimeout):
+		c.shutdown(ErrIdleTimeout)
+	}
+}
