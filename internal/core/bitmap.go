@@ -19,6 +19,7 @@ func (b *bitset) reset(n uint32) {
 
 func (b bitset) test(i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
 func (b bitset) set(i uint32)       { b[i/64] |= 1 << (i % 64) }
+func (b bitset) clear(i uint32)     { b[i/64] &^= 1 << (i % 64) }
 
 // nextClear returns the first clear bit at or after i, or n if none is
 // below n.
@@ -80,6 +81,22 @@ func (m Bitmap) Count() int {
 		i += take
 	}
 	return c
+}
+
+// word returns the first 64 units as a word, unit 0 in bit 0.
+func (m Bitmap) word() uint64 {
+	var w uint64
+	for i := uint32(0); i < min(m.n, 64); {
+		j := m.off + i
+		take := min(64-j%64, min(m.n, 64)-i)
+		part := m.words[j/64] >> (j % 64)
+		if take < 64 {
+			part &= 1<<take - 1
+		}
+		w |= part << i
+		i += take
+	}
+	return w
 }
 
 // All reports whether every unit arrived.

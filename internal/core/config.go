@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
@@ -55,6 +56,12 @@ type Config struct {
 	// Paths is how many paths (UDP source ports) the connection sprays
 	// its packets over, 1..128; zero means 1.
 	Paths int
+	// Select chooses each packet's path when Paths > 1; the zero value
+	// (Single) then means Oblivious spraying.
+	Select path.Kind
+	// Seed seeds the connection's randomness (path permutations); runs
+	// with the same seed and inputs are identical.
+	Seed uint64
 	// HandshakeTimeout bounds Dial; zero means DefaultHandshakeTimeout.
 	HandshakeTimeout monotime.Duration
 	// IdleTimeout closes a connection that hears nothing from its peer

@@ -48,6 +48,7 @@ const (
 	ctrlNack                        // receiver: NACK missing packets of seq
 	ctrlDoneAck                     // receiver: whole-message ACK for an old id
 	ctrlAbort                       // sender: tell the receiver seq is too large
+	ctrlDecoded                     // receiver: report packets erasure decoding rebuilt
 )
 
 type ctrlItem struct {
@@ -90,6 +91,7 @@ type Conn struct {
 	ctrl    ring[ctrlItem]
 	ranges  []wire.Range // NACK scratch
 	scratch ecScratch
+	mp      multipath
 
 	stats ConnStats
 }
@@ -102,6 +104,7 @@ func newConn(e *Endpoint, id, peerID uint32, peer netip.AddrPort, cfg Config) *C
 	}
 	c.snd.init(c)
 	c.rcv.init(c)
+	c.initPaths()
 	return c
 }
 
@@ -297,6 +300,7 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 	if c.closed {
 		return 0, false
 	}
+	c.mp.path = c.pickPath(now)
 	if n := c.handshake(now, buf); n > 0 {
 		c.stats.CtrlPackets++
 		return n, false
@@ -332,6 +336,8 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 		a := wire.Ack{Conn: c.peerID, Flags: wire.FlagDone | wire.FlagChunkUnits, Msg: it.id}
 		n, _ := wire.EncodeAck(buf, &a, nil)
 		return n
+	case ctrlDecoded:
+		return c.rcv.encodeDecoded(it.seq, buf)
 	case ctrlAbort:
 		nk := wire.Nack{Conn: c.peerID, Flags: flagFromSender, Msg: c.msgID(it.seq), Reason: wire.NackTooLarge}
 		n, _ := wire.EncodeNack(buf, &nk, nil)

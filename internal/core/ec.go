@@ -202,6 +202,7 @@ func (p *ecPool) start(m *recvMsg) {
 	}
 	e.masks = e.masks[:n]
 	clear(e.masks)
+	m.decoded.reset(m.npkts)
 	if cap(e.parity) < int(e.subs) {
 		e.parity = make([][]byte, e.subs)
 	}
@@ -398,6 +399,7 @@ func (p *ecPool) recovered(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 		pkt := (s*e.k+uint32(c))<<shift + j
 		r.c.stats.RecoveredPackets++
 		m.hi = max(m.hi, pkt+1)
+		r.reportDecoded(m, pkt)
 		r.accept(now, m, pkt)
 		if m.state != recvPosted {
 			return

@@ -189,7 +189,7 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) 
 			if e.next == n {
 				e.next = 0
 			}
-			t := Transmit{Conn: c, Len: size, Data: data, Payload: c.snd.payload}
+			t := Transmit{Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: c.snd.payload}
 			c.snd.payload = nil
 			return t, true
 		}

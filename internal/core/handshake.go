@@ -143,6 +143,7 @@ func (c *Conn) adopt(cfg Config) {
 	c.slotMask = uint32(cfg.MaxMsgs - 1)
 	c.snd.init(c)
 	c.rcv.init(c)
+	c.initPaths()
 }
 
 // handshake is the HELLO or ACCEPT this connection has to send, if any.

@@ -30,7 +30,11 @@ type recvMsg struct {
 	scheme reliability.Scheme
 
 	npkts, nchunks uint32
-	pkts           bitset   // packets that arrived (or were decoded)
+	pkts           bitset // packets that arrived (or were decoded)
+	decoded        bitset // packets rebuilt by erasure decoding, not yet reported
+	decodedQueued  bool   // a NackDecoded report is queued
+	decodedLo      uint32 // decoded packets to report lie in [decodedLo, decodedHi)
+	decodedHi      uint32
 	chunks         bitset   // chunks whose every packet arrived
 	have           []uint32 // packets present per chunk
 	chunkCount     uint32
@@ -48,6 +52,12 @@ type recvMsg struct {
 
 	ackQueued    bool
 	ackLo, ackHi uint32 // chunks completed since the last ACK
+	// The chunk the latest packet went into, when it is not whole yet: the
+	// next ACK carries its packet bits. An ACK also goes out after every
+	// chunk's worth of packets, even if no chunk completes.
+	partial      uint32
+	partialValid bool
+	sinceAck     uint32
 
 	nackQueued bool
 	nackReason wire.NackReason
@@ -361,6 +371,12 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		m.hi = p + 1
 	}
 	r.accept(now, m, p)
+	if c := p >> m.geo.ChunkShift; m.state == recvPosted && !m.chunks.test(c) && !m.scheme.InOrder() {
+		m.partial, m.partialValid = c, true
+		if m.sinceAck++; m.sinceAck >= 1<<m.geo.ChunkShift {
+			r.queueAck(m, c)
+		}
+	}
 	return nil
 }
 
@@ -467,6 +483,13 @@ func (r *receiver) encodeAck(seq uint32, buf []byte) int {
 	}
 	a.Flags = wire.FlagChunkUnits
 	a.Cum = m.cumChunk
+	m.sinceAck = 0
+	if m.partialValid && !m.chunks.test(m.partial) && m.geo.ChunkShift <= 6 {
+		a.Flags |= wire.FlagPacketBits
+		a.PktChunk = m.partial
+		a.PktBits = Bitmap{words: m.pkts, off: m.partial << m.geo.ChunkShift, n: r.chunkPackets(m, m.partial)}.word()
+	}
+	m.partialValid = false
 	lo := max(m.ackLo, m.cumChunk)
 	if lo > m.ackHi || lo >= m.nchunks {
 		m.ackLo, m.ackHi = ^uint32(0), 0
@@ -606,4 +629,48 @@ func (r *receiver) packetTime(m *recvMsg) monotime.Duration {
 func (r *receiver) fallbackTimeout(m *recvMsg) monotime.Duration {
 	inj := monotime.Duration(r.ec.txPackets(m)-m.firstPos) * r.packetTime(m)
 	return m.scheme.FallbackTimeout(inj, r.roundTrip())
+}
+
+// reportDecoded notes that decoding rebuilt packet p: the sender hears of
+// it (NackDecoded) before the ACK that decoding may trigger, so it can
+// charge the loss to the path that lost the packet.
+func (r *receiver) reportDecoded(m *recvMsg, p uint32) {
+	m.decoded.set(p)
+	if !m.decodedQueued {
+		m.decodedQueued = true
+		m.decodedLo, m.decodedHi = p, p+1
+		r.c.ctrl.push(ctrlItem{kind: ctrlDecoded, seq: m.seq})
+		return
+	}
+	m.decodedLo, m.decodedHi = min(m.decodedLo, p), max(m.decodedHi, p+1)
+}
+
+func (r *receiver) encodeDecoded(seq uint32, buf []byte) int {
+	m := &r.slots[seq&r.c.slotMask]
+	if m.seq != seq || !m.decodedQueued || m.state == recvFree {
+		return 0
+	}
+	m.decodedQueued = false
+	limit := wire.MaxNackRanges(len(buf))
+	ranges := r.c.ranges[:0]
+	p := m.decoded.nextSet(m.decodedLo, m.decodedHi)
+	for p < m.decodedHi && len(ranges) < limit {
+		e := m.decoded.nextClear(p, m.decodedHi)
+		ranges = append(ranges, wire.Range{Start: p, Count: e - p})
+		for q := p; q < e; q++ {
+			m.decoded.clear(q)
+		}
+		p = m.decoded.nextSet(e, m.decodedHi)
+	}
+	if p < m.decodedHi { // more than fit: report the rest next
+		m.decodedQueued, m.decodedLo = true, p
+		r.c.ctrl.push(ctrlItem{kind: ctrlDecoded, seq: seq})
+	}
+	r.c.ranges = ranges
+	if len(ranges) == 0 {
+		return 0
+	}
+	nk := wire.Nack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Reason: wire.NackDecoded}
+	n, _ := wire.EncodeNack(buf, &nk, ranges)
+	return n
 }

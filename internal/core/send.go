@@ -36,11 +36,17 @@ type sendMsg struct {
 	nacked   uint32 // number of acked chunks
 	ackedCum uint32 // chunks below are all acked
 	sentAt   []monotime.Time
-	retx     bitset        // chunks ever retransmitted (no RTT samples, Karn)
-	epoch    uint32        // go-back-N: retransmissions of older epochs are void
-	cum      uint32        // go-back-N: packets cumulatively acked
-	progress monotime.Time // EC: when the backstop was last armed
-	inflight int64         // this message's unacknowledged first-pass bytes
+	retx     bitset // chunks ever retransmitted (no RTT samples, Karn)
+	// Multipath accounting (see multipath.go): each packet's last path,
+	// and whether that transmission is not yet reported to the selector.
+	pathOf      []uint8
+	unconfirmed bitset
+	ambiguous   bitset        // sent again while unconfirmed: which copy arrives is unknown
+	delivered   bitset        // packets an ACK reported arrived, in chunks not yet whole
+	epoch       uint32        // go-back-N: retransmissions of older epochs are void
+	cum         uint32        // go-back-N: packets cumulatively acked
+	progress    monotime.Time // EC: when the backstop was last armed
+	inflight    int64         // this message's unacknowledged first-pass bytes
 }
 
 // retxRange asks for packets [start, end) of message seq to be resent.
@@ -146,9 +152,19 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	nchunks := (npkts + 1<<c.shift - 1) >> c.shift
 	*m = sendMsg{seq: seq, used: true, data: data, scheme: scheme, code: scheme.Code(), geo: geo,
 		npkts: npkts, nchunks: nchunks,
-		acked: m.acked, sentAt: m.sentAt, retx: m.retx}
+		acked: m.acked, sentAt: m.sentAt, retx: m.retx, pathOf: m.pathOf, unconfirmed: m.unconfirmed,
+		ambiguous: m.ambiguous, delivered: m.delivered}
 	m.acked.reset(nchunks)
+	m.delivered.reset(npkts)
 	m.retx.reset(nchunks)
+	if c.mp.sel != nil {
+		m.unconfirmed.reset(npkts)
+		m.ambiguous.reset(npkts)
+		if cap(m.pathOf) < int(npkts) {
+			m.pathOf = make([]uint8, npkts)
+		}
+		m.pathOf = m.pathOf[:npkts]
+	}
 	if cap(m.sentAt) < int(nchunks) {
 		m.sentAt = make([]monotime.Time, nchunks)
 	}
@@ -212,7 +228,7 @@ func (s *sender) chunkBytes(m *sendMsg, i uint32) int64 {
 // markAcked records that the receiver has chunk i whole. It returns when
 // the chunk was sent if that time makes a clean RTT sample (newly acked,
 // never retransmitted), else zero.
-func (s *sender) markAcked(m *sendMsg, i uint32) monotime.Time {
+func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) monotime.Time {
 	if i >= m.nchunks || m.acked.test(i) {
 		return 0
 	}
@@ -221,10 +237,16 @@ func (s *sender) markAcked(m *sendMsg, i uint32) monotime.Time {
 	b := min(s.chunkBytes(m, i), m.inflight)
 	m.inflight -= b
 	s.inflight -= b
-	if m.retx.test(i) {
-		return 0
+	var sent monotime.Time
+	if !m.retx.test(i) {
+		sent = m.sentAt[i]
 	}
-	return m.sentAt[i]
+	if sent != 0 {
+		s.chunkAcked(now, m, i, now.Sub(sent))
+	} else {
+		s.chunkAcked(now, m, i, 0)
+	}
+	return sent
 }
 
 func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
@@ -241,7 +263,10 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 	// ACK was lost, and would inflate the estimate (QUIC does the same
 	// with the largest acknowledged packet).
 	var newest monotime.Time
-	ack := func(i uint32) { newest = max(newest, s.markAcked(m, i)) }
+	ack := func(i uint32) { newest = max(newest, s.markAcked(now, m, i)) }
+	if a.Flags&wire.FlagPacketBits != 0 {
+		s.packetsDelivered(now, m, a.PktChunk, a.PktBits)
+	}
 	if a.Flags&wire.FlagChunkUnits == 0 { // go-back-N: cumulative packets
 		cum := min(a.Cum, m.npkts)
 		if cum <= m.cum {
@@ -288,10 +313,19 @@ func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
 		return
 	case wire.NackOutOfOrder:
 		if n.Len() > 0 {
+			s.packetLost(now, m, n.Range(0).Start)
 			s.rewind(now, m, n.Range(0).Start)
 		}
 		return
 	case wire.NackUnknown:
+		return
+	case wire.NackDecoded: // lost on their paths, but nothing to resend
+		for i := range n.Len() {
+			r := n.Range(i)
+			for p := uint64(r.Start); p < min(uint64(r.Start)+uint64(r.Count), uint64(m.npkts)); p++ {
+				s.packetLost(now, m, uint32(p))
+			}
+		}
 		return
 	}
 	unit := uint32(1)
@@ -303,6 +337,11 @@ func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
 		start := uint64(r.Start) * uint64(unit)
 		end := min((uint64(r.Start)+uint64(r.Count))*uint64(unit), uint64(m.high))
 		if start < end {
+			if s.c.mp.sel != nil {
+				for p := start; p < end; p++ {
+					s.packetLost(now, m, uint32(p))
+				}
+			}
 			s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: uint32(start), end: uint32(end)})
 		}
 	}
@@ -362,9 +401,17 @@ func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
 			s.retx.pop()
 			continue
 		}
-		// Skip packets of chunks the receiver already has.
-		for r.start < r.end && m.acked.test(r.start>>s.c.shift) {
-			r.start = (r.start>>s.c.shift + 1) << s.c.shift
+		// Skip packets the receiver already has, but never a range's last:
+		// if our ACK of a whole chunk was lost, that packet makes the
+		// receiver say it again.
+		for r.start < r.end {
+			if m.acked.test(r.start >> s.c.shift) {
+				r.start = (r.start>>s.c.shift + 1) << s.c.shift
+			} else if m.delivered.test(r.start) && r.start+1 < r.end {
+				r.start++
+			} else {
+				break
+			}
 		}
 		if r.start >= r.end {
 			s.retx.pop()
@@ -374,7 +421,7 @@ func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
 		r.start++
 		c := p >> s.c.shift
 		m.retx.set(c)
-		n := s.encodeData(m, p, buf, wire.FlagRetransmit)
+		n := s.encodeData(now, m, p, buf, wire.FlagRetransmit)
 		s.c.stats.RetxPackets++
 		s.c.stats.RetxBytes += uint64(m.geo.PayloadLen(p))
 		if r.start >= r.end || r.start&(1<<s.c.shift-1) == 0 {
@@ -427,7 +474,7 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 			m.inflight += size
 			s.inflight += size
 		}
-		n := s.encodeData(m, p, buf, 0)
+		n := s.encodeData(now, m, p, buf, 0)
 		s.c.stats.DataPackets++
 		s.c.stats.DataBytes += uint64(size)
 		if m.next == m.npkts || m.next&(1<<s.c.shift-1) == 0 {
@@ -455,9 +502,10 @@ func (s *sender) passEnd(now monotime.Time, m *sendMsg) {
 	}
 }
 
-func (s *sender) encodeData(m *sendMsg, p uint32, buf []byte, flags uint8) int {
+func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte, flags uint8) int {
 	off := uint64(p) * uint64(m.geo.MTU)
 	end := min(off+uint64(m.geo.MTU), m.geo.MsgLen)
+	s.dataSent(now, m, p, s.c.mp.path, int(end-off))
 	if p == m.npkts-1 {
 		flags |= wire.FlagLast
 	}

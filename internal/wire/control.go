@@ -13,6 +13,27 @@ type Ack struct {
 	Cum   uint32
 	Base  uint32
 	bits  []byte
+	// With FlagPacketBits: packet j of chunk PktChunk arrived when bit j of
+	// PktBits is set (chunks of up to 64 packets). 12 more bytes on the
+	// wire, after the chunk bitmap.
+	PktChunk uint32
+	PktBits  uint64
+}
+
+// AckPacketBitsLen is the length of an ACK's packet bitmap trailer.
+const AckPacketBitsLen = 12
+
+// Covers reports whether the ACK says unit i arrived: below the cumulative
+// point, or set in the bitmap window.
+func (a *Ack) Covers(i uint32) bool {
+	if i < a.Cum {
+		return true
+	}
+	if i < a.Base || uint64(i-a.Base) >= 64*uint64(a.Words()) {
+		return false
+	}
+	d := i - a.Base
+	return a.Word(int(d/64))&(1<<(d%64)) != 0
 }
 
 // Words returns the number of 64-bit words in the bitmap window.
@@ -27,6 +48,9 @@ func EncodeAck(b []byte, a *Ack, words []uint64) (int, error) {
 		return 0, ErrInconsistent
 	}
 	n := AckLen + 8*len(words)
+	if a.Flags&FlagPacketBits != 0 {
+		n += AckPacketBitsLen
+	}
 	if len(b) < n {
 		return 0, ErrBufferSmall
 	}
@@ -38,6 +62,11 @@ func EncodeAck(b []byte, a *Ack, words []uint64) (int, error) {
 	be.PutUint16(b[22:], 0)
 	for i, w := range words {
 		be.PutUint64(b[AckLen+8*i:], w)
+	}
+	if a.Flags&FlagPacketBits != 0 {
+		t := b[AckLen+8*len(words):]
+		be.PutUint32(t, a.PktChunk)
+		be.PutUint64(t[4:], a.PktBits)
 	}
 	return n, nil
 }
@@ -58,14 +87,22 @@ func ParseAck(b []byte) (Ack, error) {
 	if words > MaxAckWords || be.Uint16(b[22:]) != 0 {
 		return Ack{}, ErrInconsistent
 	}
-	if len(b) != AckLen+8*words {
-		if len(b) < AckLen+8*words {
+	want := AckLen + 8*words
+	if h.Flags&FlagPacketBits != 0 {
+		want += AckPacketBitsLen
+	}
+	if len(b) != want {
+		if len(b) < want {
 			return Ack{}, ErrTruncated
 		}
 		return Ack{}, ErrInconsistent
 	}
 	a := Ack{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Cum: be.Uint32(b[12:]),
-		Base: be.Uint32(b[16:]), bits: b[AckLen:]}
+		Base: be.Uint32(b[16:]), bits: b[AckLen : AckLen+8*words]}
+	if h.Flags&FlagPacketBits != 0 {
+		t := b[AckLen+8*words:]
+		a.PktChunk, a.PktBits = be.Uint32(t), be.Uint64(t[4:])
+	}
 	if uint64(a.Base)+64*uint64(words) > 1<<32 {
 		return Ack{}, ErrInconsistent
 	}
@@ -88,6 +125,10 @@ const (
 	NackTooLarge NackReason = 4
 	// NackUnknown: the message names no posted buffer.
 	NackUnknown NackReason = 5
+	// NackDecoded: these packets were lost but erasure decoding rebuilt
+	// them; nothing is to be resent. A multipath sender learns from it
+	// which paths lose packets the code hides.
+	NackDecoded NackReason = 6
 )
 
 // Unit is what a NACK's ranges count.
@@ -165,7 +206,7 @@ func ParseNack(b []byte) (Nack, error) {
 	}
 	n := Nack{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Reason: NackReason(b[12]), Unit: Unit(b[13])}
 	count := int(be.Uint16(b[14:]))
-	if n.Reason < NackGap || n.Reason > NackUnknown || n.Unit > UnitChunk {
+	if n.Reason < NackGap || n.Reason > NackDecoded || n.Unit > UnitChunk {
 		return Nack{}, ErrInconsistent
 	}
 	if len(b) != NackLen+8*count {

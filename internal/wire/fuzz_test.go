@@ -145,7 +145,8 @@ func parityEqual(a, b wire.Parity) bool {
 
 func ackEqual(a, b wire.Ack) bool {
 	return a.Conn == b.Conn && a.Flags == b.Flags && a.Msg == b.Msg && a.Cum == b.Cum &&
-		a.Base == b.Base && slices.Equal(ackWords(a), ackWords(b))
+		a.Base == b.Base && slices.Equal(ackWords(a), ackWords(b)) &&
+		a.PktChunk == b.PktChunk && a.PktBits == b.PktBits
 }
 
 func nackEqual(a, b wire.Nack) bool {
@@ -236,7 +237,7 @@ func ackValid(a wire.Ack, words []uint64) bool {
 }
 
 func nackValid(n wire.Nack, ranges []wire.Range) bool {
-	if n.Reason < wire.NackGap || n.Reason > wire.NackUnknown || n.Unit > wire.UnitChunk || len(ranges) >= 1<<16 {
+	if n.Reason < wire.NackGap || n.Reason > wire.NackDecoded || n.Unit > wire.UnitChunk || len(ranges) >= 1<<16 {
 		return false
 	}
 	for _, r := range ranges {

@@ -61,6 +61,10 @@ const (
 	FlagChunkUnits uint8 = 1 << 3
 	// FlagDone says the whole message arrived (ACK).
 	FlagDone uint8 = 1 << 4
+	// FlagPacketBits says an ACK ends with the packet bitmap of one chunk
+	// that is not whole yet (SDR's expanded chunk): which of its packets
+	// arrived, so a multipath sender learns what each path delivered.
+	FlagPacketBits uint8 = 1 << 5
 )
 
 // Header lengths.

@@ -50,7 +50,11 @@ func encodeParity(tb testing.TB, p wire.Parity) []byte {
 }
 
 func encodeAck(tb testing.TB, a wire.Ack, words []uint64) []byte {
-	return encode(tb, wire.AckLen+8*len(words), func(b []byte) (int, error) { return wire.EncodeAck(b, &a, words) })
+	n := wire.AckLen + 8*len(words)
+	if a.Flags&wire.FlagPacketBits != 0 {
+		n += wire.AckPacketBitsLen
+	}
+	return encode(tb, n, func(b []byte) (int, error) { return wire.EncodeAck(b, &a, words) })
 }
 
 func encodeNack(tb testing.TB, n wire.Nack, ranges []wire.Range) []byte {
@@ -224,7 +228,9 @@ func TestAckRoundTrip(t *testing.T) {
 		{"one word", wire.Ack{Conn: 1, Flags: wire.FlagECNEcho, Cum: 3, Base: 4}, []uint64{0x8000000000000001}},
 		{"max words", wire.Ack{Conn: 1, Flags: wire.FlagChunkUnits | wire.FlagDone, Cum: 1 << 31, Base: 1 << 31}, full},
 		{"window ends at 2^32", wire.Ack{Conn: 1<<32 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
-			Cum: 1<<32 - 1, Base: 1<<32 - 64}, []uint64{1<<64 - 1}},
+			Cum: 1<<32 - 1, Base: 1<<32 - 64, PktChunk: 9, PktBits: 0xF0F0}, []uint64{1<<64 - 1}},
+		{"packet bits", wire.Ack{Conn: 2, Flags: wire.FlagChunkUnits | wire.FlagPacketBits, Cum: 3, Base: 0,
+			PktChunk: 1<<32 - 1, PktBits: 1<<63 | 5}, []uint64{7}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -485,7 +491,7 @@ func TestParseInconsistent(t *testing.T) {
 		{"nack zero-count range", wire.TypeNack, nack(wire.NackGap, wire.UnitPacket, wire.Range{Start: 1, Count: 1}, wire.Range{Start: 5, Count: 0}), wire.ErrInconsistent},
 		{"nack range beyond 2^32", wire.TypeNack, nack(wire.NackGap, wire.UnitPacket, wire.Range{Start: 1<<32 - 1, Count: 2}), wire.ErrInconsistent},
 		{"nack reason 0", wire.TypeNack, nack(0, wire.UnitPacket), wire.ErrInconsistent},
-		{"nack reason 6", wire.TypeNack, nack(wire.NackUnknown+1, wire.UnitPacket), wire.ErrInconsistent},
+		{"nack reason 7", wire.TypeNack, nack(wire.NackDecoded+1, wire.UnitPacket), wire.ErrInconsistent},
 		{"nack unit 2", wire.TypeNack, nack(wire.NackGap, wire.UnitChunk+1), wire.ErrInconsistent},
 		{"nack trailing bytes", wire.TypeNack, plus(okNack, 8), wire.ErrInconsistent},
 

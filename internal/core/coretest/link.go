@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"math/rand/v2"
 
+	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 )
 
@@ -41,6 +42,11 @@ type LinkConfig struct {
 	// Drop, when set, is asked about every packet first; true drops it.
 	// Tests use it to lose chosen packets.
 	Drop func(b []byte) bool
+	// PathDown, when set, says whether path p loses everything at now:
+	// a failed ECMP path of a multipath connection.
+	PathDown func(now monotime.Time, p core.Path) bool
+	// PathDelay, when set, adds a per-path delay.
+	PathDelay func(p core.Path) monotime.Duration
 }
 
 // LinkStats counts what a link did.
@@ -105,18 +111,21 @@ func (l *link) lost() bool {
 
 // send puts a copy of the datagram header+payload on the link at now,
 // which must not be before the link is free.
-func (l *link) send(now monotime.Time, header, payload []byte) {
+func (l *link) send(now monotime.Time, pth core.Path, header, payload []byte) {
 	l.gather = append(append(l.gather[:0], header...), payload...)
 	b := l.gather
 	start := max(now, l.free)
 	l.free = start.Add(monotime.TransmitTime(len(b), l.cfg.Rate))
 	l.stats.Sent++
 	l.stats.Bytes += uint64(len(b))
-	if (l.cfg.Drop != nil && l.cfg.Drop(b)) || l.lost() {
+	if (l.cfg.Drop != nil && l.cfg.Drop(b)) || (l.cfg.PathDown != nil && l.cfg.PathDown(now, pth)) || l.lost() {
 		l.stats.Lost++
 		return
 	}
 	at := l.free.Add(l.cfg.Delay)
+	if l.cfg.PathDelay != nil {
+		at = at.Add(l.cfg.PathDelay(pth))
+	}
 	if l.cfg.Reorder > 0 && l.rng.Float64() < l.cfg.Reorder {
 		l.stats.Reordered++
 		at = at.Add(l.cfg.ReorderDelay)

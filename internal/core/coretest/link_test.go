@@ -50,7 +50,7 @@ func TestLinkTiming(t *testing.T) {
 	l := &link{cfg: LinkConfig{Delay: 5 * monotime.Microsecond, Rate: 8e9}, rng: rand.New(rand.NewPCG(1, 2))}
 	hdr, payload := make([]byte, 32), make([]byte, 968) // 1000 bytes: 1 us at 8 Gbit/s
 	for range 3 {
-		l.send(0, hdr, payload)
+		l.send(0, 0, hdr, payload)
 	}
 	for i := range 3 {
 		want := monotime.Time(i+1)*monotime.Time(monotime.Microsecond) + monotime.Time(5*monotime.Microsecond)

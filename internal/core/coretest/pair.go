@@ -119,7 +119,7 @@ func (p *Pair) step() monotime.Time {
 				s.active = false
 				break
 			}
-			s.out.send(p.Now, s.buf[:t.Len], t.Payload)
+			s.out.send(p.Now, t.Path, s.buf[:t.Len], t.Payload)
 		}
 		for {
 			ev, ok := s.EP.PollEvent()

@@ -1,0 +1,133 @@
+package core
+
+import (
+	"math/bits"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
+)
+
+// Multipath: a connection sprays its packets over cfg.Paths paths (UDP
+// source ports on a real network, ECMP hash inputs in the simulator),
+// choosing each packet's path with a path.Selector that learns from what
+// the sender hears back. Every data packet transmission is reported to the
+// selector exactly once: acked when the receiver reports the packet (its
+// chunk's ACK, or the packet bits an ACK carries for an incomplete
+// chunk), lost when the receiver NACKs it, forgotten when it is sent again
+// before anything was heard of it (a timeout or a go-back-N rewind: the
+// copy may have arrived). Parity and control packets take a path too, but
+// are not accounted: nothing acknowledges them individually.
+
+// multipath is a connection's path state; sel is nil for a single path,
+// which then costs nothing per packet.
+type multipath struct {
+	sel  path.Selector
+	path Path // the path of the packet poll just produced
+}
+
+func (c *Conn) initPaths() {
+	c.mp = multipath{}
+	if c.cfg.Paths <= 1 {
+		return
+	}
+	kind := c.cfg.Select
+	if kind == path.Single {
+		kind = path.Oblivious // Stellar's finding: spraying beats the rest
+	}
+	seed := c.cfg.Seed ^ uint64(c.id)<<32 ^ uint64(c.peerID)
+	c.mp.sel, _ = path.New(kind, c.cfg.Paths, seed) // arguments checked by Config
+}
+
+// pickPath chooses the path of the next packet.
+func (c *Conn) pickPath(now monotime.Time) Path {
+	if c.mp.sel == nil {
+		return 0
+	}
+	return Path(c.mp.sel.Select(now))
+}
+
+// PathStats returns per-path counters, or nil for a single-path connection.
+func (c *Conn) PathStats() []path.Stats {
+	t := path.TableOf(c.mp.sel)
+	if t == nil {
+		return nil
+	}
+	out := make([]path.Stats, t.Len())
+	for i := range out {
+		out[i] = t.Stats(i)
+	}
+	return out
+}
+
+// dataSent records that packet p of m leaves on pth.
+func (s *sender) dataSent(now monotime.Time, m *sendMsg, p uint32, pth Path, bytes int) {
+	sel := s.c.mp.sel
+	if sel == nil || m.delivered.test(p) {
+		return // a copy the receiver has: its fate tells nothing of its path
+	}
+	if m.unconfirmed.test(p) { // sent again before anything was heard of it
+		sel.OnForgotten(int(m.pathOf[p]))
+		m.ambiguous.set(p) // an ACK now may be the earlier copy's doing
+	}
+	m.pathOf[p] = uint8(pth)
+	m.unconfirmed.set(p)
+	sel.OnSent(now, int(pth), bytes)
+}
+
+// chunkAcked reports the packets of chunk i of m delivered; rtt, if
+// positive, is a sample for the path of its last packet.
+func (s *sender) chunkAcked(now monotime.Time, m *sendMsg, i uint32, rtt monotime.Duration) {
+	sel := s.c.mp.sel
+	if sel == nil {
+		return
+	}
+	start := i << s.c.shift
+	end := min(start+1<<s.c.shift, m.npkts)
+	for p := m.unconfirmed.nextSet(start, end); p < end; p = m.unconfirmed.nextSet(p+1, end) {
+		m.unconfirmed.clear(p)
+		if m.ambiguous.test(p) {
+			sel.OnForgotten(int(m.pathOf[p]))
+			continue
+		}
+		sample := monotime.Duration(0)
+		if p == end-1 {
+			sample = rtt
+		}
+		sel.OnAcked(now, int(m.pathOf[p]), m.geo.PayloadLen(p), sample)
+	}
+}
+
+// packetLost reports packet p of m lost, as the receiver said.
+func (s *sender) packetLost(now monotime.Time, m *sendMsg, p uint32) {
+	if sel := s.c.mp.sel; sel != nil && p < m.npkts && m.unconfirmed.test(p) {
+		sel.OnLost(now, int(m.pathOf[p]))
+		m.unconfirmed.clear(p)
+	}
+}
+
+// packetsDelivered takes in an ACK's packet bits for chunk c of m, which is
+// not whole yet: those packets need no retransmission, and their paths
+// delivered them.
+func (s *sender) packetsDelivered(now monotime.Time, m *sendMsg, c uint32, bits uint64) {
+	if c >= m.nchunks || m.acked.test(c) {
+		return
+	}
+	start := c << s.c.shift
+	for ; bits != 0; bits &= bits - 1 {
+		p := start + uint32(tz64(bits))
+		if p >= m.npkts || m.delivered.test(p) {
+			continue
+		}
+		m.delivered.set(p)
+		if s.c.mp.sel != nil && m.unconfirmed.test(p) {
+			m.unconfirmed.clear(p)
+			if m.ambiguous.test(p) {
+				s.c.mp.sel.OnForgotten(int(m.pathOf[p]))
+			} else {
+				s.c.mp.sel.OnAcked(now, int(m.pathOf[p]), m.geo.PayloadLen(p), 0)
+			}
+		}
+	}
+}
+
+func tz64(x uint64) int { return bits.TrailingZeros64(x) }

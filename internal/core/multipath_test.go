@@ -1,0 +1,74 @@
+package core_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/core/coretest"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
+)
+
+// TestPathFailure sprays over 16 paths, one of which dies mid-transfer:
+// every byte must arrive, and the dead path must be detected and avoided.
+func TestPathFailure(t *testing.T) {
+	const dead = core.Path(3)
+	for _, name := range []string{"sr", "sr-nack", "ec:32,8", "gbn"} {
+		for _, sel := range []path.Kind{path.Oblivious, path.RoundRobin, path.BestRTT, path.DWRR} {
+			t.Run(fmt.Sprintf("%s/%s", name, sel), func(t *testing.T) {
+				link := testLink()
+				link.Loss = 0.01
+				link.PathDown = func(now monotime.Time, p core.Path) bool {
+					return p == dead && now >= monotime.Time(5*monotime.Millisecond)
+				}
+				cfg := core.Config{Scheme: schemes(t)[name], InitialRTT: monotime.Millisecond, Paths: 16, Select: sel}
+				p, err := coretest.NewPair(coretest.Config{Seed: 11, Link: link, A: cfg, B: cfg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				msg := message(32 << 20)
+				if _, err := p.Transfer(msg, len(msg), nil, coretest.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+				st := p.A.Conn.PathStats()
+				if len(st) != 16 {
+					t.Fatalf("%d paths reported", len(st))
+				}
+				if name == "gbn" {
+					// Go-back-N discards everything behind a loss, so while
+					// it waits for the dead path's packets every path looks
+					// silent: RoCE's baseline cannot tell paths apart. It
+					// must still deliver every byte.
+					return
+				}
+				var total uint64
+				for _, s := range st {
+					total += s.Sent
+				}
+				// Before failing, path 3 carried its 1/16 share for about
+				// 5 ms of the ~28 ms transfer; after, only probes.
+				if share := float64(st[dead].Sent) / float64(total); share > 0.03 {
+					t.Errorf("dead path carried %.1f%% of packets, want it avoided", 100*share)
+				}
+				if st[dead].State != "failed" {
+					t.Errorf("dead path state %q, want failed", st[dead].State)
+				}
+				for i, s := range st {
+					if core.Path(i) != dead && s.State != "up" {
+						t.Errorf("healthy path %d is %q", i, s.State)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSinglePathCostsNothing checks a one-path connection reports no
+// per-path table (and so pays nothing per packet for one).
+func TestSinglePathCostsNothing(t *testing.T) {
+	p := newPair(t, testLink(), nil, 1)
+	if st := p.A.Conn.PathStats(); st != nil {
+		t.Fatalf("single path has stats %v", st)
+	}
+}
