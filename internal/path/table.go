@@ -77,17 +77,17 @@ type Table struct {
 }
 
 type pathState struct {
-	rtt                    reliability.RTT
-	sent, sentBytes        uint64
-	acked, ackedBytes      uint64
-	lost                   uint64
-	outstanding            uint64
-	lossRun                uint32 // consecutive losses
-	failed                 bool
+	rtt               reliability.RTT
+	sent, sentBytes   uint64
+	acked, ackedBytes uint64
+	lost              uint64
+	outstanding       uint64
+	lossRun           uint32 // consecutive losses
+	failed            bool
 	// unresolved: packets were withdrawn (forgotten) since the last ack,
 	// so running out of outstanding packets was no sign of health and
 	// must not restart the silence clock.
-	unresolved bool
+	unresolved             bool
 	lastProgress           monotime.Time // last ack, or start of the outstanding period
 	probeAt                monotime.Time
 	probeEvery, probeLimit monotime.Duration
