@@ -44,8 +44,8 @@ func (f HandlerFunc) OnEvent(e *Engine, arg uint64) { f(e, arg) }
 // when the event was scheduled; the generation changes whenever the slot is
 // released, so a handle kept after its event fired or was cancelled can
 // never reach the unrelated event that reuses the slot. The generation is
-// 64 bits because a hot slot is reused once per event and 32 bits would
-// wrap within an hour of simulation.
+// 64 bits because the free list hands the same slot out again on every
+// event of a steady run: 32 bits would wrap within minutes.
 type EventID struct {
 	slot uint32
 	gen  uint64
@@ -53,7 +53,7 @@ type EventID struct {
 
 // slot is a pooled event. Its heap position lives in Engine.pos, not here:
 // every heap move updates a position, and a dense []uint32 takes those
-// scattered writes in a tenth of the memory the slots occupy.
+// scattered writes in an eighth of the memory the slots occupy.
 type slot struct {
 	h   Handler
 	arg uint64
@@ -81,15 +81,16 @@ type Engine struct {
 	stopped   bool
 	processed uint64
 	rng       *rand.Rand
+	sink      monotime.Time // keeps popRoot's prefetching loads alive
 
 	progressEvery uint64
 	progressNext  uint64
 	progressFn    func(e *Engine)
 }
 
-// pcgStream is the second PCG word. PCG's two words are both state, so a
-// fixed second word still gives 2^64 independent seeds; the constant is
-// the golden ratio so that seed 0 does not start from an all-zero state.
+// pcgStream is the second half of the 128-bit PCG state; the seed is the
+// first. Every seed then starts at its own point of the 2^128-long cycle,
+// and seed 0 does not start from the all-zero state.
 const pcgStream = 0x9e3779b97f4a7c15
 
 // New returns an empty engine at time 0 whose random stream is seeded by
@@ -122,6 +123,9 @@ func (e *Engine) Processed() uint64 { return e.processed }
 // At schedules h.OnEvent(e, arg) at time t. A time in the past is run now,
 // after the events already scheduled for now: time never goes backwards.
 func (e *Engine) At(t monotime.Time, h Handler, arg uint64) EventID {
+	if h == nil {
+		panic("sim: event scheduled with a nil Handler") // fail here, not when it fires
+	}
 	if t < e.now {
 		t = e.now
 	}
@@ -201,8 +205,9 @@ func (e *Engine) release(i uint32) {
 	e.free = append(e.free, i)
 }
 
-// Stop makes Run or RunUntil return once the running event's handler
-// returns. Pending events stay pending; a later Run resumes them.
+// Stop makes Run or RunUntil return once the running event's handler (or
+// progress callback) returns. Pending events stay pending; a later Run
+// resumes them. Outside a run it does nothing: runs clear it on entry.
 func (e *Engine) Stop() { e.stopped = true }
 
 // OnProgress calls fn after every `every` events run from now on (for

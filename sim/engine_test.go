@@ -126,14 +126,17 @@ func TestAtInThePastIsClamped(t *testing.T) {
 	}
 }
 
+// TestAfter also runs a HandlerFunc, the adapter for one-off handlers.
 func TestAfter(t *testing.T) {
 	e := New(1)
-	r := &recorder{}
+	var got []fired
+	h := HandlerFunc(func(e *Engine, arg uint64) { got = append(got, fired{e.Now(), arg}) })
 	e.RunUntil(1000)
-	e.After(5*monotime.Nanosecond, r, 1)
+	e.After(5*monotime.Nanosecond, h, 2)
+	e.After(1, h, 1)
 	e.Run()
-	if want := []fired{{1000 + 5000, 1}}; !slices.Equal(r.log, want) {
-		t.Fatalf("log = %v, want %v", r.log, want)
+	if want := []fired{{1001, 1}, {6000, 2}}; !slices.Equal(got, want) {
+		t.Fatalf("ran %v, want %v", got, want)
 	}
 }
 
@@ -142,7 +145,7 @@ func TestCancel(t *testing.T) {
 	r := &recorder{}
 	a := e.At(10, r, 1)
 	b := e.At(20, r, 2)
-	c := e.At(30, r, 3)
+	e.At(30, r, 3)
 
 	if e.Cancel(EventID{}) {
 		t.Error("Cancel(zero) = true")
@@ -178,7 +181,6 @@ func TestCancel(t *testing.T) {
 	if want := []uint64{1, 4, 3}; !slices.Equal(r.args(), want) {
 		t.Fatalf("ran %v, want %v", r.args(), want)
 	}
-	_ = c
 }
 
 func TestCancelFromHandler(t *testing.T) {
@@ -473,10 +475,19 @@ func (q *refQueue) pop() refItem {
 	return it
 }
 
-// popOne is a Handler that records which logical event ran.
-type popOne struct{ got []int }
+// popOne is a Handler that records which logical event ran. With stop
+// set it stops the run after each event, so Run pops exactly one.
+type popOne struct {
+	got  []int
+	stop bool
+}
 
-func (p *popOne) OnEvent(_ *Engine, arg uint64) { p.got = append(p.got, int(arg)) }
+func (p *popOne) OnEvent(e *Engine, arg uint64) {
+	p.got = append(p.got, int(arg))
+	if p.stop {
+		e.Stop()
+	}
+}
 
 // TestAgainstReference drives the engine and the reference with the same
 // random schedule/cancel/pop operations and checks they agree at every
@@ -490,9 +501,8 @@ func TestAgainstReference(t *testing.T) {
 			e := New(1)
 			e.seqLimit = limit
 			ref := &refQueue{}
-			h := &popOne{}
-			var ids []EventID // by logical id; zero after fire/cancel in the reference sense
-			live := map[int]bool{}
+			h := &popOne{stop: true}
+			var ids []EventID // by logical id, the reference's item id
 			for op := range ops {
 				switch k := rng.IntN(10); {
 				case k < 5 || len(ref.items) == 0: // schedule
@@ -500,54 +510,73 @@ func TestAgainstReference(t *testing.T) {
 						continue // keep the reference cheap and ties frequent
 					}
 					at := e.Now().Add(monotime.Duration(rng.IntN(50)))
-					id := len(ids)
-					ids = append(ids, e.At(at, h, uint64(id)))
-					ref.push(at, id)
-					live[id] = true
+					ids = append(ids, e.At(at, h, uint64(len(ids))))
+					ref.push(at, len(ids)-1)
 				case k < 7: // cancel any id ever issued, live or not
 					id := rng.IntN(len(ids))
 					want := ref.cancel(id)
 					if got := e.Cancel(ids[id]); got != want {
 						t.Fatalf("op %d: Cancel(%d) = %v, reference %v", op, id, got, want)
 					}
-					delete(live, id)
 				default: // pop one event
 					want := ref.pop()
-					nt, _ := e.NextTime()
-					e.RunUntil(nt)
-					if n := len(h.got); n == 0 {
-						t.Fatalf("op %d: nothing ran", op)
-					}
-					// RunUntil(nt) runs every event at nt; pop the rest of
-					// them from the reference too, in order.
-					got := h.got
 					h.got = h.got[:0]
-					if got[0] != want.id || e.Now() != want.t {
-						t.Fatalf("op %d: ran %d at %d, reference %d at %d", op, got[0], e.Now(), want.id, want.t)
-					}
-					delete(live, want.id)
-					for _, g := range got[1:] {
-						w := ref.pop()
-						if g != w.id || w.t != nt {
-							t.Fatalf("op %d: tie ran %d, reference %d (t=%d)", op, g, w.id, w.t)
-						}
-						delete(live, w.id)
+					e.Run()
+					if len(h.got) != 1 || h.got[0] != want.id || e.Now() != want.t {
+						t.Fatalf("op %d: ran %v at %d, reference %d at %d", op, h.got, e.Now(), want.id, want.t)
 					}
 				}
 				if e.Pending() != len(ref.items) {
 					t.Fatalf("op %d: Pending = %d, reference %d", op, e.Pending(), len(ref.items))
 				}
 			}
-			for id := range live {
-				if !e.Scheduled(ids[id]) {
-					t.Fatalf("live event %d not scheduled", id)
-				}
-				if at, ok := e.When(ids[id]); !ok || at < e.Now() {
-					t.Fatalf("When(%d) = %d, %v", id, at, ok)
+			checkHeap(t, e)
+			for _, it := range ref.items {
+				if at, ok := e.When(ids[it.id]); !ok || at != it.t {
+					t.Fatalf("When(%d) = %d, %v; reference %d", it.id, at, ok, it.t)
 				}
 			}
-			checkHeap(t, e)
 		})
+	}
+}
+
+// TestLargeHeap covers heaps past prefetchMin, where popRoot prefetches,
+// against a sort of what should remain after random cancellations.
+func TestLargeHeap(t *testing.T) {
+	const n = 4 * prefetchMin
+	rng := rand.New(rand.NewPCG(3, 4))
+	e := New(1)
+	h := &popOne{}
+	type ev struct {
+		t  monotime.Time
+		id int
+	}
+	var want []ev
+	ids := make([]EventID, n)
+	for i := range n {
+		at := monotime.Time(rng.IntN(n / 4)) // many ties
+		ids[i] = e.At(at, h, uint64(i))
+		want = append(want, ev{at, i})
+	}
+	cancelled := map[int]bool{}
+	for range n / 3 {
+		i := rng.IntN(n)
+		if e.Cancel(ids[i]) == cancelled[i] {
+			t.Fatalf("Cancel(%d) disagrees with the record", i)
+		}
+		cancelled[i] = true
+	}
+	checkHeap(t, e)
+	want = slices.DeleteFunc(want, func(x ev) bool { return cancelled[x.id] })
+	slices.SortStableFunc(want, func(a, b ev) int { return int(a.t - b.t) })
+	e.Run()
+	if len(h.got) != len(want) {
+		t.Fatalf("ran %d events, want %d", len(h.got), len(want))
+	}
+	for k, w := range want {
+		if h.got[k] != w.id {
+			t.Fatalf("event %d: ran %d, want %d", k, h.got[k], w.id)
+		}
 	}
 }
 
@@ -564,24 +593,20 @@ func checkHeap(t *testing.T, e *Engine) {
 	}
 }
 
-// self reschedules itself forever at a pseudo-random delay, the steady
-// state of packets in flight.
-type self struct{ x uint64 }
+// rescheduler reschedules itself forever at a pseudo-random delay, the
+// steady state of packets in flight.
+type rescheduler struct{ x uint64 }
 
-func (s *self) OnEvent(e *Engine, _ uint64) {
+func (s *rescheduler) OnEvent(e *Engine, _ uint64) {
 	s.x = s.x*6364136223846793005 + 1442695040888963407
 	e.After(monotime.Duration(s.x>>44)+1, s, 0)
 }
 
 func TestZeroAllocsSteadyState(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocation counts are not meaningful in -short runs")
-	}
 	e := New(1)
-	s := &self{}
-	ids := make([]EventID, 1000)
-	for i := range ids {
-		ids[i] = e.After(monotime.Duration(i), s, 0)
+	s := &rescheduler{}
+	for i := range 1000 {
+		e.After(monotime.Duration(i), s, 0)
 	}
 	e.RunUntil(e.Now().Add(monotime.Millisecond)) // grow everything
 	allocs := testing.AllocsPerRun(100, func() {
@@ -589,23 +614,19 @@ func TestZeroAllocsSteadyState(t *testing.T) {
 			nt, _ := e.NextTime()
 			e.RunUntil(nt)
 		}
-		// Cancel-and-reschedule, as a retransmission timer does.
-		id := e.After(monotime.Microsecond, s, 0)
-		e.Cancel(id)
+		// Arm and cancel, as a retransmission timer does.
+		e.Cancel(e.After(monotime.Microsecond, s, 0))
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per 1000 events, want 0", allocs)
 	}
 }
 
-func TestHandlerFunc(t *testing.T) {
-	e := New(1)
-	var got []uint64
-	var h Handler = HandlerFunc(func(_ *Engine, arg uint64) { got = append(got, arg) })
-	e.After(2, h, 2)
-	e.After(1, h, 1)
-	e.Run()
-	if !slices.Equal(got, []uint64{1, 2}) {
-		t.Fatalf("got %v", got)
-	}
+func TestNilHandlerPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("At with a nil Handler did not panic")
+		}
+	}()
+	New(1).At(0, nil, 0)
 }

@@ -34,18 +34,40 @@ func mkEntry(t monotime.Time, seq, slot uint32) entry {
 }
 
 func (x entry) slot() uint32 { return uint32(x.key) }
-func (x entry) seq() uint32  { return uint32(x.key >> 32) }
 
 // root is the index of the heap's top entry.
 const root = 3
+
+// prefetchMin is the heap size (entries) above which sinking touches the
+// grandchildren's cache lines ahead of need. Below it the heap lives in
+// the L2 cache and the extra loads only cost time.
+const prefetchMin = 1 << 14
 
 func (x entry) less(y entry) bool {
 	return x.t < y.t || (x.t == y.t && x.key < y.key)
 }
 
+// before is 1 if x orders before y and 0 otherwise: the borrow out of the
+// 128-bit subtraction (t, key) - (t', key'). Times are never negative (At
+// clamps to Now >= 0), so unsigned order is time order. It and pick are
+// branch-free because with random keys a branchy comparison mispredicts
+// about half the time, and comparisons are most of the engine's cost.
+func before(x, y entry) uint64 {
+	_, b := bits.Sub64(x.key, y.key, 0)
+	_, b = bits.Sub64(uint64(x.t), uint64(y.t), b)
+	return b
+}
+
+// pick returns y if b is 1 and x if b is 0, without a branch.
+func pick(b uint64, x, y entry) entry {
+	m := -b
+	return entry{x.t ^ (x.t^y.t)&monotime.Time(m), x.key ^ (x.key^y.key)&m}
+}
+
 // up moves x, destined for the empty position j, towards the root until
 // its parent is not greater, then stores it. Moving a hole instead of
-// swapping halves the writes.
+// swapping halves the writes. New events mostly belong near the bottom,
+// so the loop rarely runs and its branch predicts well.
 func (e *Engine) up(j int, x entry) {
 	h, pos := e.heap, e.pos
 	for j > root {
@@ -61,20 +83,23 @@ func (e *Engine) up(j int, x entry) {
 	pos[x.slot()] = uint32(j)
 }
 
-// down fills the empty position j with x. It walks the hole down to a
-// leaf along the smallest children without comparing against x, then
-// lets x rise from there (Floyd's bottom-up variant). x is usually a
-// former leaf, so it belongs near the bottom and the rise is short; this
-// saves one comparison per level.
-//
-// The smallest of four siblings is found without branches: with random
-// keys a branchy comparison mispredicts about half the time, and the
-// comparisons were most of the engine's cost. The winner's words are
-// selected with masks rather than reloaded, which keeps the chain from one
-// level's load to the next level's address short.
-func (e *Engine) down(j int, x entry) {
+// popRoot removes the top entry. The last entry has to be reinserted; it
+// was a leaf, so it almost surely belongs near the bottom again. Rather
+// than compare it at every level on the way down, the hole left at the
+// root walks down to a leaf along the smallest children and the last
+// entry rises from there (Floyd's bottom-up variant): one comparison
+// fewer per level, and no data-dependent branch on the way down.
+func (e *Engine) popRoot() {
+	n := len(e.heap) - 1
+	x := e.heap[n]
+	e.heap = e.heap[:n]
+	if n == root {
+		return
+	}
 	h, pos := e.heap, e.pos
-	n := len(h)
+	j := root
+	var sink monotime.Time
+	big := n > prefetchMin
 	for {
 		c := 4*j - 8
 		if c+4 > n {
@@ -91,57 +116,75 @@ func (e *Engine) down(j int, x entry) {
 			}
 			break
 		}
+		if gc := 4*c - 8; big && gc+16 <= n {
+			// Start loading the four lines one of which the next level
+			// reads, while this level's line is still on its way: it
+			// halves the memory stall per level once the heap outgrows
+			// the cache. Go has no prefetch instruction; a load whose
+			// value only feeds e.sink does the same.
+			sink ^= h[gc].t ^ h[gc+4].t ^ h[gc+8].t ^ h[gc+12].t
+		}
 		g := (*[4]entry)(h[c : c+4])
-		t0, k0 := uint64(g[0].t), g[0].key
-		t1, k1 := uint64(g[1].t), g[1].key
-		t2, k2 := uint64(g[2].t), g[2].key
-		t3, k3 := uint64(g[3].t), g[3].key
-		// The borrow out of (t1,k1)-(t0,k0) is 1 iff 1 orders before 0.
-		// Times are never negative (At clamps to Now >= 0), so unsigned
-		// order is time order.
-		_, b := bits.Sub64(k1, k0, 0)
-		_, b = bits.Sub64(t1, t0, b)
-		mask := -b
-		ta, ka, ia := t0^(t0^t1)&mask, k0^(k0^k1)&mask, b
-		_, b = bits.Sub64(k3, k2, 0)
-		_, b = bits.Sub64(t3, t2, b)
-		mask = -b
-		tb, kb, ib := t2^(t2^t3)&mask, k2^(k2^k3)&mask, 2+b
-		_, b = bits.Sub64(kb, ka, 0)
-		_, b = bits.Sub64(tb, ta, b)
-		mask = -b
-		t, k, i := ta^(ta^tb)&mask, ka^(ka^kb)&mask, ia^(ia^ib)&mask
-		h[j] = entry{monotime.Time(t), k}
-		pos[uint32(k)] = uint32(j)
-		j = c + int(i)
+		b01, b23 := before(g[1], g[0]), before(g[3], g[2])
+		w01, w23 := pick(b01, g[0], g[1]), pick(b23, g[2], g[3])
+		b := before(w23, w01)
+		w := pick(b, w01, w23)
+		h[j] = w
+		pos[w.slot()] = uint32(j)
+		j = c + int(b01^(b01^(2+b23))&-b)
 	}
+	e.sink = sink
 	e.up(j, x)
 }
 
-// popRoot removes the top entry.
-func (e *Engine) popRoot() {
-	n := len(e.heap) - 1
-	last := e.heap[n]
-	e.heap = e.heap[:n]
-	if n > root {
-		e.down(root, last)
-	}
-}
-
 // remove deletes the entry at j: the last entry fills the hole and moves
-// whichever way restores the order.
+// whichever way restores the order. j is random here (a cancelled timer),
+// so the last entry usually belongs right at j: a top-down sift that
+// stops at the first level where it fits is cheaper than the bottom-up
+// walk of popRoot.
 func (e *Engine) remove(j int) {
 	n := len(e.heap) - 1
-	last := e.heap[n]
+	x := e.heap[n]
 	e.heap = e.heap[:n]
 	if j == n {
 		return
 	}
-	if j > root && last.less(e.heap[j>>2+2]) {
-		e.up(j, last)
-	} else {
-		e.down(j, last)
+	h, pos := e.heap, e.pos
+	if j > root && x.less(h[j>>2+2]) {
+		e.up(j, x)
+		return
 	}
+	for {
+		c := 4*j - 8
+		if c >= n {
+			break
+		}
+		var w entry
+		m := c
+		if c+4 <= n {
+			g := (*[4]entry)(h[c : c+4])
+			b01, b23 := before(g[1], g[0]), before(g[3], g[2])
+			w01, w23 := pick(b01, g[0], g[1]), pick(b23, g[2], g[3])
+			b := before(w23, w01)
+			w = pick(b, w01, w23)
+			m += int(b01 ^ (b01^(2+b23))&-b)
+		} else {
+			for i := c + 1; i < n; i++ {
+				if h[i].less(h[m]) {
+					m = i
+				}
+			}
+			w = h[m]
+		}
+		if !w.less(x) {
+			break
+		}
+		h[j] = w
+		pos[w.slot()] = uint32(j)
+		j = m
+	}
+	h[j] = x
+	pos[x.slot()] = uint32(j)
 }
 
 // renumber gives the pending events the sequence numbers 0..n-1 in their

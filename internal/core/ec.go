@@ -108,6 +108,9 @@ func (s *sender) startParity(m *sendMsg) {
 
 func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 	nm, mtu := uint32(m.code.M()), uint32(m.geo.MTU)
+	if len(buf) < wire.ParityLen+int(mtu) {
+		return 0 // the caller's buffer cannot hold it: send nothing, lose nothing
+	}
 	S := stripes(m.npkts, uint32(m.code.K()), m.sub, s.c.shift)
 	i, j := m.parityPos/S, m.parityPos%S
 	off := (i*S + j) * mtu

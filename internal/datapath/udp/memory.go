@@ -1,0 +1,317 @@
+package udp
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A LossFunc decides the fate of a datagram on a MemoryNetwork: it returns
+// true to drop it. It must not keep datagram.
+type LossFunc func(from, to netip.AddrPort, datagram []byte) (drop bool)
+
+// MemoryNetwork delivers datagrams between the MemoryBinds it made, in
+// process, through channels. Like UDP it loses datagrams sent to an address
+// nobody has opened and datagrams that find the receiver's queue full; it
+// never reorders the datagrams of one sender path to one receiver path.
+type MemoryNetwork struct {
+	mu    sync.Mutex
+	ports map[netip.AddrPort]memPort
+	next  uint16 // the next ephemeral port to try
+	loss  atomic.Pointer[LossFunc]
+}
+
+type memPort struct {
+	b    *MemoryBind
+	path int
+}
+
+type memDatagram struct {
+	data []byte
+	from netip.AddrPort
+	path int
+}
+
+// memQueue is the number of datagrams a MemoryBind queues before it drops.
+const memQueue = 4096
+
+const (
+	memFirstEphemeral = 49152
+	memEphemerals     = 65536 - memFirstEphemeral
+)
+
+// NewMemoryNetwork returns an empty network without loss.
+func NewMemoryNetwork() *MemoryNetwork {
+	return &MemoryNetwork{ports: make(map[netip.AddrPort]memPort), next: memFirstEphemeral}
+}
+
+// SetLoss installs f as the network's loss hook (nil: no loss). It is
+// called for every datagram sent, concurrently from every sender.
+func (n *MemoryNetwork) SetLoss(f LossFunc) {
+	if f == nil {
+		n.loss.Store(nil)
+		return
+	}
+	n.loss.Store(&f)
+}
+
+// NewBind returns an unopened Bind on the network.
+func (n *MemoryNetwork) NewBind() *MemoryBind {
+	return &MemoryBind{
+		net:  n,
+		rx:   make(chan memDatagram, memQueue),
+		done: make(chan struct{}),
+		kick: make(chan struct{}, 1),
+	}
+}
+
+// MemoryBind is a Bind on a MemoryNetwork. Open on an unspecified address
+// (or the zero AddrPort) takes the loopback address of its family, and
+// every datagram is copied once, on Send.
+type MemoryBind struct {
+	net   *MemoryNetwork
+	mu    sync.Mutex // Open, Close
+	state atomic.Int32
+	local []netip.AddrPort // per path
+	v4    bool
+	rx    chan memDatagram
+	done  chan struct{}
+
+	rxMu     sync.Mutex
+	deadline atomic.Int64 // UnixNano; 0: none
+	kick     chan struct{}
+
+	stats counters
+}
+
+var _ Bind = (*MemoryBind)(nil)
+
+// Open implements Bind.
+func (b *MemoryBind) Open(local netip.AddrPort, paths int) ([]uint16, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state.Load() != stateNew {
+		return nil, ErrOpen
+	}
+	if err := checkPaths(paths); err != nil {
+		return nil, err
+	}
+	a := local.Addr().Unmap()
+	switch {
+	case !a.IsValid() || a == netip.IPv4Unspecified():
+		a = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	case a.IsUnspecified():
+		a = netip.IPv6Loopback()
+	}
+	n := b.net
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ports := make([]uint16, paths)
+	for i := range ports {
+		var ap netip.AddrPort
+		if i == 0 && local.Port() != 0 {
+			ap = netip.AddrPortFrom(a, local.Port())
+			if _, ok := n.ports[ap]; ok {
+				n.release(b.local)
+				b.local = nil
+				return nil, fmt.Errorf("udp: memory address %v in use", ap)
+			}
+		} else {
+			var ok bool
+			if ap, ok = n.ephemeral(a); !ok {
+				n.release(b.local)
+				b.local = nil
+				return nil, fmt.Errorf("udp: no free memory port on %v", a)
+			}
+		}
+		n.ports[ap] = memPort{b, i}
+		b.local = append(b.local, ap)
+		ports[i] = ap.Port()
+	}
+	b.v4 = a.Is4()
+	b.state.Store(stateOpen)
+	return ports, nil
+}
+
+// ephemeral finds a free port on a; n.mu is held.
+func (n *MemoryNetwork) ephemeral(a netip.Addr) (netip.AddrPort, bool) {
+	for range memEphemerals {
+		ap := netip.AddrPortFrom(a, n.next)
+		n.next++
+		if n.next == 0 {
+			n.next = memFirstEphemeral
+		}
+		if _, ok := n.ports[ap]; !ok {
+			return ap, true
+		}
+	}
+	return netip.AddrPort{}, false
+}
+
+// release frees addresses; n.mu is held.
+func (n *MemoryNetwork) release(addrs []netip.AddrPort) {
+	for _, ap := range addrs {
+		delete(n.ports, ap)
+	}
+}
+
+// Close implements Bind.
+func (b *MemoryBind) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state.Swap(stateClosed) == stateClosed {
+		return nil
+	}
+	close(b.done)
+	b.net.mu.Lock()
+	b.net.release(b.local)
+	b.net.mu.Unlock()
+	return nil
+}
+
+func (b *MemoryBind) check() error {
+	switch b.state.Load() {
+	case stateNew:
+		return ErrNotOpen
+	case stateClosed:
+		return net.ErrClosed
+	}
+	return nil
+}
+
+// Send implements Bind.
+func (b *MemoryBind) Send(msgs []Message) error {
+	if err := b.check(); err != nil {
+		return err
+	}
+	var first error
+	lossp := b.net.loss.Load()
+	for i := range msgs {
+		m := &msgs[i]
+		size, err := checkMessage(m, len(b.local), b.v4)
+		if err != nil {
+			b.stats.refused(err)
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		data := make([]byte, size)
+		copy(data, m.Buf[:m.N])
+		copy(data[m.N:], m.Payload)
+		from := b.local[m.Path]
+		to := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
+		b.stats.sent.Add(1)
+		b.stats.sentBytes.Add(uint64(size))
+		b.stats.sendCalls.Add(1)
+		if lossp != nil && (*lossp)(from, to, data) {
+			b.stats.dropped.Add(1)
+			continue
+		}
+		b.net.mu.Lock()
+		p, ok := b.net.ports[to]
+		b.net.mu.Unlock()
+		if !ok {
+			continue // nobody listens there: lost, as on UDP
+		}
+		select {
+		case p.b.rx <- memDatagram{data: data, from: from, path: p.path}:
+		default:
+			p.b.stats.dropped.Add(1)
+		}
+	}
+	return first
+}
+
+// SetReceiveDeadline implements Bind.
+func (b *MemoryBind) SetReceiveDeadline(t time.Time) error {
+	if t.IsZero() {
+		b.deadline.Store(0)
+	} else {
+		b.deadline.Store(max(t.UnixNano(), 1))
+	}
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Receive implements Bind.
+func (b *MemoryBind) Receive(msgs []Message) (int, error) {
+	if err := b.check(); err != nil {
+		return 0, err
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	b.rxMu.Lock()
+	defer b.rxMu.Unlock()
+	for {
+		var timer *time.Timer
+		var timeout <-chan time.Time
+		if dl := b.deadline.Load(); dl != 0 {
+			d := time.Until(time.Unix(0, dl))
+			if d <= 0 {
+				return 0, os.ErrDeadlineExceeded
+			}
+			timer = time.NewTimer(d)
+			timeout = timer.C
+		}
+		var d memDatagram
+		var ok bool
+		select {
+		case d = <-b.rx:
+			ok = true
+		case <-b.done:
+			return 0, net.ErrClosed
+		case <-timeout: // the deadline check above fails
+		case <-b.kick: // a new deadline
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if !ok {
+			continue
+		}
+		n := b.deliver(msgs, 0, d)
+	more:
+		for n < len(msgs) {
+			select {
+			case d = <-b.rx:
+				n = b.deliver(msgs, n, d)
+			default:
+				break more
+			}
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// deliver copies d into msgs[n] and returns the next free index.
+func (b *MemoryBind) deliver(msgs []Message, n int, d memDatagram) int {
+	b.stats.recvCalls.Add(1)
+	m := &msgs[n]
+	if len(d.data) > len(m.Buf) {
+		b.stats.truncated.Add(1)
+		return n
+	}
+	m.N = copy(m.Buf, d.data)
+	m.Addr = d.from
+	m.Path = d.path
+	b.stats.received.Add(1)
+	b.stats.receivedBytes.Add(uint64(m.N))
+	return n + 1
+}
+
+// BatchSize implements Bind.
+func (b *MemoryBind) BatchSize() int { return DefaultBatchSize }
+
+// Stats implements Bind.
+func (b *MemoryBind) Stats() Stats { return b.stats.snapshot() }

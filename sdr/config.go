@@ -1,0 +1,99 @@
+package sdr
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/datapath/udp"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+)
+
+// Config sets up connections. The zero value works: one path, 4 KiB MTU,
+// 64 KiB chunks, selective repeat with NACKs, no pacing.
+type Config struct {
+	// Scheme is the reliability scheme of messages sent: "sr" (SR-RTO),
+	// "sr-nack", "ec:K,M" (Reed-Solomon), "xor:K,M", "gbn" or "none".
+	// Empty means "sr-nack".
+	Scheme string
+	// Paths is how many UDP source ports a connection sprays over, 1..128;
+	// zero means 1.
+	Paths int
+	// Select picks each packet's path: "obs" (oblivious spraying, the
+	// default with several paths), "rr", "bestrtt", "dwrr" or "single".
+	Select string
+	// MTU is the payload bytes per packet; zero means 4096. The two ends
+	// use the smaller of their MTUs.
+	MTU int
+	// ChunkSize is the bitmap granularity; zero means 64 KiB.
+	ChunkSize int
+	// MaxMsgs bounds messages in flight per direction (a power of two);
+	// zero means 1024.
+	MaxMsgs int
+	// MaxBytesInFlight bounds unacknowledged bytes; zero: no bound.
+	MaxBytesInFlight int64
+	// Rate paces data packets to this many bits per second; zero: as fast
+	// as the socket takes them. Set it to the path's capacity on a network
+	// that drops what it cannot carry.
+	Rate float64
+	// HandshakeTimeout bounds Dial; zero means 10 s.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection whose peer is silent this long;
+	// zero means 30 s.
+	IdleTimeout time.Duration
+	// SocketBuffer is the socket buffer size in bytes; zero means 4 MiB
+	// (forced past the system cap when running as root).
+	SocketBuffer int
+
+	// bind, when set, replaces real UDP sockets (tests).
+	bind func() udp.Bind
+}
+
+func (c *Config) orDefault() Config {
+	if c == nil {
+		return Config{}
+	}
+	return *c
+}
+
+// check turns the configuration into the core's, with errors naming the
+// field.
+func (c Config) check() (core.Config, error) {
+	cc := core.Config{MTU: c.MTU, ChunkSize: c.ChunkSize, MaxMsgs: c.MaxMsgs,
+		MaxBytesInFlight: c.MaxBytesInFlight, Rate: c.Rate, Paths: c.Paths,
+		HandshakeTimeout: monotime.FromStd(c.HandshakeTimeout), IdleTimeout: monotime.FromStd(c.IdleTimeout)}
+	name := c.Scheme
+	if name == "" {
+		name = "sr-nack"
+	}
+	s, err := reliability.Parse(name)
+	if err != nil {
+		return cc, fmt.Errorf("sdr: Config.Scheme: %w", err)
+	}
+	cc.Scheme = s
+	if c.Select != "" {
+		if cc.Select, err = path.ParseKind(c.Select); err != nil {
+			return cc, fmt.Errorf("sdr: Config.Select: %w", err)
+		}
+	}
+	if c.Paths < 0 || c.Paths > core.MaxPaths {
+		return cc, fmt.Errorf("sdr: Config.Paths %d out of range 1..%d", c.Paths, core.MaxPaths)
+	}
+	if c.Rate < 0 {
+		return cc, fmt.Errorf("sdr: Config.Rate %g is negative", c.Rate)
+	}
+	// Let the core check the rest, and report it as ours.
+	if _, err := core.NewEndpoint().NewConn(1, 1, udpAddrZero, cc); err != nil {
+		return cc, fmt.Errorf("sdr: Config: %w", err)
+	}
+	return cc, nil
+}
+
+func (c Config) newBind() udp.Bind {
+	if c.bind != nil {
+		return c.bind()
+	}
+	return udp.NewUDPBind(udp.Config{SocketBuffer: c.SocketBuffer})
+}

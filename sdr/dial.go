@@ -1,0 +1,148 @@
+package sdr
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+)
+
+var udpAddrZero netip.AddrPort
+
+// resolve parses "host:port" with a literal IP address, or "localhost".
+func resolve(addr string) (netip.AddrPort, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err == nil {
+		return ap, nil
+	}
+	host, port, ok := cutLast(addr, ':')
+	if ok && (host == "localhost" || host == "") {
+		if ap, err := netip.ParseAddrPort("127.0.0.1:" + port); err == nil {
+			if host == "" {
+				ap = netip.AddrPortFrom(netip.IPv4Unspecified(), ap.Port())
+			}
+			return ap, nil
+		}
+	}
+	return netip.AddrPort{}, fmt.Errorf("sdr: address %q: want IP:port (like 127.0.0.1:4793 or [::1]:4793), localhost:port or :port", addr)
+}
+
+func cutLast(s string, sep byte) (string, string, bool) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// Dial opens a connection to a listener at addr ("IP:port"). It fails
+// when ctx ends or the peer does not answer within Config.HandshakeTimeout.
+func Dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
+	c := cfg.orDefault()
+	cc, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	peer, err := resolve(addr)
+	if err != nil {
+		return nil, err
+	}
+	local := netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+	if peer.Addr().Is6() && !peer.Addr().Is4In6() {
+		local = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
+	}
+	e, err := newEndpoint(c.newBind(), local, c)
+	if err != nil {
+		return nil, fmt.Errorf("sdr: dial %s: %w", addr, err)
+	}
+	e.owned = true
+	established := make(chan error, 1)
+	var conn *core.Conn
+	if err := e.call(func() {
+		if conn, err = e.core.Dial(e.now(), peer, cc); err == nil {
+			e.onEstablished[conn] = established
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if err != nil {
+		e.stop(nil)
+		return nil, fmt.Errorf("sdr: dial %s: %w", addr, err)
+	}
+	select {
+	case err = <-established:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		e.stop(nil)
+		return nil, fmt.Errorf("sdr: dial %s: %w", addr, err)
+	}
+	var c2 *Conn
+	_ = e.call(func() { c2 = e.conns[conn] })
+	return c2, nil
+}
+
+// Listener accepts connections on one address.
+type Listener struct {
+	e *endpoint
+}
+
+// Listen listens for connections on addr ("IP:port", ":port" for all
+// addresses; port 0 picks one).
+func Listen(addr string, cfg *Config) (*Listener, error) {
+	c := cfg.orDefault()
+	cc, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	local, err := resolve(addr)
+	if err != nil {
+		return nil, err
+	}
+	e, err := newEndpoint(c.newBind(), local, c)
+	if err != nil {
+		return nil, fmt.Errorf("sdr: listen %s: %w", addr, err)
+	}
+	e.accepted = make(chan *Conn, 64)
+	if cerr := e.call(func() { err = e.core.Listen(cc) }); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		e.stop(nil)
+		return nil, err
+	}
+	return &Listener{e: e}, nil
+}
+
+// Accept waits for the next connection.
+func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
+	select {
+	case c, ok := <-l.e.accepted:
+		if !ok {
+			return nil, l.e.stopErr()
+		}
+		return c, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-l.e.stopped:
+		return nil, l.e.stopErr()
+	}
+}
+
+// Addr returns the address the listener receives on.
+func (l *Listener) Addr() netip.AddrPort { return l.e.local }
+
+// Close stops listening and closes every accepted connection.
+func (l *Listener) Close() error {
+	_ = l.e.call(func() {
+		for _, c := range l.e.conns {
+			_ = c.core.Close(0, "listener closed")
+		}
+	})
+	_ = l.e.call(func() {}) // let the CLOSEs leave
+	l.e.stop(nil)
+	return nil
+}

@@ -1,0 +1,204 @@
+package sdr
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sdrnet/sdrnet/internal/datapath/udp"
+)
+
+func payload(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	_, _ = rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), 's', 'd', 'r'}).Read(b)
+	return b
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// pair listens and dials with cfg, on real loopback sockets unless mem is
+// set, and returns both ends.
+func pair(t *testing.T, cfg Config, mem *udp.MemoryNetwork) (client, server *Conn) {
+	t.Helper()
+	if mem != nil {
+		cfg.bind = func() udp.Bind { return mem.NewBind() }
+	}
+	l, err := Listen("127.0.0.1:0", &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	ctx := ctxFor(t, 20*time.Second)
+	var acceptErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		server, acceptErr = l.Accept(ctx)
+	}()
+	client, err = Dial(ctx, l.Addr().String(), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	wg.Wait()
+	if acceptErr != nil {
+		t.Fatal(acceptErr)
+	}
+	return client, server
+}
+
+// transfer sends msg from a to b and checks it arrived intact.
+func transfer(t *testing.T, a, b *Conn, msg []byte) {
+	t.Helper()
+	ctx := ctxFor(t, 60*time.Second)
+	buf := make([]byte, len(msg))
+	r, err := b.PostRecv(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendErr := make(chan error, 1)
+	go func() { sendErr <- a.Send(ctx, msg) }()
+	n, err := r.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sendErr; err != nil {
+		t.Fatal(err)
+	}
+	if n != len(msg) || sha256.Sum256(buf) != sha256.Sum256(msg) {
+		t.Fatalf("received %d bytes, hash mismatch: %v", n, sha256.Sum256(buf) != sha256.Sum256(msg))
+	}
+	chunks, _, err := r.Bitmap()
+	if err != nil || len(chunks) == 0 {
+		t.Fatalf("bitmap: %v, %d chunks", err, len(chunks))
+	}
+	for i, ok := range chunks {
+		if !ok {
+			t.Fatalf("chunk %d missing in a complete message", i)
+		}
+	}
+	if err := r.Complete(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoopback(t *testing.T) {
+	for _, scheme := range []string{"sr", "sr-nack", "ec:32,8", "xor:32,8", "gbn"} {
+		t.Run(scheme, func(t *testing.T) {
+			cfg := Config{Scheme: scheme, Paths: 4, Rate: 4e9}
+			a, b := pair(t, cfg, nil)
+			for i := range 3 {
+				transfer(t, a, b, payload(3<<20+i*1000, uint64(i)))
+			}
+			transfer(t, b, a, payload(1<<20, 9)) // and the other way
+			if st := a.Stats(); len(st.Paths) != 4 || st.DataPackets == 0 {
+				t.Fatalf("stats: %d paths, %d data packets", len(st.Paths), st.DataPackets)
+			}
+		})
+	}
+}
+
+// TestLossyMemoryNetwork runs 16 paths over an in-memory network that
+// loses 1% of datagrams, one path dying mid-transfer.
+func TestLossyMemoryNetwork(t *testing.T) {
+	for _, scheme := range []string{"sr", "sr-nack", "ec:32,8", "gbn"} {
+		t.Run(scheme, func(t *testing.T) {
+			mem := udp.NewMemoryNetwork()
+			var mu sync.Mutex
+			rng := rand.New(rand.NewPCG(1, 2))
+			var deadPort uint16
+			start := time.Now()
+			mem.SetLoss(func(from, to netip.AddrPort, _ []byte) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				if deadPort != 0 && from.Port() == deadPort && time.Since(start) > 50*time.Millisecond {
+					return true
+				}
+				return rng.Float64() < 0.01
+			})
+			cfg := Config{Scheme: scheme, Paths: 16, Rate: 2e9}
+			a, b := pair(t, cfg, mem)
+			mu.Lock()
+			deadPort = a.LocalAddr().Port() + 0 // path 0's port: the client's first socket
+			mu.Unlock()
+			transfer(t, a, b, payload(16<<20, 3))
+		})
+	}
+}
+
+func TestStream(t *testing.T) {
+	a, b := pair(t, Config{Paths: 2, Rate: 4e9}, nil)
+	data := payload(10<<20+123, 5)
+	ctx := ctxFor(t, 60*time.Second)
+	var got bytes.Buffer
+	recvd := make(chan error, 1)
+	go func() {
+		_, err := b.RecvStream(ctx, &got, 1<<20, 4)
+		recvd <- err
+	}()
+	n, err := a.SendStream(ctx, bytes.NewReader(data), 1<<20, 4)
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("SendStream = %d, %v", n, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-recvd; err != nil {
+		t.Fatalf("RecvStream: %v", err)
+	}
+	if !bytes.Equal(got.Bytes(), data) {
+		t.Fatalf("stream: got %d bytes, want %d identical", got.Len(), len(data))
+	}
+}
+
+func TestDialNobody(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close() // nobody listens there any more
+	start := time.Now()
+	_, err = Dial(ctxFor(t, 10*time.Second), addr, &Config{HandshakeTimeout: 700 * time.Millisecond})
+	if err == nil {
+		t.Fatal("dial to nobody succeeded")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("dial gave up after %v", d)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Scheme: "fec"}, "Config.Scheme"},
+		{Config{Select: "fastest"}, "Config.Select"},
+		{Config{Paths: 200}, "Config.Paths"},
+		{Config{MTU: 10}, "MTU 10 out of range"},
+		{Config{Rate: -1}, "Config.Rate"},
+	} {
+		_, err := Listen("127.0.0.1:0", &tt.cfg)
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
+			t.Errorf("%+v: %v, want %q", tt.cfg, err, tt.want)
+		}
+	}
+	if _, err := Dial(context.Background(), "not an address", nil); err == nil {
+		t.Error("bad address accepted")
+	}
+	var _ io.Reader = bytes.NewReader(nil)
+	_ = errors.New
+}
