@@ -33,9 +33,9 @@ type endpoint struct {
 	once    sync.Once
 	err     error // why the loop stopped, read after stopped
 
-	owned    bool // a dialed connection's own endpoint, stopped with it
-	conns    map[*core.Conn]*Conn
-	accepted chan *Conn // for a listener; nil when dialing
+	owned         bool // a dialed connection's own endpoint, stopped with it
+	conns         map[*core.Conn]*Conn
+	accepted      chan *Conn // for a listener; nil when dialing
 	onEstablished map[*core.Conn]chan error
 
 	tx     []udp.Message
@@ -59,13 +59,13 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 		return nil, err
 	}
 	e := &endpoint{bind: bind, core: core.NewEndpoint(), start: time.Now(), cfg: cfg,
-		local:   netip.AddrPortFrom(local.Addr(), ports[0]),
-		reqs:    make(chan func()),
-		rx:      make(chan *rxBatch, rxBatches),
-		free:    make(chan *rxBatch, rxBatches),
-		quit:    make(chan struct{}),
-		stopped: make(chan struct{}),
-		conns:   make(map[*core.Conn]*Conn),
+		local:         netip.AddrPortFrom(local.Addr(), ports[0]),
+		reqs:          make(chan func()),
+		rx:            make(chan *rxBatch, rxBatches),
+		free:          make(chan *rxBatch, rxBatches),
+		quit:          make(chan struct{}),
+		stopped:       make(chan struct{}),
+		conns:         make(map[*core.Conn]*Conn),
 		onEstablished: make(map[*core.Conn]chan error),
 	}
 	batch := bind.BatchSize()
