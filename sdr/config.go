@@ -32,7 +32,9 @@ type Config struct {
 	// MaxMsgs bounds messages in flight per direction (a power of two);
 	// zero means 1024.
 	MaxMsgs int
-	// MaxBytesInFlight bounds unacknowledged bytes; zero: no bound.
+	// MaxBytesInFlight bounds unacknowledged bytes: the window that keeps
+	// a fast sender from overrunning the receiver's socket buffer. Zero
+	// means DefaultWindow; negative, no bound.
 	MaxBytesInFlight int64
 	// Rate paces data packets to this many bits per second; zero: as fast
 	// as the socket takes them. Set it to the path's capacity on a network
@@ -58,11 +60,22 @@ func (c *Config) orDefault() Config {
 	return *c
 }
 
+// DefaultWindow is the default MaxBytesInFlight: half the default socket
+// buffer, so a burst never overruns the receiver's socket.
+const DefaultWindow = udp.DefaultSocketBuffer / 2
+
 // check turns the configuration into the core's, with errors naming the
 // field.
 func (c Config) check() (core.Config, error) {
+	window := c.MaxBytesInFlight
+	switch {
+	case window == 0:
+		window = DefaultWindow
+	case window < 0:
+		window = 0
+	}
 	cc := core.Config{MTU: c.MTU, ChunkSize: c.ChunkSize, MaxMsgs: c.MaxMsgs,
-		MaxBytesInFlight: c.MaxBytesInFlight, Rate: c.Rate, Paths: c.Paths,
+		MaxBytesInFlight: window, Rate: c.Rate, Paths: c.Paths,
 		HandshakeTimeout: monotime.FromStd(c.HandshakeTimeout), IdleTimeout: monotime.FromStd(c.IdleTimeout)}
 	name := c.Scheme
 	if name == "" {

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sdrnet/sdrnet/internal/units"
+	"github.com/sdrnet/sdrnet/sdr"
+)
+
+// benchResult is what sdrnet bench measured, as --json prints it.
+type benchResult struct {
+	Scheme      string        `json:"scheme"`
+	Paths       int           `json:"paths"`
+	MsgBytes    int64         `json:"message_bytes"`
+	Messages    int           `json:"messages"`
+	Bytes       int64         `json:"bytes"`
+	Seconds     float64       `json:"seconds"`
+	GoodputBps  float64       `json:"goodput_bps"`
+	Completion  latency       `json:"message_completion_s"`
+	RetxBytes   uint64        `json:"retransmitted_bytes"`
+	ParityBytes uint64        `json:"parity_bytes"`
+	RTOs        uint64        `json:"rtos"`
+	SRTT        float64       `json:"srtt_s"`
+	PathStats   []pathSummary `json:"paths_detail,omitempty"`
+}
+
+type latency struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+type pathSummary struct {
+	Sent, Acked, Lost uint64
+	SRTT              float64 `json:"srtt_s"`
+	State             string
+}
+
+func newBenchCmd() *cobra.Command {
+	var tf transportFlags
+	var listen, connect string
+	var asJSON bool
+	total := sizeFlag{min: 1, max: 1 << 50, n: 1 << 30, text: "1GiB"}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure goodput and message completion times, iperf3-style",
+		Long: `bench measures SDR/UDP between two ends: goodput, message completion time
+percentiles (send to acknowledgement, at the sender), retransmitted and
+parity bytes, and a per-path table. With neither --listen nor --connect it
+runs both ends in this process over loopback sockets; with --listen it is
+the receiving end (it serves one connection after another), with
+--connect ADDR the sending end.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := tf.config()
+			if err != nil {
+				return err
+			}
+			if listen != "" && connect != "" {
+				return usageError{errors.New("give --listen or --connect, not both")}
+			}
+			ctx, cancel := interruptible()
+			defer cancel()
+			if listen != "" {
+				return benchServe(ctx, cmd.ErrOrStderr(), listen, cfg, tf)
+			}
+			addr := connect
+			if addr == "" { // both ends here
+				l, err := sdr.Listen("127.0.0.1:0", cfg)
+				if err != nil {
+					return err
+				}
+				defer l.Close()
+				go func() { _ = benchAccept(ctx, l, tf) }()
+				addr = l.Addr().String()
+			}
+			res, err := benchClient(ctx, addr, cfg, tf, total.n)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			printBench(cmd.OutOrStdout(), res)
+			return nil
+		},
+	}
+	tf.register(cmd)
+	cmd.Flags().StringVar(&listen, "listen", "", "be the receiving end, listening on this address")
+	cmd.Flags().StringVar(&connect, "connect", "", "be the sending end, connecting to this address")
+	cmd.Flags().Var(&total, "size", "bytes to send in all")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// benchServe receives connection after connection until ctx ends.
+func benchServe(ctx context.Context, w io.Writer, addr string, cfg *sdr.Config, tf transportFlags) error {
+	l, err := sdr.Listen(addr, cfg)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	fmt.Fprintf(w, "sdrnet bench: listening on %v\n", l.Addr())
+	return benchAccept(ctx, l, tf)
+}
+
+func benchAccept(ctx context.Context, l *sdr.Listener, tf transportFlags) error {
+	for {
+		conn, err := l.Accept(ctx)
+		if err != nil {
+			return err
+		}
+		go func() { _, _ = conn.RecvStream(ctx, io.Discard, int(tf.msg.n), tf.depth) }()
+	}
+}
+
+// benchClient sends total bytes as messages, depth in flight, timing each.
+func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transportFlags, total int64) (*benchResult, error) {
+	conn, err := sdr.Dial(ctx, addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	msgSize := min(tf.msg.n, total)
+	count := int((total + msgSize - 1) / msgSize)
+	buf := make([]byte, msgSize) // every message carries the same bytes
+	times := make([]float64, count)
+	var next atomic.Int64
+	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range min(tf.depth, count) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= count {
+					return
+				}
+				size := min(msgSize, total-int64(i)*msgSize)
+				t0 := time.Now()
+				if err := conn.Send(ctx, buf[:size]); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					return
+				}
+				times[i] = time.Since(t0).Seconds()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	st := conn.Stats()
+	slices.Sort(times)
+	q := func(p float64) float64 { return times[min(int(p*float64(len(times))), len(times)-1)] }
+	res := &benchResult{Scheme: tf.scheme, Paths: tf.paths, MsgBytes: msgSize, Messages: count, Bytes: total,
+		Seconds: elapsed.Seconds(), GoodputBps: float64(total) * 8 / elapsed.Seconds(),
+		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
+		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds()}
+	for _, p := range st.Paths {
+		res.PathStats = append(res.PathStats, pathSummary{Sent: p.Sent, Acked: p.Acked, Lost: p.Lost,
+			SRTT: p.SRTT.Seconds(), State: p.State})
+	}
+	return res, nil
+}
+
+func printBench(w io.Writer, r *benchResult) {
+	d := func(s float64) string {
+		return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+	}
+	fmt.Fprintf(w, "scheme %s, %d path(s): %s in %d messages of %s, %v\n", r.Scheme, r.Paths,
+		units.FormatSize(r.Bytes), r.Messages, units.FormatSize(r.MsgBytes), d(r.Seconds))
+	fmt.Fprintf(w, "goodput %s\n", units.FormatRate(r.GoodputBps))
+	fmt.Fprintf(w, "message completion: p50 %s  p99 %s  p99.9 %s  max %s\n", d(r.Completion.P50), d(r.Completion.P99),
+		d(r.Completion.P999), d(r.Completion.Max))
+	fmt.Fprintf(w, "retransmitted %s, parity %s, %d RTOs, smoothed RTT %s\n", units.FormatSize(int64(r.RetxBytes)),
+		units.FormatSize(int64(r.ParityBytes)), r.RTOs, d(r.SRTT))
+	if len(r.PathStats) > 1 {
+		fmt.Fprintf(w, "%6s %10s %10s %8s %12s %s\n", "path", "sent", "acked", "lost", "srtt", "state")
+		for i, p := range r.PathStats {
+			fmt.Fprintf(w, "%6d %10d %10d %8d %12s %s\n", i, p.Sent, p.Acked, p.Lost, d(p.SRTT), p.State)
+		}
+	}
+}

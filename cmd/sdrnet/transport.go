@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/units"
+	"github.com/sdrnet/sdrnet/sdr"
+)
+
+// transportFlags are the connection settings send, recv and bench share.
+type transportFlags struct {
+	scheme    string
+	paths     int
+	sel       string
+	mtu       sizeFlag
+	chunk     sizeFlag
+	rate      rateFlag
+	msg       sizeFlag
+	depth     int
+	handshake durationFlag
+}
+
+func (f *transportFlags) register(cmd *cobra.Command) {
+	f.mtu = sizeFlag{min: 64, max: 65000, n: 4096, text: "4096"}
+	f.chunk = sizeFlag{min: 64, max: 1 << 30, n: 64 << 10, text: "64KiB"}
+	f.msg = sizeFlag{min: 1, max: 1 << 30, n: 8 << 20, text: "8MiB"}
+	f.handshake = durationFlag{max: time.Hour, d: 10 * time.Second, text: "10s"}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn or none")
+	fl.IntVar(&f.paths, "paths", 1, "UDP source ports to spray each connection over (1..128)")
+	fl.StringVar(&f.sel, "select", "obs", "path selection: obs, rr, bestrtt, dwrr or single")
+	fl.Var(&f.mtu, "mtu", "payload bytes per packet (64..65000)")
+	fl.Var(&f.chunk, "chunk", "bitmap chunk size: a power-of-two multiple of the MTU")
+	fl.Var(&f.rate, "rate", "pace data to this rate (like 1Gbps); default: as fast as the socket takes it")
+	fl.Var(&f.msg, "msg", "message size a stream is cut into (the receiver's must be at least the sender's)")
+	fl.IntVar(&f.depth, "depth", sdr.DefaultStreamDepth, "messages in flight (1..512)")
+	fl.Var(&f.handshake, "handshake-timeout", "give up on a peer that does not answer after this long")
+}
+
+// config checks the flags and returns the sdr configuration.
+func (f *transportFlags) config() (*sdr.Config, error) {
+	if _, err := reliability.Parse(f.scheme); err != nil {
+		return nil, invalidFlag("scheme", f.scheme, errors.New("want sr, sr-nack, ec:K,M, xor:K,M, gbn or none"))
+	}
+	if f.paths < 1 || f.paths > path.MaxPaths {
+		return nil, invalidFlag("paths", fmt.Sprint(f.paths), fmt.Errorf("want 1..%d", path.MaxPaths))
+	}
+	if _, err := path.ParseKind(f.sel); err != nil {
+		return nil, invalidFlag("select", f.sel, errors.New("want obs, rr, bestrtt, dwrr or single"))
+	}
+	if f.depth < 1 || f.depth > 512 {
+		return nil, invalidFlag("depth", fmt.Sprint(f.depth), errors.New("want 1..512"))
+	}
+	if f.chunk.n%f.mtu.n != 0 || !pow2(f.chunk.n/f.mtu.n) {
+		return nil, invalidFlag("chunk", f.chunk.text, fmt.Errorf("want a power-of-two multiple of --mtu %d", f.mtu.n))
+	}
+	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
+		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d}, nil
+}
+
+func pow2(n int64) bool { return n > 0 && n&(n-1) == 0 }
+
+// interruptible returns a context that ends on Ctrl-C.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+func newRecvCmd() *cobra.Command {
+	var tf transportFlags
+	var listen, out string
+	cmd := &cobra.Command{
+		Use:   "recv",
+		Short: "Receive one stream over SDR/UDP and write it to a file (or discard it)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := tf.config()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := interruptible()
+			defer cancel()
+			l, err := sdr.Listen(listen, cfg)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "sdrnet recv: listening on %v (%d paths)\n", l.Addr(), tf.paths)
+			conn, err := l.Accept(ctx)
+			if err != nil {
+				return err
+			}
+			var w io.Writer = io.Discard
+			if out != "" && out != "-" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w = f
+			} else if out == "-" {
+				w = cmd.OutOrStdout()
+			}
+			start := time.Now()
+			pw := newProgress(cmd.ErrOrStderr(), "recv", 0, start)
+			n, err := conn.RecvStream(ctx, io.MultiWriter(w, pw), int(tf.msg.n), tf.depth)
+			pw.done()
+			if err != nil {
+				return fmt.Errorf("after %s: %w", units.FormatSize(n), err)
+			}
+			printTransfer(cmd.ErrOrStderr(), "received", n, time.Since(start), conn.Stats())
+			return nil
+		},
+	}
+	tf.register(cmd)
+	cmd.Flags().StringVar(&listen, "listen", ":4793", "address to listen on (IP:port, :port)")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write the stream to this file (- for stdout); default: discard")
+	return cmd
+}
+
+func newSendCmd() *cobra.Command {
+	var tf transportFlags
+	size := sizeFlag{min: 1, max: 1 << 50}
+	cmd := &cobra.Command{
+		Use:   "send ADDR [FILE]",
+		Short: "Send a file, or --size bytes of synthetic data, to sdrnet recv at ADDR",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := tf.config()
+			if err != nil {
+				return err
+			}
+			var r io.Reader
+			var total int64
+			switch {
+			case len(args) == 2 && size.text != "":
+				return usageError{errors.New("give a FILE or --size, not both")}
+			case len(args) == 2:
+				f, err := os.Open(args[1])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if st, err := f.Stat(); err == nil {
+					total = st.Size()
+				}
+				r = f
+			case size.text != "":
+				total = size.n
+				r = io.LimitReader(zeroReader{}, size.n)
+			default:
+				return usageError{errors.New("nothing to send: give a FILE or --size")}
+			}
+			ctx, cancel := interruptible()
+			defer cancel()
+			conn, err := sdr.Dial(ctx, args[0], cfg)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			pr := newProgress(cmd.ErrOrStderr(), "send", total, start)
+			n, err := conn.SendStream(ctx, io.TeeReader(r, pr), int(tf.msg.n), tf.depth)
+			pr.done()
+			st := conn.Stats()
+			closeErr := conn.Close()
+			if err != nil {
+				return fmt.Errorf("after %s: %w", units.FormatSize(n), err)
+			}
+			printTransfer(cmd.ErrOrStderr(), "sent", n, time.Since(start), st)
+			return closeErr
+		},
+	}
+	tf.register(cmd)
+	cmd.Flags().Var(&size, "size", "send this many bytes of synthetic data instead of a file (like 1GiB)")
+	return cmd
+}
+
+// zeroReader yields zeros: synthetic data costs no disk.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// printTransfer prints what a transfer did.
+func printTransfer(w io.Writer, verb string, n int64, d time.Duration, st sdr.Stats) {
+	gbps := float64(n) * 8 / d.Seconds()
+	fmt.Fprintf(w, "%s %s in %v: %s goodput; retransmitted %s, parity %s, %d RTOs, RTT %v\n",
+		verb, units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(gbps),
+		units.FormatSize(int64(st.RetxBytes)), units.FormatSize(int64(st.ParityBytes)), st.RTOs,
+		st.SmoothedRTT.Std().Round(time.Microsecond))
+	if len(st.Paths) > 1 {
+		var b strings.Builder
+		for i, p := range st.Paths {
+			fmt.Fprintf(&b, "  path %3d: sent %8d  acked %8d  lost %6d  srtt %10v  %s\n", i, p.Sent, p.Acked, p.Lost,
+				p.SRTT.Std().Round(time.Microsecond), p.State)
+		}
+		fmt.Fprint(w, b.String())
+	}
+}
+
+// transferBar draws a transfer's progress on a terminal, and nothing
+// otherwise.
+type transferBar struct {
+	w     io.Writer
+	verb  string
+	total int64
+	n     int64
+	start time.Time
+	last  time.Time
+	tty   bool
+}
+
+func newProgress(w io.Writer, verb string, total int64, start time.Time) *transferBar {
+	f, ok := w.(*os.File)
+	return &transferBar{w: w, verb: verb, total: total, start: start, tty: ok && term.IsTerminal(int(f.Fd()))}
+}
+
+func (p *transferBar) Write(b []byte) (int, error) {
+	p.n += int64(len(b))
+	if p.tty && time.Since(p.last) > 200*time.Millisecond {
+		p.last = time.Now()
+		p.draw()
+	}
+	return len(b), nil
+}
+
+func (p *transferBar) draw() {
+	rate := float64(p.n) * 8 / time.Since(p.start).Seconds()
+	if p.total > 0 {
+		const width = 30
+		done := min(width*p.n/p.total, width)
+		fmt.Fprintf(p.w, "\r%s [%s%s] %s / %s  %s ", p.verb, strings.Repeat("#", int(done)),
+			strings.Repeat(".", int(width-done)), units.FormatSize(p.n), units.FormatSize(p.total), units.FormatRate(rate))
+		return
+	}
+	fmt.Fprintf(p.w, "\r%s %s  %s ", p.verb, units.FormatSize(p.n), units.FormatRate(rate))
+}
+
+func (p *transferBar) done() {
+	if p.tty {
+		p.draw()
+		fmt.Fprintln(p.w)
+	}
+}
