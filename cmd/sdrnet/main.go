@@ -55,6 +55,6 @@ simulator.`,
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newDemoCmd(), newSimCmd(), newModelCmd(), newSendCmd(), newRecvCmd(), newBenchCmd())
+	root.AddCommand(newDemoCmd(), newSimCmd(), newModelCmd(), newSendCmd(), newRecvCmd(), newBenchCmd(), newLinkemCmd())
 	return root
 }

@@ -30,6 +30,7 @@ type transportFlags struct {
 	msg       sizeFlag
 	depth     int
 	handshake durationFlag
+	window    sizeFlag
 }
 
 func (f *transportFlags) register(cmd *cobra.Command) {
@@ -37,6 +38,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	f.chunk = sizeFlag{min: 64, max: 1 << 30, n: 64 << 10, text: "64KiB"}
 	f.msg = sizeFlag{min: 1, max: 1 << 30, n: 8 << 20, text: "8MiB"}
 	f.handshake = durationFlag{max: time.Hour, d: 10 * time.Second, text: "10s"}
+	f.window = sizeFlag{min: 4096, max: 1 << 40}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn or none")
 	fl.IntVar(&f.paths, "paths", 1, "UDP source ports to spray each connection over (1..128)")
@@ -47,6 +49,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.msg, "msg", "message size a stream is cut into (the receiver's must be at least the sender's)")
 	fl.IntVar(&f.depth, "depth", sdr.DefaultStreamDepth, "messages in flight (1..512)")
 	fl.Var(&f.handshake, "handshake-timeout", "give up on a peer that does not answer after this long")
+	fl.Var(&f.window, "window", "unacknowledged bytes in flight (default: --rate x 100ms, or 2MiB unpaced)")
 }
 
 // config checks the flags and returns the sdr configuration.
@@ -66,8 +69,14 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	if f.chunk.n%f.mtu.n != 0 || !pow2(f.chunk.n/f.mtu.n) {
 		return nil, invalidFlag("chunk", f.chunk.text, fmt.Errorf("want a power-of-two multiple of --mtu %d", f.mtu.n))
 	}
+	window := f.window.n
+	if window == 0 && f.rate.bps > 0 {
+		// Enough for a 100 ms round trip at the paced rate.
+		window = max(int64(f.rate.bps/8*0.1), sdr.DefaultWindow)
+	}
 	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
-		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d}, nil
+		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d,
+		MaxBytesInFlight: window}, nil
 }
 
 func pow2(n int64) bool { return n > 0 && n&(n-1) == 0 }
