@@ -86,10 +86,13 @@ func (c Config) check() (core.Config, error) {
 		return cc, fmt.Errorf("sdr: Config.Scheme: %w", err)
 	}
 	cc.Scheme = s
-	if c.Select != "" {
+	switch {
+	case c.Select != "":
 		if cc.Select, err = path.ParseKind(c.Select); err != nil {
 			return cc, fmt.Errorf("sdr: Config.Select: %w", err)
 		}
+	case c.Paths > 1:
+		cc.Select = path.Oblivious // Stellar's finding: spraying beats the rest
 	}
 	if c.Paths < 0 || c.Paths > core.MaxPaths {
 		return cc, fmt.Errorf("sdr: Config.Paths %d out of range 1..%d", c.Paths, core.MaxPaths)

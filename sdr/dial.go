@@ -132,6 +132,14 @@ func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
 	}
 }
 
+// Stats returns what the listener's endpoint dropped: datagrams that
+// failed to decode or named no connection.
+func (l *Listener) Stats() core.EndpointStats {
+	var s core.EndpointStats
+	_ = l.e.call(func() { s = l.e.core.Stats() })
+	return s
+}
+
 // Addr returns the address the listener receives on.
 func (l *Listener) Addr() netip.AddrPort { return l.e.local }
 

@@ -56,8 +56,8 @@ type Config struct {
 	// Paths is how many paths (UDP source ports) the connection sprays
 	// its packets over, 1..128; zero means 1.
 	Paths int
-	// Select chooses each packet's path when Paths > 1; the zero value
-	// (Single) then means Oblivious spraying.
+	// Select chooses each packet's path when Paths > 1; the zero value is
+	// Single (everything on path 0).
 	Select path.Kind
 	// Seed seeds the connection's randomness (path permutations); runs
 	// with the same seed and inputs are identical.

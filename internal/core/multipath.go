@@ -30,12 +30,8 @@ func (c *Conn) initPaths() {
 	if c.cfg.Paths <= 1 {
 		return
 	}
-	kind := c.cfg.Select
-	if kind == path.Single {
-		kind = path.Oblivious // Stellar's finding: spraying beats the rest
-	}
 	seed := c.cfg.Seed ^ uint64(c.id)<<32 ^ uint64(c.peerID)
-	c.mp.sel, _ = path.New(kind, c.cfg.Paths, seed) // arguments checked by Config
+	c.mp.sel, _ = path.New(c.cfg.Select, c.cfg.Paths, seed) // arguments checked by Config
 }
 
 // pickPath chooses the path of the next packet.
