@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBenchJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := execute([]string{"bench", "--size", "16MiB", "--msg", "1MiB", "--paths", "4", "--scheme", "ec:32,8", "--json"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var r benchResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if r.Bytes != 16<<20 || r.Messages != 16 || r.GoodputBps <= 0 || r.Completion.P50 <= 0 ||
+		r.ParityBytes == 0 || len(r.PathStats) != 4 {
+		t.Fatalf("bench result: %+v", r)
+	}
+}
+
+// TestSendRecvFile moves a file from `sdrnet send` to `sdrnet recv`, both
+// in this process, and compares it.
+func TestSendRecvFile(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	data := make([]byte, 5<<20+77)
+	_, _ = rand.Read(data)
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const addr = "127.0.0.1:47931"
+	recvErr := make(chan error, 1)
+	var recvLog bytes.Buffer
+	go func() {
+		recvErr <- execute([]string{"recv", "--listen", addr, "--out", out, "--msg", "1MiB"}, &bytes.Buffer{}, &recvLog)
+	}()
+	var sendErr error
+	var sendLog bytes.Buffer
+	for range 50 { // until recv listens
+		sendLog.Reset()
+		if sendErr = execute([]string{"send", addr, in, "--msg", "1MiB", "--paths", "3", "--handshake-timeout", "1s"},
+			&bytes.Buffer{}, &sendLog); sendErr == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if sendErr != nil {
+		t.Fatalf("send: %v\n%s", sendErr, sendLog.String())
+	}
+	if err := <-recvErr; err != nil {
+		t.Fatalf("recv: %v\n%s", err, recvLog.String())
+	}
+	got, err := os.ReadFile(out)
+	if err != nil || sha256.Sum256(got) != sha256.Sum256(data) {
+		t.Fatalf("file differs (%d bytes, %v)", len(got), err)
+	}
+	if !strings.Contains(sendLog.String(), "sent 5MiB") || !strings.Contains(recvLog.String(), "received") {
+		t.Fatalf("reports:\n%s\n%s", sendLog.String(), recvLog.String())
+	}
+}
+
+func TestTransportFlagErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--paths", "0"}, "invalid --paths 0: want 1..128"},
+		{[]string{"bench", "--scheme", "tcp"}, "invalid --scheme tcp"},
+		{[]string{"bench", "--select", "best"}, "invalid --select best"},
+		{[]string{"bench", "--mtu", "10"}, "invalid --mtu 10"},
+		{[]string{"bench", "--chunk", "5000"}, "invalid --chunk 5000: want a power-of-two multiple of --mtu 4096"},
+		{[]string{"bench", "--rate", "fast"}, "invalid --rate fast"},
+		{[]string{"send", "127.0.0.1:1"}, "nothing to send"},
+		{[]string{"send", "nowhere", "--size", "1KiB"}, "want IP:port"},
+		{[]string{"linkem", "--listen", "127.0.0.1:0", "--target", "127.0.0.1:9", "--spec", "delay=x"}, "invalid --spec"},
+	} {
+		var out, errb bytes.Buffer
+		err := execute(tt.args, &out, &errb)
+		if err == nil || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: %v, stderr %q; want %q", tt.args, err, errb.String(), tt.want)
+		}
+	}
+}
