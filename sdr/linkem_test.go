@@ -99,14 +99,28 @@ func TestThroughLinkem(t *testing.T) {
 			}
 			st := c.Stats()
 			if tt.sel != "single" {
-				dead := 0
-				for _, p := range st.Paths {
+				// The path that died carried least, and is marked failed.
+				// (On a loaded machine a healthy path may look silent for
+				// a moment and be probed back; allow one such.)
+				least, failed := 0, 0
+				for i, p := range st.Paths {
+					if p.Sent < st.Paths[least].Sent {
+						least = i
+					}
 					if p.State == "failed" {
-						dead++
+						failed++
 					}
 				}
-				if dead != 1 {
-					t.Errorf("%d paths marked failed, want the 1 that died", dead)
+				if st.Paths[least].State != "failed" || failed > 2 {
+					t.Errorf("least-used path %d is %q, %d paths failed; want the dead one failed: %+v",
+						least, st.Paths[least].State, failed, st.Paths)
+				}
+				var total uint64
+				for _, p := range st.Paths {
+					total += p.Sent
+				}
+				if share := float64(st.Paths[least].Sent) / float64(total); share > 0.03 {
+					t.Errorf("dead path carried %.1f%% of packets, want it avoided", 100*share)
 				}
 			}
 			if es := l.Stats(); es.Malformed == 0 {
