@@ -31,6 +31,7 @@ type ConnStats struct {
 	AcksReceived, NacksRecvd   uint64
 	RecvPackets                uint64 // DATA packets accepted
 	DupPackets                 uint64 // DATA packets that were already there
+	OutOfOrder                 uint64 // DATA packets that arrived after a later one
 	StalePackets               uint64 // packets of a completed message or old generation
 	DroppedOutOfOrder          uint64 // go-back-N receiver discards
 	RecoveredPackets           uint64 // rebuilt by erasure decoding

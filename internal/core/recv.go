@@ -361,6 +361,9 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		copy(m.buf[uint64(p)*uint64(m.geo.MTU):], d.Payload)
 	}
 	r.c.stats.RecvPackets++
+	if p+1 < m.hi {
+		r.c.stats.OutOfOrder++
+	}
 	if p >= m.hi {
 		if p > m.hi && m.gapAt == monotime.Never {
 			if delay := m.scheme.NackDelay(r.roundTrip()); delay > 0 {

@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+)
+
+func dcConfig(rate float64, b BalancerKind) FabricConfig {
+	return FabricConfig{HostRate: rate, HostDelay: monotime.Microsecond, TierRate: []float64{rate},
+		TierDelay: []monotime.Duration{monotime.Microsecond}, TierQueue: []int{1 << 20}, Balancer: Balancer{Kind: b}}
+}
+
+func hostList(n int) []int {
+	h := make([]int, n)
+	for i := range h {
+		h[i] = i
+	}
+	return h
+}
+
+func flowsCfg(qps int, sel path.Kind) FlowsConfig {
+	return FlowsConfig{Scheme: reliability.SelectiveRepeat{NACK: true}, QPs: qps, Select: sel,
+		Core: core.Config{InitialRTT: 20 * monotime.Microsecond, MaxMsgs: 16}}
+}
+
+func TestFatTreePermutation(t *testing.T) {
+	eng := New(1)
+	f, err := FatTree(eng, 4, dcConfig(100e9, EECMP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Hosts) != 16 || len(f.FSwitch) != 20 {
+		t.Fatalf("k=4 fat-tree: %d hosts, %d switches", len(f.Hosts), len(f.FSwitch))
+	}
+	flows := Permutation(eng, hostList(16), 1<<20)
+	res, err := RunFlows(&f.Topology, flows, flowsCfg(8, path.Oblivious))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 MiB at 100 Gbit/s is 84 us of serialization: with spraying over
+	// a full-bisection fabric every flow should finish close to that.
+	for i := range flows {
+		if fct := res.FCT(i); fct < 84*monotime.Microsecond || fct > 400*monotime.Microsecond {
+			t.Errorf("flow %d: FCT %v", i, fct)
+		}
+	}
+}
+
+func TestRingAllReduceFlows(t *testing.T) {
+	eng := New(2)
+	f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows := RingAllReduce(hostList(16), 16<<20)
+	res, err := RunFlows(&f.Topology, flows, flowsCfg(4, path.Single))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lower bound: 2(N-1) steps of size/N at the host rate.
+	bound := monotime.Duration(2*15) * monotime.TransmitTime((16<<20)/16, 100e9)
+	if res.End < monotime.Time(bound) {
+		t.Fatalf("allreduce took %v, below the %v bound", monotime.Duration(res.End), bound)
+	}
+	t.Logf("allreduce %v, bound %v", monotime.Duration(res.End), bound)
+}
+
+// TestLinkFailureReroutes cuts a leaf-spine cable mid-run: packets in
+// flight on it are lost, routing converges after a detection delay, and
+// every flow still arrives.
+func TestLinkFailureReroutes(t *testing.T) {
+	eng := New(3)
+	f, err := LeafSpine(eng, 2, 2, 4, dcConfig(100e9, EECMP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf0, spine0 := f.SwitchNode(0), f.SwitchNode(2)
+	eng.After(50*monotime.Microsecond, HandlerFunc(func(*Engine, uint64) {
+		if err := f.SetCable(leaf0, spine0, false); err != nil {
+			t.Error(err)
+		}
+		eng.After(20*monotime.Microsecond, HandlerFunc(func(*Engine, uint64) { f.Reroute() }), 0)
+	}), 0)
+	var flows []Flow
+	for i := range 4 {
+		flows = append(flows, Flow{Src: i, Dst: 4 + i, Bytes: 4 << 20})
+	}
+	start := time.Now()
+	res, err := RunFlows(&f.Topology, flows, flowsCfg(8, path.Oblivious))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := uint64(0)
+	for _, p := range f.Ports {
+		lost += p.L.Stats.Lost
+	}
+	if lost == 0 {
+		t.Fatal("nothing was lost on the cut cable")
+	}
+	t.Logf("done at %v, %d lost on the cut, wall %v", monotime.Duration(res.End), lost, time.Since(start))
+}

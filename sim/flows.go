@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+)
+
+// Workloads as traffic matrices with dependencies: every transfer is a
+// Flow, one message from Src to Dst that starts at At, once the flows it
+// waits for have arrived. A ring AllReduce is 2(N-1) rounds of flows each
+// waiting for the previous round's flow into its sender; a permutation is
+// N independent flows. (REFERENCES.md: the general format htsim's users
+// converge on.)
+
+// Flow is one message.
+type Flow struct {
+	Src, Dst int
+	Bytes    int
+	At       monotime.Duration // earliest start, from the run's start
+	After    []int             // flows that must have arrived first
+}
+
+// FlowsConfig says how hosts move flows.
+type FlowsConfig struct {
+	Scheme reliability.Scheme
+	Core   core.Config
+	// QPs is the number of paths (entropies) of each connection: QP
+	// scaling with E-ECMP, or spraying with a host-side selector.
+	QPs    int
+	Select path.Kind
+	Limit  monotime.Duration
+}
+
+// FlowsResult is what a run of flows measured.
+type FlowsResult struct {
+	Start, Done []monotime.Time // per flow: when it could start, when it arrived
+	End         monotime.Time   // when the last flow arrived
+	Stats       TransferStats
+	OutOfOrder  uint64
+}
+
+// FCT returns flow i's completion time.
+func (r *FlowsResult) FCT(i int) monotime.Duration { return r.Done[i].Sub(r.Start[i]) }
+
+// pairConn is the connection a host pair's flows share, in creation order.
+type pairConn struct {
+	tx, rx    *core.Conn
+	flows     []int // flows on this connection, in order
+	posted    int   // receives posted so far
+	completed int   // receives completed so far
+	sent      int   // flows sent so far
+	recvSeq   map[uint32]int
+}
+
+// RunFlows moves flows over t's hosts (virtual payloads) and returns when
+// every flow has arrived.
+func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
+	eng := t.Net.Eng
+	res := FlowsResult{Start: make([]monotime.Time, len(flows)), Done: make([]monotime.Time, len(flows))}
+	ccfg := cfg.Core
+	ccfg.Scheme = cfg.Scheme
+	ccfg.Paths = max(cfg.QPs, 1)
+	ccfg.Select = cfg.Select
+	if ccfg.MaxMsgs == 0 {
+		ccfg.MaxMsgs = 64 // per connection; thousands of connections must fit in memory
+	}
+	window := ccfg.MaxMsgs / 2
+	conns := map[[2]int]*pairConn{}
+	byTx := map[*core.Conn]*pairConn{}
+	byRx := map[*core.Conn]*pairConn{}
+	connOf := make([]*pairConn, len(flows))
+	waiting := make([]int, len(flows)) // dependencies not yet arrived
+	dependents := make([][]int, len(flows))
+	ready := make([]bool, len(flows))
+	var nextID uint32
+	for i, f := range flows {
+		if f.Src == f.Dst || f.Src < 0 || f.Dst < 0 || f.Src >= len(t.Hosts) || f.Dst >= len(t.Hosts) || f.Bytes <= 0 {
+			return res, fmt.Errorf("flow %d: %d bytes from host %d to %d: need two distinct hosts of %d and bytes > 0",
+				i, f.Bytes, f.Src, f.Dst, len(t.Hosts))
+		}
+		key := [2]int{f.Src, f.Dst}
+		pc := conns[key]
+		if pc == nil {
+			nextID++
+			a, b, err := Connect(t.Hosts[f.Src], t.Hosts[f.Dst], nextID, ccfg)
+			if err != nil {
+				return res, err
+			}
+			pc = &pairConn{tx: a, rx: b, recvSeq: map[uint32]int{}}
+			conns[key], byTx[a], byRx[b] = pc, pc, pc
+		}
+		pc.flows = append(pc.flows, i)
+		connOf[i] = pc
+		for _, d := range f.After {
+			if d < 0 || d >= len(flows) || d == i {
+				return res, fmt.Errorf("flow %d waits for flow %d, which does not exist", i, d)
+			}
+			waiting[i]++
+			dependents[d] = append(dependents[d], i)
+		}
+	}
+	var failure error
+	arrived := 0
+	post := func(pc *pairConn) {
+		for pc.posted < len(pc.flows) && pc.posted-pc.completed < window {
+			f := pc.flows[pc.posted]
+			h, err := pc.rx.PostRecvVirtual(flows[f].Bytes)
+			if err != nil && failure == nil {
+				failure = fmt.Errorf("flow %d: post: %w", f, err)
+			}
+			pc.recvSeq[uint32(h)] = f
+			pc.posted++
+		}
+	}
+	// send sends, in connection order, every flow that is ready.
+	send := func(pc *pairConn) {
+		for pc.sent < len(pc.flows) && ready[pc.flows[pc.sent]] {
+			f := pc.flows[pc.sent]
+			if _, err := pc.tx.SendVirtual(flows[f].Bytes, nil); err != nil {
+				if err == core.ErrTooManyMessages {
+					return // retried when a send completes
+				}
+				if failure == nil {
+					failure = fmt.Errorf("flow %d: send: %w", f, err)
+				}
+				return
+			}
+			pc.sent++
+		}
+	}
+	begin := eng.Now()
+	start := func(f int) {
+		ready[f] = true
+		res.Start[f] = eng.Now()
+		send(connOf[f])
+		t.Hosts[flows[f].Src].Wake()
+	}
+	// startAt starts flow f now, or at its start time if that is later.
+	startAt := func(f int) {
+		if at := begin.Add(flows[f].At); at > eng.Now() {
+			eng.At(at, startFunc(func() { start(f) }), 0)
+			return
+		}
+		start(f)
+	}
+	for _, h := range t.Hosts {
+		h.Handle = func(h *Host, ev core.Event) {
+			switch ev.Kind {
+			case core.EventRecvDone:
+				pc := byRx[ev.Conn]
+				f, ok := pc.recvSeq[ev.Msg]
+				if !ok {
+					return
+				}
+				delete(pc.recvSeq, ev.Msg)
+				res.Done[f] = eng.Now()
+				_ = ev.Conn.Complete(core.RecvHandle(ev.Msg))
+				pc.completed++
+				post(pc)
+				arrived++
+				for _, d := range dependents[f] {
+					if waiting[d]--; waiting[d] == 0 {
+						startAt(d)
+					}
+				}
+				if arrived == len(flows) {
+					res.End = eng.Now()
+					eng.Stop()
+				}
+			case core.EventSendDone:
+				send(byTx[ev.Conn])
+			case core.EventRecvFailed, core.EventSendFailed:
+				failure = fmt.Errorf("host %d: %v: %w", h.ID, ev.Kind, ev.Err)
+				eng.Stop()
+			}
+		}
+	}
+	for _, pc := range conns {
+		post(pc)
+	}
+	for _, h := range t.Hosts {
+		h.Wake()
+	}
+	for i := range flows {
+		if waiting[i] == 0 {
+			startAt(i)
+		}
+	}
+	limit := cfg.Limit
+	if limit == 0 {
+		limit = 3600 * monotime.Second
+	}
+	eng.RunUntil(begin.Add(limit))
+	for _, pc := range conns {
+		res.Stats.add(pc.tx.Stats(), pc.rx.Stats())
+		res.OutOfOrder += pc.rx.Stats().OutOfOrder
+	}
+	if failure != nil {
+		return res, failure
+	}
+	if arrived < len(flows) {
+		return res, fmt.Errorf("only %d of %d flows arrived within %v", arrived, len(flows), limit)
+	}
+	return res, nil
+}
+
+// Permutation returns one flow of bytes from every host to another, each
+// host receiving exactly one (a random derangement of hosts).
+func Permutation(e *Engine, hosts []int, bytes int) []Flow {
+	n := len(hosts)
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	for { // shuffle until no host sends to itself
+		e.Rand().Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		ok := true
+		for i, p := range perm {
+			if i == p {
+				ok = false
+				break
+			}
+		}
+		if ok || n < 2 {
+			break
+		}
+	}
+	flows := make([]Flow, n)
+	for i := range flows {
+		flows[i] = Flow{Src: hosts[i], Dst: hosts[perm[i]], Bytes: bytes}
+	}
+	return flows
+}
+
+// RingAllReduce returns the flows of a ring AllReduce of bytes per host
+// among hosts, in order: 2(N-1) rounds, each moving bytes/N from every
+// host to the next, a host sending round r once round r-1 reached it.
+func RingAllReduce(hosts []int, bytes int) []Flow {
+	n := len(hosts)
+	seg := (bytes + n - 1) / n
+	var flows []Flow
+	for r := range 2 * (n - 1) {
+		for i := range n {
+			f := Flow{Src: hosts[i], Dst: hosts[(i+1)%n], Bytes: seg}
+			if r > 0 { // wait for last round's flow into this host
+				f.After = []int{(r-1)*n + (i-1+n)%n}
+			}
+			flows = append(flows, f)
+		}
+	}
+	return flows
+}
+
+// AllToAll returns a flow of bytes/N from every host to every other.
+func AllToAll(hosts []int, bytes int) []Flow {
+	n := len(hosts)
+	seg := max((bytes+n-1)/n, 1)
+	var flows []Flow
+	for i := range n {
+		for k := 1; k < n; k++ { // staggered, so each round is a permutation
+			flows = append(flows, Flow{Src: hosts[i], Dst: hosts[(i+k)%n], Bytes: seg})
+		}
+	}
+	return flows
+}
+
+// Incast returns flows of bytes from every sender to one receiver.
+func Incast(senders []int, receiver, bytes int) []Flow {
+	flows := make([]Flow, len(senders))
+	for i, s := range senders {
+		flows[i] = Flow{Src: s, Dst: receiver, Bytes: bytes}
+	}
+	return flows
+}
+
+// OnOff returns background traffic: each of pairs sends bursts of bytes,
+// a burst starting every period (plus jitter from the engine's random
+// stream) until until.
+func OnOff(e *Engine, pairs [][2]int, bytes int, period, until monotime.Duration) []Flow {
+	var flows []Flow
+	for _, p := range pairs {
+		for at := monotime.Duration(e.Rand().Int64N(int64(period))); at < until; at += period {
+			flows = append(flows, Flow{Src: p[0], Dst: p[1], Bytes: bytes, At: at})
+		}
+	}
+	return flows
+}
