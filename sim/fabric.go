@@ -15,7 +15,7 @@ type Fabric struct {
 	Topology
 	Ports    []*Port
 	FSwitch  []*FabricSwitch
-	nodes    int // hosts first (0..H-1), then switches
+	nodes    int       // hosts first (0..H-1), then switches
 	adj      [][]int32 // node -> indices of its outgoing ports
 	groupOf  []int32   // host -> index of its edge switch among switches
 	Tiers    []string  // name of each tier, by Port.Tier
