@@ -32,6 +32,7 @@ type ConnStats struct {
 	RecvPackets                uint64 // DATA packets accepted
 	DupPackets                 uint64 // DATA packets that were already there
 	OutOfOrder                 uint64 // DATA packets that arrived after a later one
+	SpuriousNacks              uint64 // NACKed packets that then arrived late, not lost
 	StalePackets               uint64 // packets of a completed message or old generation
 	DroppedOutOfOrder          uint64 // go-back-N receiver discards
 	RecoveredPackets           uint64 // rebuilt by erasure decoding
@@ -332,7 +333,7 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 	case ctrlAck:
 		return c.rcv.encodeAck(it.seq, buf)
 	case ctrlNack:
-		return c.rcv.encodeNack(it.seq, buf)
+		return c.rcv.encodeNack(now, it.seq, buf)
 	case ctrlDoneAck:
 		a := wire.Ack{Conn: c.peerID, Flags: wire.FlagDone | wire.FlagChunkUnits, Msg: it.id}
 		n, _ := wire.EncodeAck(buf, &a, nil)

@@ -69,6 +69,7 @@ type recvMsg struct {
 	gapAt    monotime.Time // SR-NACK: Never when no gap is pending
 	nackedTo uint32        // SR-NACK: packets below were NACKed at least once
 	renackAt monotime.Time // NACK again what is still missing (SR-NACK, EC fallback)
+	lastNackAt monotime.Time // when the last NACK left
 	ftoAt    monotime.Time // EC: fallback timeout
 	ctsDue   monotime.Time // CTS retransmission
 
@@ -87,6 +88,9 @@ type receiver struct {
 	nextSeq  uint32
 	deadline monotime.Time // earliest due() of any posted message
 	rtt      reliability.RTT
+	// reorder is how long packets have been seen to arrive late: a gap is
+	// NACKed only after standing longer (RACK's reordering window).
+	reorder monotime.Duration
 	ec       ecPool
 }
 
@@ -304,6 +308,25 @@ func (r *receiver) arrived(now monotime.Time, m *recvMsg, pos uint64, first bool
 	}
 }
 
+// nackDelay is how long a gap in m stands before it is NACKed: the
+// scheme's delay, stretched to the reordering the connection has shown.
+func (r *receiver) nackDelay(m *recvMsg) monotime.Duration {
+	d := m.scheme.NackDelay(r.roundTrip())
+	if d == 0 {
+		return 0
+	}
+	return max(d, r.reorder)
+}
+
+// spuriousNack learns from an original packet that arrives after its gap
+// was NACKed: reordering, not loss. The window grows to cover how late it
+// was, with margin.
+func (r *receiver) spuriousNack(now monotime.Time, m *recvMsg) {
+	r.c.stats.SpuriousNacks++
+	late := r.nackDelay(m) + now.Sub(m.lastNackAt)
+	r.reorder = max(r.reorder, late+late/2)
+}
+
 // roundTrip is the receiver's view of the RTT: the smallest CTS-to-data
 // delay seen (larger ones include the sender's application delay).
 func (r *receiver) roundTrip() monotime.Duration { return r.rtt.Min() }
@@ -363,10 +386,13 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	r.c.stats.RecvPackets++
 	if p+1 < m.hi {
 		r.c.stats.OutOfOrder++
+		if p < m.nackedTo && d.Flags&wire.FlagRetransmit == 0 {
+			r.spuriousNack(now, m)
+		}
 	}
 	if p >= m.hi {
 		if p > m.hi && m.gapAt == monotime.Never {
-			if delay := m.scheme.NackDelay(r.roundTrip()); delay > 0 {
+			if delay := r.nackDelay(m); delay > 0 {
 				m.gapAt, m.gapHi = now.Add(delay), p
 				r.deadline = min(r.deadline, m.gapAt)
 			}
@@ -421,6 +447,7 @@ func (r *receiver) chunkPackets(m *recvMsg, c uint32) uint32 {
 
 func (r *receiver) complete(m *recvMsg) {
 	m.state = recvDone
+	r.reorder -= r.reorder / 16 // forget old reordering, slowly
 	m.gapAt, m.renackAt, m.ftoAt = monotime.Never, monotime.Never, monotime.Never
 	r.ec.release(&m.ec)
 	r.c.emit(EventRecvDone, m.seq, nil)
@@ -512,7 +539,7 @@ func (r *receiver) encodeAck(seq uint32, buf []byte) int {
 	return n
 }
 
-func (r *receiver) encodeNack(seq uint32, buf []byte) int {
+func (r *receiver) encodeNack(now monotime.Time, seq uint32, buf []byte) int {
 	m := &r.slots[seq&r.c.slotMask]
 	if m.seq != seq || !m.nackQueued {
 		return 0
@@ -520,6 +547,7 @@ func (r *receiver) encodeNack(seq uint32, buf []byte) int {
 	m.nackQueued = false
 	nk := wire.Nack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Reason: m.nackReason}
 	ranges := r.c.ranges[:0]
+	m.lastNackAt = now
 	switch {
 	case m.nackReason == wire.NackTooLarge:
 	case m.state != recvPosted:
@@ -579,7 +607,7 @@ func (r *receiver) expire(now monotime.Time, m *recvMsg) {
 		m.nackedTo = max(m.nackedTo, m.gapHi)
 		m.gapAt = monotime.Never
 		if m.pkts.nextClear(m.gapHi, m.hi) < m.hi {
-			m.gapAt, m.gapHi = now.Add(m.scheme.NackDelay(rtt)), m.hi
+			m.gapAt, m.gapHi = now.Add(r.nackDelay(m)), m.hi
 		}
 		if m.renackAt == monotime.Never {
 			m.renackAt = now.Add(r.renackDelay(m, rtt))

@@ -519,6 +519,17 @@ func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte,
 	return wire.MessageLen
 }
 
+// MinRTO is the smallest retransmission timeout (UET's minimum RTO): in a
+// datacenter, queueing alone varies the RTT by tens of microseconds.
+const MinRTO = 100 * monotime.Microsecond
+
+// rto is m's retransmission timeout: its scheme's, but never below the
+// smoothed RTT plus four deviations (RFC 6298), so a queue that builds up
+// does not fire timers for packets that are merely late, nor below MinRTO.
+func (s *sender) rto(m *sendMsg) monotime.Duration {
+	return max(m.scheme.RetransmitTimeout(s.rtt.Smoothed()), s.rtt.Conservative(), MinRTO)
+}
+
 // zeroPayload returns n zero bytes, the payload of virtual messages.
 func (s *sender) zeroPayload(n int) []byte {
 	if len(s.zeros) < n {
@@ -538,7 +549,7 @@ func (s *sender) handleTimeout(now monotime.Time) {
 				q.pop()
 				continue
 			}
-			if now < t.at.Add(m.scheme.RetransmitTimeout(s.rtt.Smoothed())) {
+			if now < t.at.Add(s.rto(m)) {
 				break
 			}
 			tm, _ := q.pop()
@@ -594,7 +605,7 @@ func (s *sender) nextTimeout() monotime.Time {
 				q.pop()
 				continue
 			}
-			t = min(t, h.at.Add(m.scheme.RetransmitTimeout(s.rtt.Smoothed())))
+			t = min(t, h.at.Add(s.rto(m)))
 			break
 		}
 	}
