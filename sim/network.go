@@ -97,6 +97,7 @@ func (f *fifo) pop() *Packet {
 // QueueStats counts what a queue did.
 type QueueStats struct {
 	Enqueued, Dropped, Marked uint64
+	SentBytes                 uint64 // wire bytes serialized
 	MaxBytes                  int
 	// ByteTime integrates occupancy over time (byte-picoseconds), for the
 	// mean occupancy.
@@ -201,6 +202,7 @@ func (q *Queue) OnEvent(_ *Engine, _ uint64) {
 	q.sending = nil
 	q.account()
 	q.bytes -= p.Wire
+	q.Stats.SentBytes += uint64(p.Wire)
 	q.net.Hops++
 	q.Next.Receive(p)
 	q.startNext()

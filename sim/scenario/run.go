@@ -47,6 +47,17 @@ type Cell struct {
 	TrunkLost      uint64  `json:"trunk_lost"`
 	QueueMaxBytes  int     `json:"queue_max_bytes"`
 	QueueMeanBytes float64 `json:"queue_mean_bytes"`
+	// Fabric scenarios: the p99 over switch ports of each port's deepest
+	// queue; link utilization of the fabric tier (p50, p99, max over
+	// ports); drops; packets that arrived out of order; packets with no
+	// route while routing converged.
+	QueueP99Bytes float64 `json:"queue_p99_bytes,omitempty"`
+	UtilP50       float64 `json:"util_p50,omitempty"`
+	UtilP99       float64 `json:"util_p99,omitempty"`
+	UtilMax       float64 `json:"util_max,omitempty"`
+	Drops         uint64  `json:"drops,omitempty"`
+	OutOfOrder    uint64  `json:"out_of_order,omitempty"`
+	Unroutable    uint64  `json:"unroutable,omitempty"`
 
 	Events  uint64  `json:"events"`
 	Hops    uint64  `json:"hops"`
@@ -232,6 +243,22 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		return cell, v.err
 	}
 	eng := sim.New(seed)
+	if isFabric(v.pt.Values["topology.kind"]) {
+		start := time.Now()
+		stats, times, err := runFabricPoint(eng, v, &cell, s.Seed)
+		if err != nil {
+			return cell, err
+		}
+		cell.WallSec = time.Since(start).Seconds()
+		cell.Runs = len(times)
+		summarize(&cell, times)
+		cell.DataBytes, cell.RetxBytes, cell.ParityBytes = stats.DataBytes, stats.RetxBytes, stats.ParityBytes
+		cell.Recovered, cell.Fallbacks, cell.RTOs = stats.RecoveredPackets, stats.Fallbacks, stats.RTOs
+		cell.Events = eng.Processed()
+		cell.SimTime = monotime.Duration(eng.Now()).Seconds()
+		cell.Model = &Prediction{Note: "no analytic model for a datacenter fabric"}
+		return cell, nil
+	}
 	top := sim.TwoSites(eng, tcfg)
 	start := time.Now()
 	var completions []monotime.Duration

@@ -185,3 +185,58 @@ workload:
 		}
 	}
 }
+
+// TestFabricScenario runs a small datacenter grid twice: it must complete,
+// report fabric metrics, and give identical results.
+func TestFabricScenario(t *testing.T) {
+	src := []byte(`name: dc
+topology:
+  kind: leafspine
+  leaves: 4
+  spines: 2
+  hosts_per_leaf: 2
+  host_rate: 100Gbps
+  queue: 1MiB
+routing:
+  balancer: [ecmp, e-ecmp, te]
+failure:
+  links: 1
+  at: 20us
+  detect: 20us
+transport:
+  qps: 4
+  select: rr
+  window: 512KiB
+workload:
+  kind: allreduce
+  hosts: 8
+  placement: fragmented
+  size: 4MiB
+  count: 2
+`)
+	run := func() []Cell {
+		s, err := Parse("dc.yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells, err := Run(s, Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cells {
+			cells[i].WallSec = 0
+		}
+		return cells
+	}
+	a, b := run(), run()
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Fatal("same scenario and seed, different results")
+	}
+	for _, c := range a {
+		if c.Runs != 2 || c.BusBWGbps <= 0 || c.UtilMax <= 0 || c.Hops == 0 {
+			t.Fatalf("%s: runs %d busbw %v util %v hops %d", c.Label, c.Runs, c.BusBWGbps, c.UtilMax, c.Hops)
+		}
+	}
+}

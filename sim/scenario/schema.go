@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/units"
+	"github.com/sdrnet/sdrnet/sim"
 )
 
 // field is one known parameter: its default (empty: none) and its parser,
@@ -91,9 +93,48 @@ func distance(s string) (any, error) {
 
 func scheme(s string) (any, error) { return reliability.Parse(s) }
 
+func selector(s string) (any, error) { return path.ParseKind(s) }
+
+func balancer(s string) (any, error) {
+	if k, ok := sim.ParseBalancer(s); ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("want ecmp, e-ecmp, pinned, flowlet or te")
+}
+
+func fraction(s string) (any, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v > 1 {
+		return nil, fmt.Errorf("want a fraction in [0, 1], like 0.5")
+	}
+	return v, nil
+}
+
 // schema lists every parameter a scenario may set.
 var schema = map[string]field{
-	"topology.kind":           {"longhaul", oneOf("longhaul", "dumbbell")},
+	"topology.kind":           {"longhaul", oneOf("longhaul", "dumbbell", "leafspine", "fattree", "meta")},
+	"topology.leaves":         {"8", intIn(1, 1<<12)},
+	"topology.spines":         {"4", intIn(1, 1<<12)},
+	"topology.hosts_per_leaf": {"8", intIn(1, 1<<12)},
+	"topology.k":              {"8", intIn(2, 64)},
+	"topology.zones":          {"2", intIn(1, 64)},
+	"topology.atsw":           {"4", intIn(1, 1<<12)},
+	"topology.fabric_rate":    {"", rate},
+	"topology.link_delay":     {"1us", duration},
+	"topology.deep_queue":     {"0", size(0, 1<<40)},
+	"routing.balancer":        {"e-ecmp", balancer},
+	"routing.flowlet_gap":     {"256us", duration},
+	"failure.links":           {"0", intIn(0, 1<<16)},
+	"failure.at":              {"0", duration},
+	"failure.detect":          {"1ms", duration},
+	"transport.qps":           {"1", intIn(1, 128)},
+	"transport.select":        {"single", selector},
+	"transport.window":        {"0", size(0, 1<<40)},
+	"workload.placement":      {"packed", oneOf("packed", "fragmented")},
+	"workload.background":     {"0", fraction},
+	"workload.bg_size":        {"1MiB", size(1, 1<<30)},
+	"workload.bg_period":      {"100us", duration},
+	"workload.bg_until":       {"10ms", duration},
 	"topology.hosts_per_site": {"1", intIn(1, 1<<16)},
 	"topology.host_rate":      {"400Gbps", rate},
 	"topology.host_delay":     {"1us", duration},
@@ -107,7 +148,7 @@ var schema = map[string]field{
 	"transport.scheme":        {"sr", scheme},
 	"transport.mtu":           {"4096", size(64, 65000)},
 	"transport.chunk":         {"64KiB", size(64, 1<<30)},
-	"workload.kind":           {"messages", oneOf("messages", "allreduce")},
+	"workload.kind":           {"messages", oneOf("messages", "allreduce", "permutation", "alltoall", "incast")},
 	"workload.size":           {"1MiB", size(1, 4<<30)},
 	"workload.count":          {"10", intIn(1, 1_000_000)},
 	"workload.bytes":          {"0", size(0, 1<<50)},

@@ -1,0 +1,300 @@
+package scenario
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim"
+)
+
+// Datacenter scenarios: a fabric (leaf-spine, fat-tree or Meta's zones),
+// a collective or traffic pattern among a group of hosts, optional
+// background traffic and link failures.
+
+func isFabric(kind string) bool { return kind == "leafspine" || kind == "fattree" || kind == "meta" }
+
+// buildFabric makes the point's fabric.
+func buildFabric(eng *sim.Engine, v *values) (*sim.Fabric, error) {
+	hostRate := v.float("topology.host_rate")
+	fabricRate := v.float("topology.fabric_rate")
+	if fabricRate == 0 {
+		fabricRate = hostRate
+	}
+	delay := v.duration("topology.link_delay")
+	queue, ecn := v.int("topology.queue"), v.int("topology.ecn")
+	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
+	cfg := sim.FabricConfig{HostRate: hostRate, HostDelay: delay,
+		TierRate: []float64{fabricRate}, TierDelay: []monotime.Duration{delay},
+		TierQueue: []int{queue, max(queue, v.int("topology.deep_queue"))}, ECN: []int{ecn},
+		Balancer: sim.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
+	perLeaf := v.int("topology.hosts_per_leaf")
+	switch v.pt.Values["topology.kind"] {
+	case "leafspine":
+		return sim.LeafSpine(eng, v.int("topology.leaves"), v.int("topology.spines"), perLeaf, cfg)
+	case "fattree":
+		return sim.FatTree(eng, v.int("topology.k"), cfg)
+	default:
+		return sim.MetaClos(eng, v.int("topology.zones"), v.int("topology.leaves"), perLeaf,
+			v.int("topology.spines"), v.int("topology.atsw"), cfg)
+	}
+}
+
+// placeGroup picks the hosts of the job: the first n hosts (packed: whole
+// racks, the ring mostly inside racks), or n hosts drawn at random from
+// the whole fabric (fragmented: what a busy cluster's scheduler hands
+// out), ordered rack by rack in turn so every hop of the ring crosses the
+// fabric, as when a job's ranks are scattered.
+func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack int) []int {
+	hosts := len(f.Hosts)
+	n = min(n, hosts)
+	if !fragmented {
+		group := make([]int, n)
+		for i := range group {
+			group[i] = i
+		}
+		return group
+	}
+	chosen := rng.Perm(hosts)[:n]
+	slices.Sort(chosen)
+	racks := map[int][]int{}
+	var order []int
+	for _, h := range chosen {
+		r := h / max(perRack, 1)
+		if len(racks[r]) == 0 {
+			order = append(order, r)
+		}
+		racks[r] = append(racks[r], h)
+	}
+	group := make([]int, 0, n)
+	for len(group) < n {
+		for _, r := range order {
+			if len(racks[r]) > 0 {
+				group = append(group, racks[r][0])
+				racks[r] = racks[r][1:]
+			}
+		}
+	}
+	return group
+}
+
+// fabricFlows builds the point's traffic, iterations one after another.
+func fabricFlows(eng *sim.Engine, v *values, f *sim.Fabric, group []int) ([]sim.Flow, []int, error) {
+	size, count := v.int("workload.size"), max(v.int("workload.count"), 1)
+	var all []sim.Flow
+	var iterEnds []int // index past the last flow of each iteration
+	prevLast := []int(nil)
+	for range count {
+		var flows []sim.Flow
+		switch kind := v.pt.Values["workload.kind"]; kind {
+		case "allreduce":
+			flows = sim.RingAllReduce(group, size)
+		case "permutation":
+			flows = sim.Permutation(eng, group, size)
+		case "alltoall":
+			flows = sim.AllToAll(group, size)
+		case "incast":
+			flows = sim.Incast(group[1:], group[0], size)
+		default:
+			return nil, nil, fmt.Errorf("workload.kind %q needs topology.kind longhaul or dumbbell", kind)
+		}
+		base := len(all)
+		var last []int
+		for i := range flows {
+			for j := range flows[i].After {
+				flows[i].After[j] += base
+			}
+			if len(flows[i].After) == 0 { // a round-one flow waits for the previous iteration
+				flows[i].After = append(flows[i].After, prevLast...)
+			}
+			last = append(last, base+i)
+		}
+		// The flows nobody in this iteration waits for end it.
+		waited := map[int]bool{}
+		for _, fl := range flows {
+			for _, d := range fl.After {
+				waited[d] = true
+			}
+		}
+		prevLast = prevLast[:0:0]
+		for _, i := range last {
+			if !waited[i] {
+				prevLast = append(prevLast, i)
+			}
+		}
+		all = append(all, flows...)
+		iterEnds = append(iterEnds, len(all))
+	}
+	return all, iterEnds, nil
+}
+
+// runFabricPoint simulates one datacenter grid point. Placement and which
+// links fail come from the scenario's seed alone, so every cell of a grid
+// compares routing and transport on the same job and the same failures.
+func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64) (sim.TransferStats, []monotime.Duration, error) {
+	rng := rand.New(rand.NewPCG(scenarioSeed, 0xfab))
+	f, err := buildFabric(eng, v)
+	if err != nil {
+		return sim.TransferStats{}, nil, err
+	}
+	perRack := v.int("topology.hosts_per_leaf")
+	if v.pt.Values["topology.kind"] == "fattree" {
+		perRack = v.int("topology.k") / 2
+	}
+	group := placeGroup(rng, f, v.int("workload.hosts"), v.pt.Values["workload.placement"] == "fragmented", perRack)
+	if len(group) < 2 {
+		return sim.TransferStats{}, nil, fmt.Errorf("workload.hosts %d: need at least 2 hosts in the fabric", len(group))
+	}
+	flows, iterEnds, err := fabricFlows(eng, v, f, group)
+	if err != nil {
+		return sim.TransferStats{}, nil, err
+	}
+	jobFlows := len(flows)
+	flows = append(flows, background(eng, v, f, group)...)
+	scheme, _ := v.get("transport.scheme").(reliability.Scheme)
+	sel, _ := v.get("transport.select").(path.Kind)
+	rtt := 12 * v.duration("topology.link_delay") // up and down a three-tier fabric
+	fc := sim.FlowsConfig{Scheme: scheme, QPs: v.int("transport.qps"), Select: sel, Limit: v.duration("workload.limit"),
+		Core: core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"), InitialRTT: max(rtt, 10*monotime.Microsecond),
+			MaxMsgs: 16, MaxBytesInFlight: int64(v.int("transport.window")), Rate: v.float("topology.host_rate")}}
+	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {
+		f.Engineer(demands(flows, max(fc.QPs, 1)))
+	}
+	scheduleFailures(eng, rng, v, f, flows, fc)
+	res, err := sim.RunFlows(&f.Topology, flows, fc)
+	if err != nil {
+		return res.Stats, nil, err
+	}
+	// Per iteration of the job: from its first flow's start to its last
+	// flow's arrival.
+	var times []monotime.Duration
+	from := 0
+	for _, end := range iterEnds {
+		first, last := res.Start[from], res.Done[from]
+		for i := from; i < end; i++ {
+			first, last = min(first, res.Start[i]), max(last, res.Done[i])
+		}
+		times = append(times, last.Sub(first))
+		from = end
+	}
+	if k := v.pt.Values["workload.kind"]; k == "permutation" || k == "incast" {
+		times = times[:0] // per flow completion
+		for i := range jobFlows {
+			times = append(times, res.FCT(i))
+		}
+	}
+	fabricMetrics(f, res, eng.Now(), cell)
+	if v.pt.Values["workload.kind"] == "allreduce" && len(times) > 0 {
+		var sum monotime.Duration
+		for _, d := range times {
+			sum += d
+		}
+		n := float64(len(group))
+		mean := (sum / monotime.Duration(len(times))).Seconds()
+		cell.BusBWGbps = float64(v.int("workload.size")) * 8 / mean * 2 * (n - 1) / n / 1e9
+	}
+	return res.Stats, times, nil
+}
+
+// background adds on/off traffic between hosts outside the job.
+func background(eng *sim.Engine, v *values, f *sim.Fabric, group []int) []sim.Flow {
+	frac := v.float("workload.background")
+	if frac <= 0 {
+		return nil
+	}
+	in := map[int]bool{}
+	for _, h := range group {
+		in[h] = true
+	}
+	var others []int
+	for h := range f.Hosts {
+		if !in[h] {
+			others = append(others, h)
+		}
+	}
+	if len(others) < 2 {
+		others = group // no spare hosts: the job's hosts carry it too
+	}
+	n := max(int(frac*float64(len(others))), 1)
+	var pairs [][2]int
+	for i := range n {
+		pairs = append(pairs, [2]int{others[i%len(others)], others[(i+len(others)/2+1)%len(others)]})
+	}
+	return sim.OnOff(eng, pairs, v.int("workload.bg_size"), v.duration("workload.bg_period"), v.duration("workload.bg_until"))
+}
+
+func demands(flows []sim.Flow, qps int) []sim.Demand {
+	var d []sim.Demand
+	for _, fl := range flows {
+		for q := range qps {
+			d = append(d, sim.Demand{Src: int32(fl.Src), Dst: int32(fl.Dst), Entropy: uint16(q), Bytes: int64(fl.Bytes / qps)})
+		}
+	}
+	return d
+}
+
+// scheduleFailures cuts failure.links cables of the fabric's upper tier at
+// failure.at; routing reconverges after failure.detect, and TE re-places
+// the flows.
+func scheduleFailures(eng *sim.Engine, rng *rand.Rand, v *values, f *sim.Fabric, flows []sim.Flow, fc sim.FlowsConfig) {
+	n := v.int("failure.links")
+	if n <= 0 {
+		return
+	}
+	var candidates []*sim.Port
+	for _, p := range f.Ports {
+		if p.Tier >= 1 && p.From < p.To {
+			candidates = append(candidates, p)
+		}
+	}
+	rng.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+	cut := candidates[:min(n, len(candidates))]
+	at, detect := v.duration("failure.at"), v.duration("failure.detect")
+	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
+	eng.After(at, sim.HandlerFunc(func(*sim.Engine, uint64) {
+		for _, p := range cut {
+			_ = f.SetCable(p.From, p.To, false)
+		}
+		eng.After(detect, sim.HandlerFunc(func(*sim.Engine, uint64) {
+			f.Reroute()
+			if bal == sim.TE {
+				f.Engineer(demands(flows, max(fc.QPs, 1)))
+			}
+		}), 0)
+	}), 0)
+}
+
+// fabricMetrics fills the cell's fabric-wide figures: queue depths of
+// switch ports, link utilization of the fabric tier, drops.
+func fabricMetrics(f *sim.Fabric, res sim.FlowsResult, now monotime.Time, cell *Cell) {
+	var maxes, utils []float64
+	for _, p := range f.Ports {
+		if p.Tier < 1 {
+			continue
+		}
+		q := p.Q
+		maxes = append(maxes, float64(q.Stats.MaxBytes))
+		if now > 0 {
+			utils = append(utils, float64(q.Stats.SentBytes)*8/(q.Rate*monotime.Duration(now).Seconds()))
+			cell.QueueMeanBytes += q.Stats.ByteTime / float64(now)
+		}
+		cell.Drops += q.Stats.Dropped
+	}
+	slices.Sort(maxes)
+	slices.Sort(utils)
+	if len(maxes) > 0 {
+		cell.QueueMaxBytes = int(maxes[len(maxes)-1])
+		cell.QueueP99Bytes = Percentile(maxes, 0.99)
+		cell.QueueMeanBytes /= float64(len(maxes))
+	}
+	if len(utils) > 0 {
+		cell.UtilP50, cell.UtilP99, cell.UtilMax = Percentile(utils, 0.5), Percentile(utils, 0.99), utils[len(utils)-1]
+	}
+	cell.OutOfOrder = res.OutOfOrder
+	cell.Unroutable = f.Unroutable
+	cell.Hops = f.Net.Hops
+}
