@@ -145,15 +145,19 @@ func progress(w io.Writer, start time.Time) func(done, total int) {
 
 func printSummary(w io.Writer, cells []scenario.Cell) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\truns\tmean\tp99.9\tgoodput\tretx\tparity\tmodel mean\tsim/model\t")
+	fmt.Fprintln(tw, "cell\truns\tmean\tp99.9\tgoodput|busbw\tretx\tparity\tmodel mean\tsim/model\t")
 	for _, c := range cells {
 		model, ratio := "-", "-"
 		if c.Model != nil && c.Model.Mean > 0 {
 			model = fmtSeconds(c.Model.Mean)
 			ratio = fmt.Sprintf("%+.1f%%", 100*c.Model.Error)
 		}
+		rate := units.FormatRate(c.GoodputGbps * 1e9)
+		if c.BusBWGbps > 0 {
+			rate = "busbw " + units.FormatRate(c.BusBWGbps*1e9)
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Label, c.Runs, fmtSeconds(c.Mean), fmtSeconds(c.P999),
-			units.FormatRate(c.GoodputGbps*1e9), units.FormatSize(int64(c.RetxBytes)), units.FormatSize(int64(c.ParityBytes)), model, ratio)
+			rate, units.FormatSize(int64(c.RetxBytes)), units.FormatSize(int64(c.ParityBytes)), model, ratio)
 	}
 	tw.Flush()
 }
