@@ -64,14 +64,14 @@ type recvMsg struct {
 	nackFrom   uint32 // missing packets in [nackFrom, nackTo) are to be NACKed
 	nackTo     uint32
 
-	hi       uint32        // highest packet seen, plus one
-	gapHi    uint32        // SR-NACK: gaps below this are NACKed when gapAt passes
-	gapAt    monotime.Time // SR-NACK: Never when no gap is pending
-	nackedTo uint32        // SR-NACK: packets below were NACKed at least once
-	renackAt monotime.Time // NACK again what is still missing (SR-NACK, EC fallback)
+	hi         uint32        // highest packet seen, plus one
+	gapHi      uint32        // SR-NACK: gaps below this are NACKed when gapAt passes
+	gapAt      monotime.Time // SR-NACK: Never when no gap is pending
+	nackedTo   uint32        // SR-NACK: packets below were NACKed at least once
+	renackAt   monotime.Time // NACK again what is still missing (SR-NACK, EC fallback)
 	lastNackAt monotime.Time // when the last NACK left
-	ftoAt    monotime.Time // EC: fallback timeout
-	ctsDue   monotime.Time // CTS retransmission
+	ftoAt      monotime.Time // EC: fallback timeout
+	ctsDue     monotime.Time // CTS retransmission
 
 	expected uint32 // go-back-N: next packet accepted
 	nakSent  bool
@@ -91,7 +91,7 @@ type receiver struct {
 	// reorder is how long packets have been seen to arrive late: a gap is
 	// NACKed only after standing longer (RACK's reordering window).
 	reorder monotime.Duration
-	ec       ecPool
+	ec      ecPool
 }
 
 func (r *receiver) init(c *Conn) {
