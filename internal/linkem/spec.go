@@ -158,7 +158,7 @@ func applyItems(p *Path, seed *uint64, items []string) error {
 			if d, rest, ok := strings.Cut(k, "."); ok {
 				dir, k = d, rest
 				if dir != "fwd" && dir != "rev" {
-					return fmt.Errorf("linkem: spec item %q: unknown direction %q; want fwd. or rev.", it, dir+".")
+					return fmt.Errorf("linkem: spec item %q: unknown direction %q: want the prefix fwd or rev", it, dir)
 				}
 			}
 			if (dir == "") != (pass == 0) {
