@@ -93,6 +93,19 @@ func (s *sender) chunkAcked(now monotime.Time, m *sendMsg, i uint32, rtt monotim
 	}
 }
 
+// cancelUnconfirmed withdraws every packet of m the selector still counts
+// as outstanding, when m ends: otherwise an idle path would look silent.
+func (s *sender) cancelUnconfirmed(m *sendMsg) {
+	sel := s.c.mp.sel
+	if sel == nil {
+		return
+	}
+	for p := m.unconfirmed.nextSet(0, m.npkts); p < m.npkts; p = m.unconfirmed.nextSet(p+1, m.npkts) {
+		sel.OnCancelled(int(m.pathOf[p]))
+		m.unconfirmed.clear(p)
+	}
+}
+
 // packetLost reports packet p of m lost, as the receiver said.
 func (s *sender) packetLost(now monotime.Time, m *sendMsg, p uint32) {
 	if sel := s.c.mp.sel; sel != nil && p < m.npkts && m.unconfirmed.test(p) {

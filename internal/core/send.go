@@ -370,6 +370,7 @@ func (s *sender) fail(m *sendMsg, err error) {
 }
 
 func (s *sender) release(m *sendMsg) {
+	s.cancelUnconfirmed(m)
 	m.used, m.data, m.scheme, m.code = false, nil, nil, nil
 }
 

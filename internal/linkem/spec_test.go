@@ -125,7 +125,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"dup=1.5", []string{"dup", "outside"}},
 		{"fail=5s-2s", []string{"fail", "ends before it starts"}},
 		{"fail=soon", []string{"fail", "FROM[-TO]"}},
-		{"up.delay=1ms", []string{`unknown direction "up."`}},
+		{"up.delay=1ms", []string{`unknown direction "up"`}},
 		{"delay=1ms,delay=2ms", []string{"delay set twice"}},
 		{"seed=-3", []string{"seed", "non-negative integer"}},
 		{"path[1]:seed=3", []string{"seed belongs in the default clause"}},

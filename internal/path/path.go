@@ -68,6 +68,10 @@ type Selector interface {
 	// known (it was sent again before anything was heard of it): it no
 	// longer counts as outstanding, nor as acked or lost.
 	OnForgotten(path int)
+	// OnCancelled withdraws a packet whose message ended before anything
+	// was heard of it (the peer had it all): no sign of the path's health
+	// either way.
+	OnCancelled(path int)
 }
 
 // Kind names a selection policy. The zero value is Single.
@@ -177,3 +181,5 @@ func (b *base) OnAcked(now monotime.Time, path int, bytes int, rtt monotime.Dura
 func (b *base) OnLost(now monotime.Time, path int) { b.t.lost(now, path) }
 
 func (b *base) OnForgotten(path int) { b.t.forgotten(path) }
+
+func (b *base) OnCancelled(path int) { b.t.cancelled(path) }

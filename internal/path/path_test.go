@@ -95,6 +95,7 @@ func (foreign) OnSent(monotime.Time, int, int)                     {}
 func (foreign) OnAcked(monotime.Time, int, int, monotime.Duration) {}
 func (foreign) OnLost(monotime.Time, int)                          {}
 func (foreign) OnForgotten(int)                                    {}
+func (foreign) OnCancelled(int)                                    {}
 
 // TestSelectDistribution checks where packets go with no feedback at all:
 // Single all on path 0, the others evenly.

@@ -282,6 +282,12 @@ func (t *Table) forgotten(i int) {
 	p.unresolved = true
 }
 
+func (t *Table) cancelled(i int) {
+	if p := &t.paths[i]; p.outstanding > 0 {
+		p.outstanding--
+	}
+}
+
 func (t *Table) lost(now monotime.Time, i int) {
 	p := &t.paths[i]
 	p.lost++
