@@ -326,7 +326,11 @@ func (p *pacer) sent(now monotime.Time, bytes int) {
 	if p.rate <= 0 {
 		return
 	}
-	p.next = max(p.next, now).Add(monotime.TransmitTime(bytes+udpOverhead, p.rate))
+	// Credit left unused while the loop slept (Go's timers wake late by
+	// up to a millisecond) is kept up to one burst, so the average rate
+	// holds.
+	floor := now.Add(-monotime.TransmitTime(paceBurst, p.rate))
+	p.next = max(p.next, floor).Add(monotime.TransmitTime(bytes+udpOverhead, p.rate))
 }
 
 // udpOverhead is what IP and UDP add to every datagram on the wire.

@@ -324,7 +324,9 @@ func (r *receiver) nackDelay(m *recvMsg) monotime.Duration {
 func (r *receiver) spuriousNack(now monotime.Time, m *recvMsg) {
 	r.c.stats.SpuriousNacks++
 	late := r.nackDelay(m) + now.Sub(m.lastNackAt)
-	r.reorder = max(r.reorder, late+late/2)
+	// Capped at a round trip (as RACK caps its window at SRTT): past that,
+	// waiting longer costs more than a spurious retransmission.
+	r.reorder = min(max(r.reorder, late+late/2), r.roundTrip()/2)
 }
 
 // roundTrip is the receiver's view of the RTT: the smallest CTS-to-data
