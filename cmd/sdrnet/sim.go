@@ -100,13 +100,13 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 		return err
 	}
 	printSummary(cmd.OutOrStdout(), cells)
-	fmt.Fprintf(stderr, "wrote %s/{results.csv,results.json,report.html} in %v\n", out, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "wrote %s/{results.csv,tiers.csv,results.json,report.html} in %v\n", out, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 func writeOutputs(dir string, r *report.Run) error {
 	for name, write := range map[string]func(io.Writer, *report.Run) error{
-		"results.csv": report.WriteCSV, "results.json": report.WriteJSON, "report.html": report.WriteHTML,
+		"results.csv": report.WriteCSV, "tiers.csv": report.WriteTiersCSV, "results.json": report.WriteJSON, "report.html": report.WriteHTML,
 	} {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {

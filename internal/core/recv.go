@@ -324,9 +324,14 @@ func (r *receiver) nackDelay(m *recvMsg) monotime.Duration {
 func (r *receiver) spuriousNack(now monotime.Time, m *recvMsg) {
 	r.c.stats.SpuriousNacks++
 	late := r.nackDelay(m) + now.Sub(m.lastNackAt)
-	// Capped at a round trip (as RACK caps its window at SRTT): past that,
-	// waiting longer costs more than a spurious retransmission.
-	r.reorder = min(max(r.reorder, late+late/2), r.roundTrip()/2)
+	// Capped (as RACK caps its window at SRTT): past the cap, waiting
+	// longer costs more than a spurious retransmission. The cap is half
+	// the base round trip, or the spread queueing adds to round trips
+	// (SRTT + 4 RTTVAR over the minimum) where that is larger: packets
+	// sprayed over paths whose queues differ arrive that far apart. On a
+	// long-haul link the first governs, in a datacenter fabric the second.
+	spread := r.rtt.Conservative() - r.roundTrip()
+	r.reorder = min(max(r.reorder, late+late/2), max(r.roundTrip()/2, spread))
 }
 
 // roundTrip is the receiver's view of the RTT: the smallest CTS-to-data

@@ -30,6 +30,7 @@ type view struct {
 	Plots     []figure
 	PlotNote  string // why there are no plots
 	SDR       *sdrView
+	Fabric    *fabricView
 	Agreement agreement
 }
 
@@ -40,6 +41,9 @@ func newView(r *Run) (*view, error) {
 		return nil, err
 	}
 	v.SDR = sdr(r.Cells)
+	if v.Fabric, err = fabric(r.Cells); err != nil {
+		return nil, err
+	}
 	v.Agreement = agree(r.Cells)
 	return v, nil
 }
@@ -108,6 +112,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"gbps":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
 	"param":   func(c scenario.Cell, k string) string { return c.Params[k] },
 	"join":    strings.Join,
+	"bytes":   bytesIEC,
+	"ibytes":  func(b int) string { return bytesIEC(float64(b)) },
+	"frac":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
 	"stderr": func(c agreeRow) string {
 		if c.StdErr == 0 && c.Runs > 1 {
 			return "0"
@@ -133,7 +140,7 @@ ul.cells { font-size: 13px; margin-top: 0; }
 <h1>{{.Scenario}}</h1>
 <p>{{.Description}}</p>
 <p>Scenario file <code>{{.File}}</code>, seed {{.Seed}}, {{if .Full}}full grid{{else}}quick subset (run with <code>--full</code> for the whole grid){{end}}, {{len .Cells}} cells.</p>
-<nav><a href="#plots">Plots</a>{{if .SDR}}<a href="#ec-vs-sr">EC vs SR</a>{{end}}<a href="#model">Model agreement</a><a href="#params">Parameters</a><a href="#results">Results</a></nav>
+<nav><a href="#plots">Plots</a>{{if .SDR}}<a href="#ec-vs-sr">EC vs SR</a>{{end}}{{if .Fabric}}<a href="#fabric">Fabric</a>{{end}}<a href="#model">Model agreement</a><a href="#params">Parameters</a><a href="#results">Results</a></nav>
 
 <h2 id="plots">Mean completion time</h2>
 {{if .Plots}}<p>Simulated mean completion time, one line per transport scheme (solid, with markers); the analytic model's mean for the same cells is the dashed line of the same colour. Both axes are logarithmic where the values allow.</p>
@@ -153,6 +160,14 @@ ul.cells { font-size: 13px; margin-top: 0; }
 <ul class="cells">{{range .Ties}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .NA}}<p>No comparison (a family has no time): {{join .NA "; "}}.</p>{{end}}
 {{end}}{{end}}
+{{with .Fabric}}<h2 id="fabric">Fabric</h2>
+<p>Per cell, the job's figure and each tier's switch queues. Queue depths are sampled at every port at a fixed interval (metrics.queue_sample), so p50 and p99 say how deep queues stay over the run; the peak is the deepest any port of the tier ever got. Utilization is bytes sent over the run's length, per port (p50 and max over the tier's ports). Tier "host" is the switches' ports toward hosts.</p>
+{{range .Figures}}<figure>{{.SVG}}</figure>
+{{end}}
+<table><tr><th class="l">cell</th><th>bus bw Gbit/s</th><th>mean</th><th>p99</th><th>drops</th><th>out of order</th>{{range .Tiers}}<th>{{.}} queue p50</th><th>p99</th><th>peak</th><th>util p50</th><th>max</th>{{end}}</tr>
+{{range .Cells}}<tr><td class="l">{{.Label}}</td><td>{{gbps .BusBWGbps}}</td><td>{{seconds .Mean}}</td><td>{{seconds .P99}}</td><td>{{.Drops}}</td><td>{{.OutOfOrder}}</td>{{range .Tiers}}<td>{{bytes .QueueP50Bytes}}</td><td>{{bytes .QueueP99Bytes}}</td><td>{{ibytes .PeakBytes}}</td><td>{{frac .UtilP50}}</td><td>{{frac .UtilMax}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}
 <h2 id="model">Model agreement</h2>
 {{with .Agreement}}<p><strong>{{.Summary}}</strong></p>
 <p>The model is the analytic mean of SDR-RDMA section 4.2 (internal/model); the paper's own simulator matched it within 5%. The relative error is (sim &minus; model) / model.</p>

@@ -165,6 +165,10 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}
 	scheduleFailures(eng, rng, v, f, flows, fc)
+	var sampler *sim.QueueSampler
+	if every := v.duration("metrics.queue_sample"); every > 0 {
+		sampler = sim.SampleQueues(eng, f, every)
+	}
 	res, err := sim.RunFlows(&f.Topology, flows, fc)
 	if err != nil {
 		return res.Stats, nil, err
@@ -187,7 +191,7 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 			times = append(times, res.FCT(i))
 		}
 	}
-	fabricMetrics(f, res, eng.Now(), cell)
+	fabricMetrics(f, sampler, res, eng.Now(), cell)
 	if v.pt.Values["workload.kind"] == "allreduce" && len(times) > 0 {
 		var sum monotime.Duration
 		for _, d := range times {
@@ -269,20 +273,50 @@ func scheduleFailures(eng *sim.Engine, rng *rand.Rand, v *values, f *sim.Fabric,
 }
 
 // fabricMetrics fills the cell's fabric-wide figures: queue depths of
-// switch ports, link utilization of the fabric tier, drops.
-func fabricMetrics(f *sim.Fabric, res sim.FlowsResult, now monotime.Time, cell *Cell) {
+// switch ports, link utilization of the fabric tier, drops, and the same
+// broken down by tier, with queue depths over time where sampled.
+func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult, now monotime.Time, cell *Cell) {
 	var maxes, utils []float64
+	tierUtils := make([][]float64, len(f.Tiers))
+	cell.Tiers = make([]TierMetrics, len(f.Tiers))
+	for i, name := range f.Tiers {
+		cell.Tiers[i].Name = name
+	}
 	for _, p := range f.Ports {
+		if int(p.From) < len(f.Hosts) || p.Tier >= len(f.Tiers) {
+			continue // a NIC: it queues what its host has not paced out yet
+		}
+		q, tm := p.Q, &cell.Tiers[p.Tier]
+		tm.Ports++
+		tm.PeakBytes = max(tm.PeakBytes, q.Stats.MaxBytes)
+		tm.Drops += q.Stats.Dropped
+		util := 0.0
+		if now > 0 {
+			util = float64(q.Stats.SentBytes) * 8 / (q.Rate * monotime.Duration(now).Seconds())
+		}
+		tierUtils[p.Tier] = append(tierUtils[p.Tier], util)
 		if p.Tier < 1 {
 			continue
 		}
-		q := p.Q
 		maxes = append(maxes, float64(q.Stats.MaxBytes))
 		if now > 0 {
-			utils = append(utils, float64(q.Stats.SentBytes)*8/(q.Rate*monotime.Duration(now).Seconds()))
+			utils = append(utils, util)
 			cell.QueueMeanBytes += q.Stats.ByteTime / float64(now)
 		}
 		cell.Drops += q.Stats.Dropped
+	}
+	for i := range cell.Tiers {
+		tm, u := &cell.Tiers[i], tierUtils[i]
+		slices.Sort(u)
+		if len(u) > 0 {
+			tm.UtilP50, tm.UtilP99, tm.UtilMax = Percentile(u, 0.5), Percentile(u, 0.99), u[len(u)-1]
+		}
+		if sampler == nil {
+			continue
+		}
+		if s := sampler.Tier(i); len(s) > 0 {
+			tm.QueueP50Bytes, tm.QueueP99Bytes, tm.QueueMaxBytes = Percentile(s, 0.5), Percentile(s, 0.99), s[len(s)-1]
+		}
 	}
 	slices.Sort(maxes)
 	slices.Sort(utils)

@@ -58,6 +58,9 @@ type Cell struct {
 	Drops         uint64  `json:"drops,omitempty"`
 	OutOfOrder    uint64  `json:"out_of_order,omitempty"`
 	Unroutable    uint64  `json:"unroutable,omitempty"`
+	// Tiers breaks the fabric's switch ports down by tier, with queue
+	// depths sampled over time (metrics.queue_sample).
+	Tiers []TierMetrics `json:"tiers,omitempty"`
 
 	Events  uint64  `json:"events"`
 	Hops    uint64  `json:"hops"`
@@ -70,6 +73,23 @@ type Cell struct {
 	Model *Prediction `json:"model,omitempty"`
 
 	Completions []float64 `json:"completions_s"`
+}
+
+// TierMetrics describes one tier of a fabric's switch ports (tier 0 is
+// the switches' ports toward hosts). Queue depths are samples of every
+// port at every sampling instant, so p50 and p99 say how deep the queues
+// stay, not only how deep the worst one got once (PeakBytes).
+type TierMetrics struct {
+	Name          string  `json:"name"`
+	Ports         int     `json:"ports"`
+	QueueP50Bytes float64 `json:"queue_p50_bytes"`
+	QueueP99Bytes float64 `json:"queue_p99_bytes"`
+	QueueMaxBytes float64 `json:"queue_max_bytes"` // deepest sample
+	PeakBytes     int     `json:"peak_bytes"`      // deepest ever, exact
+	UtilP50       float64 `json:"util_p50"`
+	UtilP99       float64 `json:"util_p99"`
+	UtilMax       float64 `json:"util_max"`
+	Drops         uint64  `json:"drops"`
 }
 
 // Prediction is the analytic model's view of a cell.

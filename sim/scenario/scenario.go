@@ -55,7 +55,7 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
-var topLevel = []string{"name", "description", "seed", "quick", "topology", "routing", "failure", "transport", "workload"}
+var topLevel = []string{"name", "description", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "metrics"}
 
 // Parse checks a scenario given as YAML text; file names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
@@ -94,7 +94,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 				return nil, errAt(file, v, "seed: want a non-negative integer, like 1")
 			}
 			s.Seed = seed
-		case "topology", "routing", "failure", "transport", "workload":
+		case "topology", "routing", "failure", "transport", "workload", "metrics":
 			ps, err := section(file, k.Value, v)
 			if err != nil {
 				return nil, err

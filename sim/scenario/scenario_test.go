@@ -213,6 +213,8 @@ workload:
   placement: fragmented
   size: 4MiB
   count: 2
+metrics:
+  queue_sample: 500ns
 `)
 	run := func() []Cell {
 		s, err := Parse("dc.yaml", src)
@@ -237,6 +239,15 @@ workload:
 	for _, c := range a {
 		if c.Runs != 2 || c.BusBWGbps <= 0 || c.UtilMax <= 0 || c.Hops == 0 {
 			t.Fatalf("%s: runs %d busbw %v util %v hops %d", c.Label, c.Runs, c.BusBWGbps, c.UtilMax, c.Hops)
+		}
+		if len(c.Tiers) != 2 || c.Tiers[0].Name != "host" || c.Tiers[0].Ports != 8 || c.Tiers[1].Ports != 16 {
+			t.Fatalf("%s: tiers %+v", c.Label, c.Tiers)
+		}
+		for _, tm := range c.Tiers {
+			if tm.QueueP50Bytes > tm.QueueP99Bytes || tm.QueueP99Bytes > tm.QueueMaxBytes ||
+				tm.QueueMaxBytes > float64(tm.PeakBytes) || tm.PeakBytes == 0 || tm.UtilMax <= 0 {
+				t.Errorf("%s: tier %+v: inconsistent", c.Label, tm)
+			}
 		}
 	}
 }

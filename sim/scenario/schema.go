@@ -124,6 +124,7 @@ var schema = map[string]field{
 	"topology.deep_queue":     {"0", size(0, 1<<40)},
 	"routing.balancer":        {"e-ecmp", balancer},
 	"routing.flowlet_gap":     {"256us", duration},
+	"metrics.queue_sample":    {"1us", duration},
 	"failure.links":           {"0", intIn(0, 1<<16)},
 	"failure.at":              {"0", duration},
 	"failure.detect":          {"1ms", duration},

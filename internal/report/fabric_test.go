@@ -1,0 +1,63 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/sim/scenario"
+)
+
+func fabricRun() *Run {
+	var cells []scenario.Cell
+	for i, sel := range []string{"obs", "single"} {
+		depth := float64(10240 * (i*9 + 1)) // single path queues ten times deeper
+		cells = append(cells, scenario.Cell{Index: i, Label: "select=" + sel,
+			Params: map[string]string{"transport.select": sel}, Runs: 1, Mean: 5e-3 * float64(i+1), BusBWGbps: 90 / float64(i+1),
+			Tiers: []scenario.TierMetrics{
+				{Name: "host", Ports: 32, QueueP99Bytes: depth / 2, PeakBytes: int(depth), UtilMax: 0.9},
+				{Name: "leaf-spine", Ports: 64, QueueP50Bytes: 0, QueueP99Bytes: depth, QueueMaxBytes: 2 * depth, PeakBytes: int(3 * depth), UtilP50: 0.4, UtilMax: 0.95, Drops: uint64(i)},
+			}})
+	}
+	return &Run{Scenario: "dc", Cells: cells}
+}
+
+func TestFabricSection(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteHTML(&b, fabricRun()); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{`id="fabric"`, "queue depth p99 over time, leaf-spine tier", "leaf-spine queue p50",
+		"<td>100KiB</td>", "<svg"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	b.Reset()
+	if err := WriteHTML(&b, testRun()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="fabric"`) {
+		t.Error("a long-haul report has a fabric section")
+	}
+}
+
+func TestTiersCSV(t *testing.T) {
+	r := fabricRun()
+	var b bytes.Buffer
+	if err := WriteTiersCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+2*2 {
+		t.Fatalf("%d rows, want a header and 2 tiers of 2 cells", len(rows))
+	}
+	if got := strings.Join(rows[4], ","); got != "1,single,leaf-spine,64,0,102400,204800,307200,0.4,0,0.95,1" {
+		t.Errorf("last row %s", got)
+	}
+}

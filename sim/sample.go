@@ -1,0 +1,58 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// QueueSampler records the depth of every switch port's queue at a fixed
+// interval, grouped by tier, so a run reports how deep and how steady the
+// queues were over time and not only their peaks: Stellar's claim for
+// spraying is about the distribution, not the maximum. NIC queues are left
+// out; they hold what the host has not yet paced out, not congestion.
+//
+// The sampler reschedules itself for as long as the engine runs, so it
+// suits runs that end by Stop or RunUntil (as RunFlows does).
+type QueueSampler struct {
+	every   monotime.Duration
+	ports   []*Port
+	samples [][]float64 // per tier, bytes
+	sorted  bool
+}
+
+// SampleQueues starts sampling f's switch ports every interval from now.
+func SampleQueues(eng *Engine, f *Fabric, every monotime.Duration) *QueueSampler {
+	s := &QueueSampler{every: max(every, monotime.Nanosecond), samples: make([][]float64, len(f.Tiers))}
+	for _, p := range f.Ports {
+		if int(p.From) >= len(f.Hosts) && p.Tier < len(f.Tiers) {
+			s.ports = append(s.ports, p)
+		}
+	}
+	eng.After(s.every, s, 0)
+	return s
+}
+
+// OnEvent takes one sample of every port.
+func (s *QueueSampler) OnEvent(e *Engine, _ uint64) {
+	for _, p := range s.ports {
+		s.samples[p.Tier] = append(s.samples[p.Tier], float64(p.Q.Bytes()))
+	}
+	s.sorted = false
+	e.After(s.every, s, 0)
+}
+
+// Tier returns the samples of tier i's ports in ascending order (every
+// port at every sampling instant); nil if none was taken.
+func (s *QueueSampler) Tier(i int) []float64 {
+	if !s.sorted {
+		for _, t := range s.samples {
+			slices.Sort(t)
+		}
+		s.sorted = true
+	}
+	if i < 0 || i >= len(s.samples) {
+		return nil
+	}
+	return s.samples[i]
+}
