@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +25,7 @@ type StdBind struct {
 	wg    sync.WaitGroup
 
 	rxMu     sync.Mutex
-	deadline atomic.Int64 // UnixNano; 0: none
-	kick     chan struct{}
-	timer    *time.Timer
+	deadline receiveDeadline
 
 	txMu    sync.Mutex
 	scratch []byte
@@ -52,7 +49,7 @@ const stdBuffers = 2
 
 // NewStdBind returns an unopened StdBind.
 func NewStdBind(cfg Config) *StdBind {
-	return &StdBind{cfg: cfg, kick: make(chan struct{}, 1)}
+	return &StdBind{cfg: cfg, deadline: newReceiveDeadline()}
 }
 
 // Open implements Bind.
@@ -89,8 +86,6 @@ func (b *StdBind) Open(local netip.AddrPort, paths int) ([]uint16, error) {
 	}
 	b.rx = make(chan *stdPacket, paths*stdBuffers)
 	b.done = make(chan struct{})
-	b.timer = time.NewTimer(time.Hour)
-	b.timer.Stop()
 	b.scratch = make([]byte, MaxDatagram)
 	for i, c := range b.conns {
 		free := make(chan *stdPacket, stdBuffers)
@@ -157,15 +152,7 @@ func (b *StdBind) check() error {
 
 // SetReceiveDeadline implements Bind.
 func (b *StdBind) SetReceiveDeadline(t time.Time) error {
-	if t.IsZero() {
-		b.deadline.Store(0)
-	} else {
-		b.deadline.Store(max(t.UnixNano(), 1))
-	}
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
+	b.deadline.set(t)
 	return nil
 }
 
@@ -180,25 +167,18 @@ func (b *StdBind) Receive(msgs []Message) (int, error) {
 	b.rxMu.Lock()
 	defer b.rxMu.Unlock()
 	for {
-		var timeout <-chan time.Time
-		if dl := b.deadline.Load(); dl != 0 {
-			d := time.Until(time.Unix(0, dl))
-			if d <= 0 {
-				return 0, os.ErrDeadlineExceeded
-			}
-			b.timer.Reset(d)
-			timeout = b.timer.C
+		timeout, err := b.deadline.arm()
+		if err != nil {
+			return 0, err
 		}
 		var p *stdPacket
 		select {
 		case p = <-b.rx:
 		case <-b.done:
-		case <-timeout:
-		case <-b.kick:
+		case <-timeout: // the deadline check above fails
+		case <-b.deadline.kick: // a new deadline
 		}
-		if timeout != nil {
-			b.timer.Stop()
-		}
+		b.deadline.disarm()
 		if p == nil {
 			if b.state.Load() == stateClosed {
 				return 0, net.ErrClosed

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,10 +61,10 @@ func (n *MemoryNetwork) SetLoss(f LossFunc) {
 // NewBind returns an unopened Bind on the network.
 func (n *MemoryNetwork) NewBind() *MemoryBind {
 	return &MemoryBind{
-		net:  n,
-		rx:   make(chan memDatagram, memQueue),
-		done: make(chan struct{}),
-		kick: make(chan struct{}, 1),
+		net:      n,
+		rx:       make(chan memDatagram, memQueue),
+		done:     make(chan struct{}),
+		deadline: newReceiveDeadline(),
 	}
 }
 
@@ -82,8 +81,7 @@ type MemoryBind struct {
 	done  chan struct{}
 
 	rxMu     sync.Mutex
-	deadline atomic.Int64 // UnixNano; 0: none
-	kick     chan struct{}
+	deadline receiveDeadline
 
 	stats counters
 }
@@ -229,15 +227,7 @@ func (b *MemoryBind) Send(msgs []Message) error {
 
 // SetReceiveDeadline implements Bind.
 func (b *MemoryBind) SetReceiveDeadline(t time.Time) error {
-	if t.IsZero() {
-		b.deadline.Store(0)
-	} else {
-		b.deadline.Store(max(t.UnixNano(), 1))
-	}
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
+	b.deadline.set(t)
 	return nil
 }
 
@@ -252,15 +242,9 @@ func (b *MemoryBind) Receive(msgs []Message) (int, error) {
 	b.rxMu.Lock()
 	defer b.rxMu.Unlock()
 	for {
-		var timer *time.Timer
-		var timeout <-chan time.Time
-		if dl := b.deadline.Load(); dl != 0 {
-			d := time.Until(time.Unix(0, dl))
-			if d <= 0 {
-				return 0, os.ErrDeadlineExceeded
-			}
-			timer = time.NewTimer(d)
-			timeout = timer.C
+		timeout, err := b.deadline.arm()
+		if err != nil {
+			return 0, err
 		}
 		var d memDatagram
 		var ok bool
@@ -270,11 +254,9 @@ func (b *MemoryBind) Receive(msgs []Message) (int, error) {
 		case <-b.done:
 			return 0, net.ErrClosed
 		case <-timeout: // the deadline check above fails
-		case <-b.kick: // a new deadline
+		case <-b.deadline.kick: // a new deadline
 		}
-		if timer != nil {
-			timer.Stop()
-		}
+		b.deadline.disarm()
 		if !ok {
 			continue
 		}
