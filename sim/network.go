@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/sdrnet/sdrnet/internal/lossmodel"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 )
 
@@ -231,27 +232,18 @@ type Bernoulli struct{ P float64 }
 // Lost implements LossModel.
 func (b Bernoulli) Lost(e *Engine) bool { return b.P > 0 && e.Rand().Float64() < b.P }
 
-// GilbertElliott is a two-state burst-loss model: each packet first moves
-// good->bad with probability P and bad->good with R, then is lost with
-// LossGood or LossBad.
+// GilbertElliott is a burst-loss channel: the shared model and the state
+// of this link.
 type GilbertElliott struct {
-	P, R, LossGood, LossBad float64
-	bad                     bool
+	lossmodel.GilbertElliott
+	bad bool
 }
 
 // Lost implements LossModel.
 func (g *GilbertElliott) Lost(e *Engine) bool {
-	r := e.Rand()
-	if g.bad {
-		g.bad = r.Float64() >= g.R
-	} else {
-		g.bad = r.Float64() < g.P
-	}
-	loss := g.LossGood
-	if g.bad {
-		loss = g.LossBad
-	}
-	return loss > 0 && r.Float64() < loss
+	var lost bool
+	lost, g.bad = g.Step(g.bad, e.Rand())
+	return lost
 }
 
 // LinkStats counts what a link did.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/sdrnet/sdrnet/internal/lossmodel"
 )
 
 // Defaults for the zero values of [Config] and [Impairment].
@@ -119,23 +121,9 @@ type Impairment struct {
 	Down []Window
 }
 
-// GilbertElliott is a two-state burst-loss model. Before each datagram the
-// state moves from good to bad with probability P, from bad to good with
-// probability R; then the datagram is lost with probability LossBad in the
-// bad state and LossGood in the good state. The long-run loss rate is
-// (P*LossBad + R*LossGood) / (P+R); bursts last 1/R datagrams on average.
-type GilbertElliott struct {
-	P, R              float64
-	LossBad, LossGood float64
-}
-
-// Rate returns the long-run loss rate of the model.
-func (g GilbertElliott) Rate() float64 {
-	if g.P <= 0 {
-		return g.LossGood
-	}
-	return (g.P*g.LossBad + g.R*g.LossGood) / (g.P + g.R)
-}
+// GilbertElliott is the burst-loss model of every sdrnet link, applied
+// per datagram.
+type GilbertElliott = lossmodel.GilbertElliott
 
 // Window is a span of time since the proxy started, [From, To). A zero To
 // means the window never ends.

@@ -174,17 +174,10 @@ func (l *link) admit(now int64, n int) (at int64, dup bool, v verdict) {
 
 // lost draws the loss decision for one datagram.
 func (l *link) lost() bool {
-	if g := &l.im.GE; g.P > 0 {
-		if l.bad {
-			l.bad = l.lossRng.Float64() >= g.R
-		} else {
-			l.bad = l.lossRng.Float64() < g.P
-		}
-		loss := g.LossGood
-		if l.bad {
-			loss = g.LossBad
-		}
-		return loss > 0 && l.lossRng.Float64() < loss
+	if g := l.im.GE; g.P > 0 {
+		var lost bool
+		lost, l.bad = g.Step(l.bad, l.lossRng)
+		return lost
 	}
 	return l.im.Loss > 0 && l.lossRng.Float64() < l.im.Loss
 }

@@ -63,8 +63,8 @@ func TestParseSpec(t *testing.T) {
 					Reverse: Impairment{Delay: time.Millisecond, GE: GilbertElliott{P: 0.1, R: 0.5, LossBad: 1}},
 				},
 				Paths: map[int]Path{2: {
-					Forward: Impairment{Delay: 2 * time.Millisecond, Loss: 0.25, GE: GilbertElliott{0.1, 0.5, 0.9, 0.01}},
-					Reverse: Impairment{Delay: time.Millisecond, Loss: 0.25, GE: GilbertElliott{0.1, 0.5, 0.9, 0.01}},
+					Forward: Impairment{Delay: 2 * time.Millisecond, Loss: 0.25, GE: GilbertElliott{P: 0.1, R: 0.5, LossBad: 0.9, LossGood: 0.01}},
+					Reverse: Impairment{Delay: time.Millisecond, Loss: 0.25, GE: GilbertElliott{P: 0.1, R: 0.5, LossBad: 0.9, LossGood: 0.01}},
 				}},
 			},
 		},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/lossmodel"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim"
@@ -239,8 +240,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		ECNThreshold: v.int("topology.ecn"),
 		TrunkLoss: func() sim.LossModel {
 			if burst > 0 && loss > 0 {
-				r := 1 / burst
-				return &sim.GilbertElliott{P: loss * r / (1 - loss), R: r, LossBad: 1}
+				return &sim.GilbertElliott{GilbertElliott: lossmodel.Bursty(loss, burst)}
 			}
 			return sim.Bernoulli{P: loss}
 		},

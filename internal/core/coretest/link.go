@@ -5,22 +5,18 @@ import (
 	"math/rand/v2"
 
 	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/lossmodel"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 )
 
-// GilbertElliott is a two-state burst-loss model: in the good state packets
-// are lost with probability LossGood, in the bad state with LossBad; each
-// packet first moves good->bad with probability P and bad->good with R.
-type GilbertElliott struct {
-	P, R              float64
-	LossGood, LossBad float64
-}
+// GilbertElliott is the burst-loss model of every sdrnet link.
+type GilbertElliott = lossmodel.GilbertElliott
 
 // Bursty returns a Gilbert-Elliott model whose long-run loss rate is loss
-// and whose bursts last burst packets on average.
+// and whose bursts last burst packets on average, for LinkConfig.Burst.
 func Bursty(loss, burst float64) *GilbertElliott {
-	r := 1 / burst
-	return &GilbertElliott{P: loss * r / (1 - loss), R: r, LossBad: 1}
+	g := lossmodel.Bursty(loss, burst)
+	return &g
 }
 
 // LinkConfig describes one direction of a link.
@@ -95,16 +91,9 @@ type link struct {
 
 func (l *link) lost() bool {
 	if g := l.cfg.Burst; g != nil {
-		if l.bad {
-			l.bad = l.rng.Float64() >= g.R
-		} else {
-			l.bad = l.rng.Float64() < g.P
-		}
-		loss := g.LossGood
-		if l.bad {
-			loss = g.LossBad
-		}
-		return loss > 0 && l.rng.Float64() < loss
+		var lost bool
+		lost, l.bad = g.Step(l.bad, l.rng)
+		return lost
 	}
 	return l.cfg.Loss > 0 && l.rng.Float64() < l.cfg.Loss
 }
