@@ -30,6 +30,7 @@
 package model
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -449,15 +450,7 @@ func (s srModel) stats(levels []float64) (mean float64, quantiles []float64, err
 		evs[i] = event{phi: phi, r0: int32(r0), cls: cls}
 		r0max = max(r0max, int(r0))
 	}
-	slices.SortFunc(evs, func(x, y event) int {
-		switch {
-		case x.phi < y.phi:
-			return -1
-		case x.phi > y.phi:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(evs, func(x, y event) int { return cmp.Compare(x.phi, y.phi) })
 	qs := [2]float64{s.q, s.qLast}
 	e, eLast := s.units()
 	es := [2]float64{float64(e), float64(eLast)}

@@ -770,21 +770,8 @@ func sizeName(b int64) string {
 	return fmt.Sprintf("%dB", b)
 }
 
-// TestPredictFast guards the < 100 ms budget of the 1 GiB, p = 1e-2 SR
-// evaluation loosely (10x), so that a slow machine does not flake it;
-// BenchmarkPredictSR1GiB measures it.
-func TestPredictFast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
-	for _, bench := range []func(*testing.B){BenchmarkPredictSR1GiB, BenchmarkPredictSR1GiBPacket} {
-		r := testing.Benchmark(bench)
-		if ns := r.NsPerOp(); ns > int64(monotime.Second/monotime.Nanosecond) {
-			t.Errorf("Predict of 1 GiB SR at p=1e-2 takes %v per call", monotime.Duration(ns)*monotime.Nanosecond)
-		}
-	}
-}
-
+// BenchmarkPredictSR1GiB measures the model's budget: a 1 GiB, p = 1e-2
+// SR evaluation in under 100 ms (docs/benchmarks.md).
 func BenchmarkPredictSR1GiB(b *testing.B) {
 	p := Params{MessageBytes: 1 << 30, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 1e-2, Scheme: SRRTO}
 	for b.Loop() {

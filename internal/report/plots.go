@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -227,15 +228,7 @@ func (t lineThumb) Thumbnail(c *draw.Canvas) {
 }
 
 func sortXY(xys plotter.XYs) {
-	slices.SortFunc(xys, func(a, b plotter.XY) int {
-		switch {
-		case a.X < b.X:
-			return -1
-		case a.X > b.X:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 }
 
 // thin keeps at most n tick labels, evenly spaced, ends included.
