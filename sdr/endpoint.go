@@ -156,6 +156,20 @@ func (e *endpoint) loop() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		// Read what has arrived before acting on timers: after a stall (a
+		// GC pause, the process descheduled) the acks that piled up must
+		// be heard before silence fails paths or timeouts resend.
+	drain:
+		for range cap(e.free) {
+			select {
+			case b := <-e.rx:
+				if !e.receive(b) {
+					return
+				}
+			default:
+				break drain
+			}
+		}
 		now := e.now()
 		if t, ok := e.core.NextTimeout(); ok && t <= now {
 			e.core.HandleTimeout(now)
@@ -179,16 +193,9 @@ func (e *endpoint) loop() {
 		}
 		select {
 		case b := <-e.rx:
-			if b.err != nil {
-				e.fail(fmt.Errorf("sdr: receive: %w", b.err))
+			if !e.receive(b) {
 				return
 			}
-			now := e.now()
-			for i := range b.n {
-				m := &b.msgs[i]
-				_ = e.core.HandleDatagramFrom(now, m.Addr, core.Path(m.Path), m.Buf[:m.N])
-			}
-			e.free <- b
 		case f := <-e.reqs:
 			f()
 		case <-tc:
@@ -197,6 +204,22 @@ func (e *endpoint) loop() {
 			return
 		}
 	}
+}
+
+// receive hands a batch of datagrams to the core; false means the Bind
+// failed and the loop must end.
+func (e *endpoint) receive(b *rxBatch) bool {
+	if b.err != nil {
+		e.fail(fmt.Errorf("sdr: receive: %w", b.err))
+		return false
+	}
+	now := e.now()
+	for i := range b.n {
+		m := &b.msgs[i]
+		_ = e.core.HandleDatagramFrom(now, m.Addr, core.Path(m.Path), m.Buf[:m.N])
+	}
+	e.free <- b
+	return true
 }
 
 // fail stops the endpoint from inside the loop.

@@ -99,21 +99,19 @@ func TestThroughLinkem(t *testing.T) {
 			}
 			st := c.Stats()
 			if tt.sel != "single" {
-				// The path that died carried least, and is marked failed.
-				// (On a loaded machine a healthy path may look silent for
-				// a moment and be probed back; allow one such.)
-				least, failed := 0, 0
+				// The path that died carried least, and is marked failed;
+				// the others shared the load. (Their state at the end is
+				// not checked: the emulator runs in this process, and on a
+				// loaded machine a stall of it silences every path at
+				// once, which fails them until their next acks.)
+				least := 0
 				for i, p := range st.Paths {
 					if p.Sent < st.Paths[least].Sent {
 						least = i
 					}
-					if p.State == "failed" {
-						failed++
-					}
 				}
-				if st.Paths[least].State != "failed" || failed > 4 {
-					t.Errorf("least-used path %d is %q, %d paths failed; want the dead one failed: %+v",
-						least, st.Paths[least].State, failed, st.Paths)
+				if st.Paths[least].State != "failed" {
+					t.Errorf("least-used path %d is %q; want the dead one failed: %+v", least, st.Paths[least].State, st.Paths)
 				}
 				var total uint64
 				for _, p := range st.Paths {
@@ -121,6 +119,12 @@ func TestThroughLinkem(t *testing.T) {
 				}
 				if share := float64(st.Paths[least].Sent) / float64(total); share > 0.03 {
 					t.Errorf("dead path carried %.1f%% of packets, want it avoided", 100*share)
+				}
+				healthyMean := float64(total-st.Paths[least].Sent) / float64(len(st.Paths)-1)
+				for i, p := range st.Paths {
+					if i != least && float64(p.Sent) < healthyMean/2 {
+						t.Errorf("healthy path %d carried %d packets, under half the healthy mean %.0f", i, p.Sent, healthyMean)
+					}
 				}
 			}
 			if es := l.Stats(); es.Malformed == 0 {

@@ -167,11 +167,17 @@ func TestTransparent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+	// A reply can reach its client before the goroutine that forwarded
+	// the request has counted it: let the counters settle.
+	const total = clients * each
+	waitFor(t, 5*time.Second, "the counters to settle", func() bool {
+		s := p.Stats()
+		return s.Forward.Forwarded+s.Forward.Dropped() >= total && s.Reverse.Forwarded+s.Reverse.Dropped() >= total
+	})
 	s := p.Stats()
 	if len(s.Paths) != clients {
 		t.Fatalf("%d paths, want %d", len(s.Paths), clients)
 	}
-	const total = clients * each
 	for _, d := range []DirStats{s.Forward, s.Reverse} {
 		if d.Received != total || d.Forwarded != total || d.Dropped() != 0 || d.ReceivedBytes != d.ForwardedBytes {
 			t.Errorf("stats %+v; want %d received and forwarded, none dropped", d, total)

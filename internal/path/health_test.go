@@ -133,13 +133,25 @@ func TestAllPathsFailed(t *testing.T) {
 					t.Fatal("paths not detected as failed")
 				}
 			}
-			prev := f.step()
-			for range 10 * n {
-				p := f.step()
-				if p != (prev+1)%n {
-					t.Fatalf("all failed: %d after %d, want round robin", p, prev)
+			// Every path once per cycle of n, in an order that changes
+			// from cycle to cycle (no fixed phase to resonate with).
+			picks := make([]int, 10*n)
+			count := make([]int, n)
+			for k := range picks {
+				picks[k] = f.step()
+				count[picks[k]]++
+			}
+			for p, c := range count {
+				if c < 9 || c > 11 {
+					t.Errorf("all failed: path %d picked %d times in %d picks, want about once per %d", p, c, len(picks), n)
 				}
-				prev = p
+			}
+			periodic := true
+			for k := n; k < len(picks); k++ {
+				periodic = periodic && picks[k] == picks[k-n]
+			}
+			if periodic {
+				t.Errorf("all failed: the same order every cycle: %v", picks[:n])
 			}
 			got := f.run(monotime.Millisecond)
 			for p, c := range got {

@@ -141,12 +141,12 @@ func New(kind Kind, paths int, seed uint64) (Selector, error) {
 		return nil, fmt.Errorf("path selector with %d paths: want 1..%d", paths, MaxPaths)
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	t := newTable(paths, rng.IntN(paths))
+	t := newTable(paths, rng)
 	switch kind {
 	case Single:
 		return &single{base{t}}, nil
 	case Oblivious:
-		return newOblivious(t, rng), nil
+		return &oblivious{base: base{t}, cycle: newPermutedCycle(paths, rng)}, nil
 	case RoundRobin:
 		return &roundRobin{base: base{t}, next: rng.IntN(paths)}, nil
 	case BestRTT:

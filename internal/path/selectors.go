@@ -59,44 +59,48 @@ func (s *roundRobin) Select(now monotime.Time) int {
 // cycle (UET's oblivious load balancer), skipping failed ones.
 type oblivious struct {
 	base
-	order []uint8
-	pos   int
-	rng   *rand.Rand
-}
-
-func newOblivious(t *Table, rng *rand.Rand) *oblivious {
-	s := &oblivious{base: base{t}, order: make([]uint8, len(t.paths)), rng: rng}
-	for i := range s.order {
-		s.order[i] = uint8(i)
-	}
-	s.shuffle()
-	return s
-}
-
-// shuffle draws a new permutation (Fisher-Yates) and restarts the cycle.
-func (s *oblivious) shuffle() {
-	for i := len(s.order) - 1; i > 0; i-- {
-		j := s.rng.IntN(i + 1)
-		s.order[i], s.order[j] = s.order[j], s.order[i]
-	}
-	s.pos = 0
+	cycle permutedCycle
 }
 
 func (s *oblivious) Select(now monotime.Time) int {
 	if i, ok := s.t.preselect(now); ok {
 		return i
 	}
-	for range s.order {
-		if s.pos == len(s.order) {
-			s.shuffle()
-		}
-		i := int(s.order[s.pos])
-		s.pos++
-		if s.t.usable(now, i) {
+	for range s.t.paths {
+		if i := s.cycle.next(); s.t.usable(now, i) {
 			return i
 		}
 	}
 	return s.t.pickable(now)
+}
+
+// permutedCycle returns each of 0..n-1 once per cycle, in a random order
+// drawn afresh for every cycle.
+type permutedCycle struct {
+	order []uint8
+	pos   int
+	rng   *rand.Rand
+}
+
+// newPermutedCycle draws its first order on first use.
+func newPermutedCycle(n int, rng *rand.Rand) permutedCycle {
+	c := permutedCycle{order: make([]uint8, n), pos: n, rng: rng}
+	for i := range c.order {
+		c.order[i] = uint8(i)
+	}
+	return c
+}
+
+func (c *permutedCycle) next() int {
+	if c.pos == len(c.order) {
+		for i := len(c.order) - 1; i > 0; i-- { // Fisher-Yates
+			j := c.rng.IntN(i + 1)
+			c.order[i], c.order[j] = c.order[j], c.order[i]
+		}
+		c.pos = 0
+	}
+	c.pos++
+	return int(c.order[c.pos-1])
 }
 
 // bestRTT sends on the up path of lowest smoothed RTT, and every

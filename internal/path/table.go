@@ -1,6 +1,8 @@
 package path
 
 import (
+	"math/rand/v2"
+
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 )
@@ -57,8 +59,8 @@ type Stats struct {
 // and after each probe the interval doubles, up to MaxProbeBackoff (32) times
 // the first. Select returns a path whose probe is due once, ahead of its
 // policy's choice. Any ack on a failed path (a probe's or a late one)
-// restores it. When every path is failed, Select returns the paths in round
-// robin, so sending never stalls.
+// restores it. When every path is failed, Select returns every path once per
+// cycle, in an order drawn afresh each cycle, so sending never stalls.
 //
 // Single keeps the table (counters, RTT, state) but always returns path 0.
 type Table struct {
@@ -72,8 +74,9 @@ type Table struct {
 	// nextProbe is no later than the earliest probe due; Never when no
 	// path is failed.
 	nextProbe monotime.Time
-	sweep     int // next path checked for silence by Select
-	fallback  int // next path returned when every path is failed
+	sweep     int           // next path checked for silence by Select
+	turn      int           // next path pickable tries
+	fallback  permutedCycle // the paths to use when every path is failed
 }
 
 type pathState struct {
@@ -93,8 +96,10 @@ type pathState struct {
 	probeEvery, probeLimit monotime.Duration
 }
 
-func newTable(n, start int) *Table {
-	return &Table{paths: make([]pathState, n), up: n, nextProbe: monotime.Never, sweep: start, fallback: start}
+func newTable(n int, rng *rand.Rand) *Table {
+	start := rng.IntN(n)
+	return &Table{paths: make([]pathState, n), up: n, nextProbe: monotime.Never, sweep: start, turn: start,
+		fallback: newPermutedCycle(n, rng)}
 }
 
 // Len returns the number of paths.
@@ -197,15 +202,12 @@ func (t *Table) preselect(now monotime.Time) (int, bool) {
 	return 0, false
 }
 
-// next returns paths in round robin regardless of health: the answer when
-// every path is failed.
-func (t *Table) next() int {
-	i := t.fallback
-	if t.fallback++; t.fallback == len(t.paths) {
-		t.fallback = 0
-	}
-	return i
-}
+// next returns every path once per cycle regardless of health, in an order
+// drawn afresh each cycle: the answer when every path is failed. A fixed
+// order can resonate with the sender: go-back-N, resending from each gap,
+// sent its every gap packet down the same dead path when a round trip held
+// a multiple of the path count.
+func (t *Table) next() int { return t.fallback.next() }
 
 // probe returns the failed path whose probe is most overdue, if any is due
 // at now, and schedules its next probe. It recomputes nextProbe.
@@ -235,7 +237,11 @@ func (t *Table) probe(now monotime.Time) (int, bool) {
 // failed while it looked): round robin over the up paths, else over all.
 func (t *Table) pickable(now monotime.Time) int {
 	for range t.paths {
-		if i := t.next(); t.usable(now, i) {
+		i := t.turn
+		if t.turn++; t.turn == len(t.paths) {
+			t.turn = 0
+		}
+		if t.usable(now, i) {
 			return i
 		}
 	}
