@@ -25,17 +25,41 @@ type Fabric struct {
 	Unroutable uint64
 }
 
-// Port is one direction of a cable: From's egress queue and the wire to To.
+// Port is one direction of a cable: a switch's Egress, or a host's NIC
+// queue and the wire from it.
 type Port struct {
 	ID       int32
 	From, To int32 // node ids
 	Tier     int
-	Q        *Queue
-	L        *Link
+	E        *Egress // a switch's port
+	Q        *Queue  // a host's NIC
+	L        *Link   // the wire from a host's NIC
 }
 
 // Up reports whether the port carries traffic.
-func (p *Port) Up() bool { return p.L.Up }
+func (p *Port) Up() bool {
+	if p.E != nil {
+		return p.E.Up
+	}
+	return p.L.Up
+}
+
+// setUp takes the port's wire down or up.
+func (p *Port) setUp(up bool) {
+	if p.E != nil {
+		p.E.Up = up
+	} else {
+		p.L.Up = up
+	}
+}
+
+// Lost returns how many packets the port's wire lost.
+func (p *Port) Lost() uint64 {
+	if p.E != nil {
+		return p.E.Wire.Lost
+	}
+	return p.L.Stats.Lost
+}
 
 // FabricSwitch forwards packets toward their destination host.
 type FabricSwitch struct {
@@ -52,7 +76,7 @@ type FabricSwitch struct {
 // Receive forwards p.
 func (s *FabricSwitch) Receive(p *Packet) {
 	if port, ok := s.direct[p.Dst]; ok {
-		port.Q.Receive(p)
+		port.E.Receive(p)
 		return
 	}
 	cands := s.next[s.f.groupOf[p.Dst]]
@@ -61,9 +85,9 @@ func (s *FabricSwitch) Receive(p *Packet) {
 		s.f.Net.Free(p)
 		s.f.Unroutable++
 	case 1:
-		cands[0].Q.Receive(p)
+		cands[0].E.Receive(p)
 	default:
-		cands[s.f.Balancer.pick(s, p, cands)].Q.Receive(p)
+		cands[s.f.Balancer.pick(s, p, cands)].E.Receive(p)
 	}
 }
 
@@ -133,15 +157,14 @@ func (b *fabricBuilder) cable(a, c int32, rate float64, delay monotime.Duration,
 	for _, dir := range [2][2]int32{{a, c}, {c, a}} {
 		from, to := dir[0], dir[1]
 		p := &Port{ID: int32(len(b.f.Ports)), From: from, To: to, Tier: tier}
-		p.L = NewLink(b.f.Net, delay, nil, b.node(to))
 		if int(from) < len(b.f.Hosts) { // a host's port is its NIC
 			h := b.f.Hosts[from]
+			p.L = NewLink(b.f.Net, delay, nil, b.node(to))
 			h.NIC.Next = p.L
 			p.Q = h.NIC
 		} else {
-			p.Q = NewQueue(b.f.Net, rate, queue, p.L)
-			p.Q.ECNThreshold = ecn
-			b.f.Queues = append(b.f.Queues, p.Q)
+			p.E = NewEgress(b.f.Net, rate, queue, delay, b.node(to))
+			p.E.ECNThreshold = ecn
 		}
 		b.f.Ports = append(b.f.Ports, p)
 		b.f.adj[from] = append(b.f.adj[from], p.ID)
@@ -225,7 +248,7 @@ func (f *Fabric) SetCable(a, b int32, up bool) error {
 	found := false
 	for _, p := range f.Ports {
 		if (p.From == a && p.To == b) || (p.From == b && p.To == a) {
-			p.L.Up = up
+			p.setUp(up)
 			found = true
 		}
 	}

@@ -97,7 +97,7 @@ func TestLinkFailureReroutes(t *testing.T) {
 	}
 	lost := uint64(0)
 	for _, p := range f.Ports {
-		lost += p.L.Stats.Lost
+		lost += p.Lost()
 	}
 	if lost == 0 {
 		t.Fatal("nothing was lost on the cut cable")

@@ -20,6 +20,7 @@ type Packet struct {
 	ECN      bool   // congestion experienced
 	next     *Packet
 	at       monotime.Time // when it leaves the link it is on
+	dep      monotime.Time // Egress: when it leaves the port for the wire
 	// hdr holds headers that fit (DATA, PARITY, most control packets), so
 	// a packet is one object in one cache neighbourhood, not two.
 	hdr [48]byte

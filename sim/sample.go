@@ -36,7 +36,7 @@ func SampleQueues(eng *Engine, f *Fabric, every monotime.Duration) *QueueSampler
 // OnEvent takes one sample of every port.
 func (s *QueueSampler) OnEvent(e *Engine, _ uint64) {
 	for _, p := range s.ports {
-		s.samples[p.Tier] = append(s.samples[p.Tier], float64(p.Q.Bytes()))
+		s.samples[p.Tier] = append(s.samples[p.Tier], float64(p.E.Bytes()))
 	}
 	s.sorted = false
 	e.After(s.every, s, 0)

@@ -32,9 +32,9 @@ func TestQueueSamplerMatchesOccupancyIntegral(t *testing.T) {
 			if p.Tier != tier || int(p.From) < len(f.Hosts) {
 				continue
 			}
-			p.Q.account()
-			integral += p.Q.Stats.ByteTime / float64(now)
-			peak = max(peak, p.Q.Stats.MaxBytes)
+			p.E.advance(now)
+			integral += p.E.Stats.ByteTime / float64(now)
+			peak = max(peak, p.E.Stats.MaxBytes)
 			ports++
 		}
 		want := integral / float64(ports)

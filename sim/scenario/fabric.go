@@ -286,7 +286,7 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 		if int(p.From) < len(f.Hosts) || p.Tier >= len(f.Tiers) {
 			continue // a NIC: it queues what its host has not paced out yet
 		}
-		q, tm := p.Q, &cell.Tiers[p.Tier]
+		q, tm := p.E, &cell.Tiers[p.Tier]
 		tm.Ports++
 		tm.PeakBytes = max(tm.PeakBytes, q.Stats.MaxBytes)
 		tm.Drops += q.Stats.Dropped
