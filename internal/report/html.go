@@ -31,6 +31,7 @@ type view struct {
 	PlotNote  string // why there are no plots
 	SDR       *sdrView
 	Fabric    *fabricView
+	Ours      []ranking
 	Agreement agreement
 }
 
@@ -44,6 +45,7 @@ func newView(r *Run) (*view, error) {
 	if v.Fabric, err = fabric(r.Cells); err != nil {
 		return nil, err
 	}
+	v.Ours = rank(r.Cells, r.Compare)
 	v.Agreement = agree(r.Cells)
 	return v, nil
 }
@@ -160,6 +162,11 @@ ul.cells { font-size: 13px; margin-top: 0; }
 <ul class="cells">{{range .Ties}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .NA}}<p>No comparison (a family has no time): {{join .NA "; "}}.</p>{{end}}
 {{end}}{{end}}
+{{if or .Finding .Ours}}<h2 id="finding">The paper's finding and ours</h2>
+{{if .Finding}}<p><strong>Paper:</strong> {{.Finding}}</p>{{end}}
+{{if .Ours}}<p><strong>sdrnet</strong> (this run), {{join .Compare " and "}} ranked by mean completion time, fastest first, in brackets the queue p99 over time of the fabric's highest tier:</p>
+<ul class="cells">{{range .Ours}}<li>{{if .Group}}{{.Group}}: {{end}}{{range $i, $e := .Entries}}{{if $i}} &lt; {{end}}<strong>{{$e.Name}}</strong> {{seconds $e.Mean}}{{if $e.Queue}} ({{bytes $e.Queue}}){{end}}{{end}}</li>
+{{end}}</ul>{{end}}{{end}}
 {{with .Fabric}}<h2 id="fabric">Fabric</h2>
 <p>Per cell, the job's figure and each tier's switch queues. Queue depths are sampled at every port at a fixed interval (metrics.queue_sample), so p50 and p99 say how deep queues stay over the run; the peak is the deepest any port of the tier ever got. Utilization is bytes sent over the run's length, per port (p50 and max over the tier's ports). Tier "host" is the switches' ports toward hosts.</p>
 {{range .Figures}}<figure>{{.SVG}}</figure>

@@ -17,6 +17,8 @@ type Run struct {
 	Scenario    string           `json:"scenario"`
 	File        string           `json:"file"`
 	Description string           `json:"description"`
+	Finding     string           `json:"finding,omitempty"`
+	Compare     []string         `json:"compare,omitempty"`
 	Seed        uint64           `json:"seed"`
 	Full        bool             `json:"full_grid"`
 	Params      []scenario.Param `json:"params"`

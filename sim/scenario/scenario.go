@@ -27,7 +27,12 @@ type Scenario struct {
 	File        string
 	Name        string
 	Description string
-	Seed        uint64
+	// Finding is what the paper being reproduced found, in words;
+	// Compare names the parameters whose values the study compares. The
+	// report sets our ranking of those values beside the finding.
+	Finding string
+	Compare []string
+	Seed    uint64
 	Params      []Param // in schema order
 	// Quick holds the overrides that make the default, fast run; Full
 	// ignores them.
@@ -55,7 +60,7 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
-var topLevel = []string{"name", "description", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "metrics"}
+var topLevel = []string{"name", "description", "finding", "compare", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "metrics"}
 
 // Parse checks a scenario given as YAML text; file names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
@@ -79,15 +84,24 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 		seen[k.Value] = true
 		switch k.Value {
-		case "name", "description":
+		case "name", "description", "finding":
 			if v.Kind != yaml.ScalarNode {
 				return nil, errAt(file, v, "%s: want a string", k.Value)
 			}
-			if k.Value == "name" {
+			switch k.Value {
+			case "name":
 				s.Name = v.Value
-			} else {
+			case "description":
 				s.Description = v.Value
+			default:
+				s.Finding = v.Value
 			}
+		case "compare":
+			c, err := compareList(file, v)
+			if err != nil {
+				return nil, err
+			}
+			s.Compare = c
 		case "seed":
 			seed, err := strconv.ParseUint(v.Value, 10, 64)
 			if v.Kind != yaml.ScalarNode || err != nil {
@@ -117,6 +131,22 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// compareList reads the parameter paths a study compares: one, or a list.
+func compareList(file string, n *yaml.Node) ([]string, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	var out []string
+	for _, it := range items {
+		if _, ok := schema[it.Value]; it.Kind != yaml.ScalarNode || !ok {
+			return nil, errAt(file, it, "compare: want parameter paths such as transport.select or [routing.balancer, transport.qps], got %q", it.Value)
+		}
+		out = append(out, it.Value)
+	}
+	return out, nil
 }
 
 // section reads one mapping of parameters under prefix.

@@ -16,6 +16,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown top key", "name: x\nseeed: 3\n", `x.yaml:2:1: unknown key "seeed"`},
 		{"unknown section key", "name: x\ntopology:\n  los: 1e-3\n", `x.yaml:3:3: unknown key "los" in topology; known keys:`},
+		{"compare unknown parameter", "name: x\ncompare: [transport.select, transport.nope]\n", `x.yaml:2:29: compare: want parameter paths such as transport.select`},
+		{"compare a mapping", "name: x\ncompare: {a: b}\n", `x.yaml:2:10: compare: want parameter paths`},
 		{"bad probability", "name: x\ntopology:\n  loss: 1.5\n", `x.yaml:3:9: topology.loss: "1.5": want a probability in [0, 1)`},
 		{"bad list item", "name: x\nworkload:\n  size: [1MiB, lots]\n", `x.yaml:3:9: workload.size: "lots": want a size`},
 		{"unquoted scheme in a list", "name: x\ntransport:\n  scheme: [sr, ec:32,8]\n", `quote it`},
