@@ -33,7 +33,7 @@ type Scenario struct {
 	Finding string
 	Compare []string
 	Seed    uint64
-	Params      []Param // in schema order
+	Params  []Param // in schema order
 	// Quick holds the overrides that make the default, fast run; Full
 	// ignores them.
 	Quick []Param
