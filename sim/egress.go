@@ -20,36 +20,39 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 // transmission time. A packet arriving while the wire is down is lost, so
 // a cable cut loses what was in flight on it.
 type Egress struct {
-	net          *Network
-	Rate         float64 // bits per second
-	Limit        int     // bytes; zero: unlimited
-	ECNThreshold int     // bytes; zero: no marking
-	Delay        monotime.Duration
-	Up           bool
-	Next         Node
+	net   *Network
+	Rate  float64 // bits per second
+	Delay monotime.Duration
+	Up    bool
+	Next  Node
+	buffer
 
-	list fifo // waiting and in flight, in departure order
+	// list holds the packets waiting and in flight, in departure order;
+	// a packet's at is its arrival, so it left the port at at-Delay.
+	list fifo
 	// sending is the first packet of list not yet departed, nil when the
 	// port is idle; ctrlTail the last control packet inserted ahead of
 	// data, while it has not departed.
 	sending, ctrlTail *Packet
-	bytes             int
 	since             monotime.Time
-	Stats             QueueStats
 	Wire              LinkStats
 }
 
 // NewEgress returns an idle port serializing at rate bits/s onto a wire of
 // the given delay toward next.
 func NewEgress(n *Network, rate float64, limit int, delay monotime.Duration, next Node) *Egress {
-	return &Egress{net: n, Rate: rate, Limit: limit, Delay: delay, Up: true, Next: next}
+	return &Egress{net: n, Rate: rate, Delay: delay, Up: true, Next: next, buffer: buffer{Limit: limit}}
 }
 
 // advance accounts every departure up to now, then the occupancy up to now.
 func (e *Egress) advance(now monotime.Time) {
-	for p := e.sending; p != nil && p.dep <= now; p = e.sending {
-		e.Stats.ByteTime += float64(e.bytes) * float64(p.dep-e.since)
-		e.since = p.dep
+	for p := e.sending; p != nil; p = e.sending {
+		dep := e.departure(p)
+		if dep > now {
+			break
+		}
+		e.Stats.ByteTime += float64(e.bytes) * float64(dep-e.since)
+		e.since = dep
 		e.bytes -= p.Wire
 		e.Stats.SentBytes += uint64(p.Wire)
 		e.net.Hops++
@@ -62,6 +65,8 @@ func (e *Egress) advance(now monotime.Time) {
 	e.since = now
 }
 
+func (e *Egress) departure(p *Packet) monotime.Time { return p.at.Add(-e.Delay) }
+
 // Bytes returns the bytes waiting now, including the packet being sent.
 func (e *Egress) Bytes() int {
 	e.advance(e.net.Eng.Now())
@@ -72,18 +77,10 @@ func (e *Egress) Bytes() int {
 func (e *Egress) Receive(p *Packet) {
 	now := e.net.Eng.Now()
 	e.advance(now)
-	if e.Limit > 0 && e.bytes+p.Wire > e.Limit && !p.Control {
-		e.Stats.Dropped++
+	if !e.admit(p) {
 		e.net.Free(p)
 		return
 	}
-	if e.ECNThreshold > 0 && e.bytes > e.ECNThreshold {
-		p.ECN = true
-		e.Stats.Marked++
-	}
-	e.Stats.Enqueued++
-	e.bytes += p.Wire
-	e.Stats.MaxBytes = max(e.Stats.MaxBytes, e.bytes)
 	tx := monotime.TransmitTime(p.Wire, e.Rate)
 	if p.Control && e.sending != nil {
 		e.insertControl(p, tx)
@@ -91,10 +88,9 @@ func (e *Egress) Receive(p *Packet) {
 	}
 	start := now
 	if t := e.list.tail; t != nil {
-		start = max(start, t.dep)
+		start = max(start, e.departure(t))
 	}
-	p.dep = start.Add(tx)
-	p.at = p.dep.Add(e.Delay)
+	p.at = start.Add(tx + e.Delay)
 	e.list.push(p)
 	if e.sending == nil {
 		e.sending = p
@@ -112,8 +108,7 @@ func (e *Egress) insertControl(p *Packet, tx monotime.Duration) {
 	if e.ctrlTail != nil {
 		after = e.ctrlTail
 	}
-	p.dep = after.dep.Add(tx)
-	p.at = p.dep.Add(e.Delay)
+	p.at = after.at.Add(tx)
 	p.next = after.next
 	after.next = p
 	if e.list.tail == after {
@@ -122,7 +117,6 @@ func (e *Egress) insertControl(p *Packet, tx monotime.Duration) {
 	e.list.n++
 	e.ctrlTail = p
 	for q := p.next; q != nil; q = q.next {
-		q.dep = q.dep.Add(tx)
 		q.at = q.at.Add(tx)
 	}
 }

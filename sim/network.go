@@ -20,7 +20,6 @@ type Packet struct {
 	ECN      bool   // congestion experienced
 	next     *Packet
 	at       monotime.Time // when it leaves the link it is on
-	dep      monotime.Time // Egress: when it leaves the port for the wire
 	// hdr holds headers that fit (DATA, PARITY, most control packets), so
 	// a packet is one object in one cache neighbourhood, not two.
 	hdr [48]byte
@@ -118,31 +117,60 @@ type QueueStats struct {
 	ByteTime float64
 }
 
+// buffer is what Queue and Egress share: the bytes waiting (including the
+// packet being sent), drop-tail at Limit with control packets exempt, and
+// ECN marking above ECNThreshold.
+type buffer struct {
+	Limit        int // bytes; zero: unlimited
+	ECNThreshold int // bytes; zero: no marking
+	bytes        int
+	Stats        QueueStats
+}
+
+// admit takes p in, marking it if the buffer is above the ECN threshold,
+// or counts it dropped and returns false (the caller frees it).
+func (b *buffer) admit(p *Packet) bool {
+	if b.Limit > 0 && b.bytes+p.Wire > b.Limit && !p.Control {
+		b.Stats.Dropped++
+		return false
+	}
+	if b.ECNThreshold > 0 && b.bytes > b.ECNThreshold {
+		p.ECN = true
+		b.Stats.Marked++
+	}
+	b.took(p.Wire)
+	return true
+}
+
+// took counts wire bytes in.
+func (b *buffer) took(wire int) {
+	b.Stats.Enqueued++
+	b.bytes += wire
+	b.Stats.MaxBytes = max(b.Stats.MaxBytes, b.bytes)
+}
+
 // Queue is an output port: it serializes packets at Rate onto Next and
 // drops arriving packets when Limit bytes are already waiting. Packets
 // above ECNThreshold bytes get marked. Control packets wait in their own
 // queue and go first. A queue only serializes and drops.
 type Queue struct {
-	net          *Network
-	Rate         float64 // bits per second
-	Limit        int     // bytes; zero: unlimited
-	ECNThreshold int     // bytes; zero: no marking
-	Next         Node
+	net  *Network
+	Rate float64 // bits per second
+	Next Node
+	buffer
 	// Source, when set, is asked for the next packet whenever the queue
 	// runs empty: a NIC pulling from its host instead of being pushed.
 	Source func() *Packet
 
 	data, ctrl fifo
-	bytes      int
 	busy       bool
 	sending    *Packet
 	since      monotime.Time
-	Stats      QueueStats
 }
 
 // NewQueue returns a queue serializing at rate bits/s onto next.
 func NewQueue(n *Network, rate float64, limit int, next Node) *Queue {
-	return &Queue{net: n, Rate: rate, Limit: limit, Next: next}
+	return &Queue{net: n, Rate: rate, Next: next, buffer: buffer{Limit: limit}}
 }
 
 func (q *Queue) account() {
@@ -153,19 +181,11 @@ func (q *Queue) account() {
 
 // Receive enqueues p, or drops it if the queue is full.
 func (q *Queue) Receive(p *Packet) {
-	if q.Limit > 0 && q.bytes+p.Wire > q.Limit && !p.Control {
-		q.Stats.Dropped++
+	q.account()
+	if !q.admit(p) {
 		q.net.Free(p)
 		return
 	}
-	q.account()
-	if q.ECNThreshold > 0 && q.bytes > q.ECNThreshold {
-		p.ECN = true
-		q.Stats.Marked++
-	}
-	q.Stats.Enqueued++
-	q.bytes += p.Wire
-	q.Stats.MaxBytes = max(q.Stats.MaxBytes, q.bytes)
 	if p.Control {
 		q.ctrl.push(p)
 	} else {
@@ -197,9 +217,7 @@ func (q *Queue) startNext() {
 	if p == nil && q.Source != nil {
 		if p = q.Source(); p != nil {
 			q.account()
-			q.bytes += p.Wire
-			q.Stats.Enqueued++
-			q.Stats.MaxBytes = max(q.Stats.MaxBytes, q.bytes)
+			q.took(p.Wire)
 		}
 	}
 	if p == nil {

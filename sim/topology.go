@@ -60,7 +60,6 @@ type Topology struct {
 	// are the switch ports feeding them.
 	Trunk      [2]*Link
 	TrunkQueue [2]*Queue
-	Queues     []*Queue
 	HostDelay  monotime.Duration
 }
 
@@ -80,7 +79,6 @@ func TwoSites(eng *Engine, cfg TwoSitesConfig) *Topology {
 		q := NewQueue(net, cfg.TrunkRate, cfg.QueueBytes, t.Trunk[side])
 		q.ECNThreshold = cfg.ECNThreshold
 		t.TrunkQueue[side] = q
-		t.Queues = append(t.Queues, q)
 	}
 	for i := range 2 * n {
 		side := i / n
@@ -88,7 +86,6 @@ func TwoSites(eng *Engine, cfg TwoSitesConfig) *Topology {
 		t.Hosts = append(t.Hosts, h)
 		down := NewQueue(net, cfg.HostRate, cfg.QueueBytes, NewLink(net, cfg.HostDelay, nil, h))
 		down.ECNThreshold = cfg.ECNThreshold
-		t.Queues = append(t.Queues, down)
 		sw[side].Routes[i] = []Node{down}
 		sw[1-side].Routes[i] = []Node{t.TrunkQueue[1-side]}
 	}

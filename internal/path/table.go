@@ -234,7 +234,8 @@ func (t *Table) probe(now monotime.Time) (int, bool) {
 }
 
 // pickable falls back when a policy found no usable path (the last ones
-// failed while it looked): round robin over the up paths, else over all.
+// failed while it looked): round robin over the up paths, else next (every
+// path failed).
 func (t *Table) pickable(now monotime.Time) int {
 	for range t.paths {
 		i := t.turn

@@ -18,7 +18,7 @@ type ranking struct {
 type rankEntry struct {
 	Name  string  // the compared values: "obs", or "te, 16"
 	Mean  float64 // seconds
-	Queue float64 // p99 over time of the deepest switch tier, bytes; zero if not sampled
+	Queue float64 // p99 over time of the fabric's highest tier, bytes; zero if not sampled
 }
 
 // rank groups cells by every varying parameter outside compare and orders
