@@ -12,17 +12,16 @@ func LeafSpine(eng *Engine, leaves, spines, hostsPerLeaf int, cfg FabricConfig) 
 	if leaves < 1 || spines < 1 || hostsPerLeaf < 1 {
 		return nil, fmt.Errorf("leaf-spine needs at least one leaf, spine and host per leaf, got %d, %d, %d", leaves, spines, hostsPerLeaf)
 	}
-	b := newFabricBuilder(eng, leaves*hostsPerLeaf, leaves+spines, cfg)
+	b := newFabricBuilder(eng, leaves*hostsPerLeaf, []int{leaves, spines}, cfg)
 	hosts := int32(leaves * hostsPerLeaf)
 	leaf := func(i int) int32 { return hosts + int32(i) }
 	spine := func(i int) int32 { return hosts + int32(leaves+i) }
 	for h := range leaves * hostsPerLeaf {
 		b.attach(h, leaf(h/hostsPerLeaf))
 	}
-	rate, delay, queue, ecn := cfg.tier(0)
 	for l := range leaves {
 		for s := range spines {
-			b.cable(leaf(l), spine(s), rate, delay, queue, ecn, 1)
+			b.cable(leaf(l), spine(s), cfg.tier(0), 1)
 		}
 	}
 	return b.finish("host", "leaf-spine"), nil
@@ -37,7 +36,7 @@ func FatTree(eng *Engine, k int, cfg FabricConfig) (*Fabric, error) {
 	}
 	half := k / 2
 	nHosts := k * k * k / 4
-	b := newFabricBuilder(eng, nHosts, k*k+half*half, cfg)
+	b := newFabricBuilder(eng, nHosts, []int{k * half, k * half, half * half}, cfg)
 	hosts := int32(nHosts)
 	edge := func(pod, i int) int32 { return hosts + int32(pod*half+i) }
 	agg := func(pod, i int) int32 { return hosts + int32(k*half+pod*half+i) }
@@ -45,17 +44,15 @@ func FatTree(eng *Engine, k int, cfg FabricConfig) (*Fabric, error) {
 	for h := range nHosts {
 		b.attach(h, edge(h/(half*half), (h/half)%half))
 	}
-	r1, d1, q1, e1 := cfg.tier(0)
-	r2, d2, q2, e2 := cfg.tier(1)
 	for pod := range k {
 		for e := range half {
 			for a := range half {
-				b.cable(edge(pod, e), agg(pod, a), r1, d1, q1, e1, 1)
+				b.cable(edge(pod, e), agg(pod, a), cfg.tier(0), 1)
 			}
 		}
 		for a := range half {
 			for j := range half {
-				b.cable(agg(pod, a), core(a, j), r2, d2, q2, e2, 2)
+				b.cable(agg(pod, a), core(a, j), cfg.tier(1), 2)
 			}
 		}
 	}
@@ -71,7 +68,7 @@ func MetaClos(eng *Engine, zones, racks, hostsPerRack, ctsw, atsw int, cfg Fabri
 			zones, racks, hostsPerRack, ctsw, atsw)
 	}
 	nHosts := zones * racks * hostsPerRack
-	b := newFabricBuilder(eng, nHosts, zones*racks+zones*ctsw+atsw, cfg)
+	b := newFabricBuilder(eng, nHosts, []int{zones * racks, zones * ctsw, atsw}, cfg)
 	hosts := int32(nHosts)
 	rtsw := func(z, r int) int32 { return hosts + int32(z*racks+r) }
 	csw := func(z, c int) int32 { return hosts + int32(zones*racks+z*ctsw+c) }
@@ -79,18 +76,16 @@ func MetaClos(eng *Engine, zones, racks, hostsPerRack, ctsw, atsw int, cfg Fabri
 	for h := range nHosts {
 		b.attach(h, rtsw(h/(racks*hostsPerRack), (h/hostsPerRack)%racks))
 	}
-	r1, d1, q1, e1 := cfg.tier(0)
-	r2, d2, q2, e2 := cfg.tier(1)
 	for z := range zones {
 		for r := range racks {
 			for c := range ctsw {
-				b.cable(rtsw(z, r), csw(z, c), r1, d1, q1, e1, 1)
+				b.cable(rtsw(z, r), csw(z, c), cfg.tier(0), 1)
 			}
 		}
 		if zones > 1 {
 			for c := range ctsw {
 				for a := range atsw {
-					b.cable(csw(z, c), asw(a), r2, d2, q2, e2, 2)
+					b.cable(csw(z, c), asw(a), cfg.tier(1), 2)
 				}
 			}
 		}

@@ -12,13 +12,17 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 // at Next.
 //
 // What the port shows is what a Queue followed by a Link would: the bytes
-// waiting (including the packet being sent) drop-tail at Limit and mark
-// ECN above ECNThreshold; departures are accounted lazily, up to the time
-// of each question. Control packets go ahead of waiting data: they are
+// waiting (including the packet being sent) drop-tail at Limit (or at the
+// switch's shared memory) and get ECN marks; departures are accounted
+// lazily, up to the time of each question. Control packets go ahead of waiting data: they are
 // inserted behind the packet being sent (and behind control packets
 // already waiting), and the data behind them departs later by their
 // transmission time. A packet arriving while the wire is down is lost, so
 // a cable cut loses what was in flight on it.
+//
+// While PFC pauses the port, the packet being sent finishes and data
+// waits in held, off the schedule; control packets keep going. On resume
+// the held data is scheduled behind whatever is on the wire.
 type Egress struct {
 	net   *Network
 	Rate  float64 // bits per second
@@ -35,7 +39,9 @@ type Egress struct {
 	// data, while it has not departed.
 	sending, ctrlTail *Packet
 	since             monotime.Time
-	Wire              LinkStats
+	held              fifo // data waiting while paused
+	pauseState
+	Wire LinkStats
 }
 
 // NewEgress returns an idle port serializing at rate bits/s onto a wire of
@@ -53,8 +59,11 @@ func (e *Egress) advance(now monotime.Time) {
 		}
 		e.Stats.ByteTime += float64(e.bytes) * float64(dep-e.since)
 		e.since = dep
-		e.bytes -= p.Wire
-		e.Stats.SentBytes += uint64(p.Wire)
+		e.gave(p.Wire)
+		if p.ingress != nil {
+			p.ingress.release(p.Wire)
+			p.ingress = nil
+		}
 		e.net.Hops++
 		if p == e.ctrlTail {
 			e.ctrlTail = nil
@@ -77,26 +86,37 @@ func (e *Egress) Bytes() int {
 func (e *Egress) Receive(p *Packet) {
 	now := e.net.Eng.Now()
 	e.advance(now)
-	if !e.admit(p) {
+	if !e.admit(p, e.net.Eng) {
 		e.net.Free(p)
 		return
 	}
-	tx := monotime.TransmitTime(p.Wire, e.Rate)
-	if p.Control && e.sending != nil {
-		e.insertControl(p, tx)
-		return
+	switch {
+	case e.paused && !p.Control:
+		e.held.push(p)
+	case p.Control && e.sending != nil:
+		e.insertControl(p, monotime.TransmitTime(p.Wire, e.Rate))
+	default:
+		e.schedule(p, now)
 	}
+	if e.mem != nil && e.mem.pfc != nil && e.sending != nil {
+		e.mem.armCheck(e.departure(e.sending))
+	}
+}
+
+// schedule puts p at the end of the list, departing after the list's
+// last packet or once serialized from now.
+func (e *Egress) schedule(p *Packet, now monotime.Time) {
 	start := now
 	if t := e.list.tail; t != nil {
 		start = max(start, e.departure(t))
 	}
-	p.at = start.Add(tx + e.Delay)
+	p.at = start.Add(monotime.TransmitTime(p.Wire, e.Rate) + e.Delay)
 	e.list.push(p)
 	if e.sending == nil {
 		e.sending = p
 	}
 	if e.list.n == 1 {
-		e.net.Eng.At(p.at, e, 0)
+		e.net.Eng.At(p.at, e, portEvent)
 	}
 }
 
@@ -121,13 +141,62 @@ func (e *Egress) insertControl(p *Packet, tx monotime.Duration) {
 	}
 }
 
+// setPaused stops or restarts the port's data.
+func (e *Egress) setPaused(on bool) {
+	now := e.net.Eng.Now()
+	e.advance(now)
+	if !e.set(on, e.net.Eng, e) {
+		return
+	}
+	if on {
+		e.hold(now)
+		return
+	}
+	for p := e.held.pop(); p != nil; p = e.held.pop() {
+		e.schedule(p, now)
+	}
+	if e.mem != nil && e.mem.pfc != nil && e.sending != nil {
+		e.mem.armCheck(e.departure(e.sending))
+	}
+}
+
+// hold takes the packets not yet being sent off the schedule: data to
+// held, control packets back on the schedule right behind the packet
+// being sent.
+func (e *Egress) hold(now monotime.Time) {
+	if e.sending == nil {
+		return
+	}
+	rest := e.sending.next
+	e.sending.next, e.list.tail, e.ctrlTail = nil, e.sending, nil
+	for p := rest; p != nil; {
+		next := p.next
+		e.list.n--
+		if p.Control {
+			e.schedule(p, now)
+			e.ctrlTail = p
+		} else {
+			e.held.push(p)
+		}
+		p = next
+	}
+}
+
+// PausedTime returns how long PFC has held the port so far.
+func (e *Egress) PausedTime() monotime.Duration { return e.pausedTime(e.net.Eng.Now()) }
+
 // OnEvent delivers the packet at the head of the list, which has crossed
-// the wire.
-func (e *Egress) OnEvent(eng *Engine, _ uint64) {
+// the wire, or trips the PFC watchdog.
+func (e *Egress) OnEvent(eng *Engine, arg uint64) {
+	if arg == watchdogEvent {
+		e.Pause.WatchdogTrips++
+		e.setPaused(false)
+		return
+	}
 	e.advance(eng.Now())
 	p := e.list.pop()
 	if h := e.list.head; h != nil {
-		eng.At(h.at, e, 0)
+		eng.At(h.at, e, portEvent)
 	}
 	if !e.Up {
 		e.Wire.Lost++

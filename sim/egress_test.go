@@ -86,14 +86,14 @@ func TestEgressMatchesQueueAndLink(t *testing.T) {
 			refOut := &sink{net: refNet}
 			link := NewLink(refNet, tc.delay, nil, refOut)
 			q := NewQueue(refNet, rate, tc.limit, link)
-			q.ECNThreshold = tc.ecn
+			q.ECN = StepECN(tc.ecn)
 			offer(refEng, refNet, q, load)
 
 			eng := New(1)
 			net := NewNetwork(eng)
 			out := &sink{net: net}
 			e := NewEgress(net, rate, tc.limit, tc.delay, out)
-			e.ECNThreshold = tc.ecn
+			e.ECN = StepECN(tc.ecn)
 			offer(eng, net, e, load)
 
 			if len(out.got) != len(refOut.got) {

@@ -26,14 +26,15 @@ type Fabric struct {
 }
 
 // Port is one direction of a cable: a switch's Egress, or a host's NIC
-// queue and the wire from it.
+// queue and the wire from it; under PFC, In is the far end's ingress.
 type Port struct {
 	ID       int32
 	From, To int32 // node ids
 	Tier     int
-	E        *Egress // a switch's port
-	Q        *Queue  // a host's NIC
-	L        *Link   // the wire from a host's NIC
+	E        *Egress  // a switch's port
+	Q        *Queue   // a host's NIC
+	L        *Link    // the wire from a host's NIC
+	In       *Ingress // where the cable enters a switch under PFC
 }
 
 // Up reports whether the port carries traffic.
@@ -53,6 +54,18 @@ func (p *Port) setUp(up bool) {
 	}
 }
 
+// Pause returns how PFC held the port back, with its paused time up to now.
+func (p *Port) Pause() PauseStats {
+	if p.E != nil {
+		s := p.E.Pause
+		s.Paused = p.E.PausedTime()
+		return s
+	}
+	s := p.Q.Pause
+	s.Paused = p.Q.PausedTime()
+	return s
+}
+
 // Lost returns how many packets the port's wire lost.
 func (p *Port) Lost() uint64 {
 	if p.E != nil {
@@ -63,8 +76,10 @@ func (p *Port) Lost() uint64 {
 
 // FabricSwitch forwards packets toward their destination host.
 type FabricSwitch struct {
-	f  *Fabric
-	id int32 // node id
+	f     *Fabric
+	id    int32 // node id
+	Level int   // 0: top of rack, 1: spine, aggregation or CTSW, 2: core or ATSW
+	Mem   *SwitchMemory
 	// next[g] lists the ports one hop closer to edge switch group g;
 	// direct[h] is the port to host h when it hangs off this switch.
 	next   [][]*Port
@@ -99,27 +114,44 @@ type FabricConfig struct {
 	// aggregation, 2: core): link rate, delay and per-port buffer.
 	TierRate  []float64
 	TierDelay []monotime.Duration
-	TierQueue []int // bytes; zero: unbounded
-	ECN       []int // marking threshold per tier, bytes; zero: none
-	Balancer  Balancer
+	TierQueue []int // per-port limit, bytes; zero: none
+	ECN       []ECN // marking per tier
+	// SwitchBuffer is the memory the ports of a switch share, per switch
+	// level (see FabricSwitch.Level), bytes; zero or absent: none, and
+	// BufferAlpha its dynamic threshold (zero: 1).
+	SwitchBuffer []int
+	BufferAlpha  float64
+	PFC          *PFC // nil: lossy fabric
+	Balancer     Balancer
 }
 
-func (c FabricConfig) tier(i int) (float64, monotime.Duration, int, int) {
-	at := func(n int) int { return min(i, n-1) }
-	rate, delay, queue, ecn := c.HostRate, c.HostDelay, 0, 0
-	if len(c.TierRate) > 0 {
-		rate = c.TierRate[at(len(c.TierRate))]
+// cableSpec is what a cable's ports are made of.
+type cableSpec struct {
+	rate  float64
+	delay monotime.Duration
+	queue int
+	ecn   ECN
+}
+
+// tier returns the spec of tier i's cables, the last entry of each list
+// standing for the tiers above it; i = -1 is a host's cable (which has
+// the first tier's buffers at the switch).
+func (c FabricConfig) tier(i int) cableSpec {
+	pick := func(n int) int { return max(min(i, n-1), 0) }
+	s := cableSpec{rate: c.HostRate, delay: c.HostDelay}
+	if len(c.TierRate) > 0 && i >= 0 {
+		s.rate = c.TierRate[pick(len(c.TierRate))]
 	}
-	if len(c.TierDelay) > 0 {
-		delay = c.TierDelay[at(len(c.TierDelay))]
+	if len(c.TierDelay) > 0 && i >= 0 {
+		s.delay = c.TierDelay[pick(len(c.TierDelay))]
 	}
 	if len(c.TierQueue) > 0 {
-		queue = c.TierQueue[at(len(c.TierQueue))]
+		s.queue = c.TierQueue[pick(len(c.TierQueue))]
 	}
 	if len(c.ECN) > 0 {
-		ecn = c.ECN[at(len(c.ECN))]
+		s.ecn = c.ECN[pick(len(c.ECN))]
 	}
-	return rate, delay, queue, ecn
+	return s
 }
 
 // fabricBuilder assembles hosts, switches and ports.
@@ -128,14 +160,35 @@ type fabricBuilder struct {
 	cfg FabricConfig
 }
 
-func newFabricBuilder(eng *Engine, hosts, switches int, cfg FabricConfig) *fabricBuilder {
+// newFabricBuilder makes hosts and switches, levels[l] switches at level
+// l, numbered level by level.
+func newFabricBuilder(eng *Engine, hosts int, levels []int, cfg FabricConfig) *fabricBuilder {
+	switches := 0
+	for _, n := range levels {
+		switches += n
+	}
 	f := &Fabric{nodes: hosts + switches, Balancer: cfg.Balancer}
 	f.Net = NewNetwork(eng)
 	f.HostDelay = cfg.HostDelay
 	f.adj = make([][]int32, hosts+switches)
 	f.groupOf = make([]int32, hosts)
-	for i := range switches {
-		f.FSwitch = append(f.FSwitch, &FabricSwitch{f: f, id: int32(hosts + i), direct: map[int32]*Port{}})
+	alpha := cfg.BufferAlpha
+	if alpha <= 0 {
+		alpha = 1
+	}
+	for level, n := range levels {
+		size := 0
+		if len(cfg.SwitchBuffer) > 0 {
+			size = cfg.SwitchBuffer[min(level, len(cfg.SwitchBuffer)-1)]
+		}
+		for range n {
+			s := &FabricSwitch{f: f, id: int32(hosts + len(f.FSwitch)), Level: level, direct: map[int32]*Port{},
+				Mem: NewSwitchMemory(f.Net, size, alpha)}
+			if cfg.PFC != nil {
+				s.Mem.EnablePFC(*cfg.PFC)
+			}
+			f.FSwitch = append(f.FSwitch, s)
+		}
 	}
 	b := &fabricBuilder{f: f, cfg: cfg}
 	for h := range hosts {
@@ -153,34 +206,57 @@ func (b *fabricBuilder) node(n int32) Node {
 }
 
 // cable joins nodes a and c with a port each way.
-func (b *fabricBuilder) cable(a, c int32, rate float64, delay monotime.Duration, queue, ecn, tier int) {
+func (b *fabricBuilder) cable(a, c int32, spec cableSpec, tier int) {
 	for _, dir := range [2][2]int32{{a, c}, {c, a}} {
 		from, to := dir[0], dir[1]
 		p := &Port{ID: int32(len(b.f.Ports)), From: from, To: to, Tier: tier}
+		next := b.node(to)
+		if pfc := b.cfg.PFC; pfc != nil && b.sw(to) != nil { // a cable into a switch ends at an ingress
+			headroom := pfc.Headroom
+			if headroom == 0 {
+				headroom = HeadroomFor(spec.rate, spec.delay)
+			}
+			p.In = &Ingress{mem: b.sw(to).Mem, next: next, delay: spec.delay, headroom: headroom}
+			next = p.In
+		}
+		var up pausable
 		if int(from) < len(b.f.Hosts) { // a host's port is its NIC
 			h := b.f.Hosts[from]
-			p.L = NewLink(b.f.Net, delay, nil, b.node(to))
+			p.L = NewLink(b.f.Net, spec.delay, nil, next)
 			h.NIC.Next = p.L
 			p.Q = h.NIC
+			up = p.Q
+			if b.cfg.PFC != nil {
+				p.Q.Watchdog = b.cfg.PFC.Watchdog
+			}
 		} else {
-			p.E = NewEgress(b.f.Net, rate, queue, delay, b.node(to))
-			p.E.ECNThreshold = ecn
+			p.E = NewEgress(b.f.Net, spec.rate, spec.queue, spec.delay, next)
+			p.E.ECN = spec.ecn
+			b.sw(from).Mem.Attach(p.E)
+			up = p.E
+			if b.cfg.PFC != nil {
+				p.E.Lossless, p.E.Watchdog = true, b.cfg.PFC.Watchdog
+			}
+		}
+		if p.In != nil {
+			p.In.up = up
 		}
 		b.f.Ports = append(b.f.Ports, p)
 		b.f.adj[from] = append(b.f.adj[from], p.ID)
 	}
 }
 
+// sw returns switch node n, or nil for a host.
+func (b *fabricBuilder) sw(n int32) *FabricSwitch {
+	if int(n) < len(b.f.Hosts) {
+		return nil
+	}
+	return b.f.FSwitch[int(n)-len(b.f.Hosts)]
+}
+
 // attach hangs host h off switch s (a node id).
 func (b *fabricBuilder) attach(h int, s int32) {
-	rate, delay, queue, ecn := b.cfg.HostRate, b.cfg.HostDelay, 0, 0
-	if len(b.cfg.TierQueue) > 0 {
-		queue = b.cfg.TierQueue[0]
-	}
-	if len(b.cfg.ECN) > 0 {
-		ecn = b.cfg.ECN[0]
-	}
-	b.cable(int32(h), s, rate, delay, queue, ecn, 0)
+	b.cable(int32(h), s, b.cfg.tier(-1), 0)
 	sw := b.f.FSwitch[int(s)-len(b.f.Hosts)]
 	sw.direct[int32(h)] = b.f.Ports[len(b.f.Ports)-1] // the port toward the host
 	b.f.groupOf[h] = s - int32(len(b.f.Hosts))

@@ -20,6 +20,7 @@ type Packet struct {
 	ECN      bool   // congestion experienced
 	next     *Packet
 	at       monotime.Time // when it leaves the link it is on
+	ingress  *Ingress      // under PFC: where it entered the switch holding it
 	// hdr holds headers that fit (DATA, PARITY, most control packets), so
 	// a packet is one object in one cache neighbourhood, not two.
 	hdr [48]byte
@@ -72,6 +73,10 @@ func (n *Network) NewPacket(header, payload []byte) *Packet {
 
 // Free returns p to the pool; p must not be used afterwards.
 func (n *Network) Free(p *Packet) {
+	if p.ingress != nil {
+		p.ingress.release(p.Wire)
+		p.ingress = nil
+	}
 	p.Payload = nil
 	n.free = append(n.free, p)
 }
@@ -117,42 +122,11 @@ type QueueStats struct {
 	ByteTime float64
 }
 
-// buffer is what Queue and Egress share: the bytes waiting (including the
-// packet being sent), drop-tail at Limit with control packets exempt, and
-// ECN marking above ECNThreshold.
-type buffer struct {
-	Limit        int // bytes; zero: unlimited
-	ECNThreshold int // bytes; zero: no marking
-	bytes        int
-	Stats        QueueStats
-}
-
-// admit takes p in, marking it if the buffer is above the ECN threshold,
-// or counts it dropped and returns false (the caller frees it).
-func (b *buffer) admit(p *Packet) bool {
-	if b.Limit > 0 && b.bytes+p.Wire > b.Limit && !p.Control {
-		b.Stats.Dropped++
-		return false
-	}
-	if b.ECNThreshold > 0 && b.bytes > b.ECNThreshold {
-		p.ECN = true
-		b.Stats.Marked++
-	}
-	b.took(p.Wire)
-	return true
-}
-
-// took counts wire bytes in.
-func (b *buffer) took(wire int) {
-	b.Stats.Enqueued++
-	b.bytes += wire
-	b.Stats.MaxBytes = max(b.Stats.MaxBytes, b.bytes)
-}
-
 // Queue is an output port: it serializes packets at Rate onto Next and
 // drops arriving packets when Limit bytes are already waiting. Packets
-// above ECNThreshold bytes get marked. Control packets wait in their own
-// queue and go first. A queue only serializes and drops.
+// get ECN marks by the bytes waiting. Control packets wait in their own
+// queue and go first, and keep going while PFC pauses the port's data.
+// A queue only serializes and drops.
 type Queue struct {
 	net  *Network
 	Rate float64 // bits per second
@@ -164,6 +138,7 @@ type Queue struct {
 
 	data, ctrl fifo
 	busy       bool
+	pauseState
 	sending    *Packet
 	since      monotime.Time
 }
@@ -182,7 +157,7 @@ func (q *Queue) account() {
 // Receive enqueues p, or drops it if the queue is full.
 func (q *Queue) Receive(p *Packet) {
 	q.account()
-	if !q.admit(p) {
+	if !q.admit(p, q.net.Eng) {
 		q.net.Free(p)
 		return
 	}
@@ -211,10 +186,10 @@ func (q *Queue) Bytes() int { return q.bytes }
 
 func (q *Queue) startNext() {
 	p := q.ctrl.pop()
-	if p == nil {
+	if p == nil && !q.paused {
 		p = q.data.pop()
 	}
-	if p == nil && q.Source != nil {
+	if p == nil && q.Source != nil && !q.paused {
 		if p = q.Source(); p != nil {
 			q.account()
 			q.took(p.Wire)
@@ -228,17 +203,33 @@ func (q *Queue) startNext() {
 	q.net.Eng.After(monotime.TransmitTime(p.Wire, q.Rate), q, 0)
 }
 
-// OnEvent runs when the packet being sent has left the port.
-func (q *Queue) OnEvent(_ *Engine, _ uint64) {
+// OnEvent runs when the packet being sent has left the port, or when the
+// PFC watchdog finds the port paused too long.
+func (q *Queue) OnEvent(_ *Engine, arg uint64) {
+	if arg == watchdogEvent {
+		q.Pause.WatchdogTrips++
+		q.setPaused(false)
+		return
+	}
 	p := q.sending
 	q.sending = nil
 	q.account()
-	q.bytes -= p.Wire
-	q.Stats.SentBytes += uint64(p.Wire)
+	q.gave(p.Wire)
 	q.net.Hops++
 	q.Next.Receive(p)
 	q.startNext()
 }
+
+// setPaused stops or restarts the port's data. A host's NIC pulls
+// nothing while paused, so its host's control packets wait too.
+func (q *Queue) setPaused(on bool) {
+	if q.set(on, q.net.Eng, q) && !on && !q.busy {
+		q.startNext()
+	}
+}
+
+// PausedTime returns how long PFC has held the port so far.
+func (q *Queue) PausedTime() monotime.Duration { return q.pausedTime(q.net.Eng.Now()) }
 
 // LossModel decides which packets a link loses.
 type LossModel interface {

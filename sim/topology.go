@@ -77,7 +77,7 @@ func TwoSites(eng *Engine, cfg TwoSitesConfig) *Topology {
 		}
 		t.Trunk[side] = NewLink(net, cfg.TrunkDelay, loss, sw[1-side])
 		q := NewQueue(net, cfg.TrunkRate, cfg.QueueBytes, t.Trunk[side])
-		q.ECNThreshold = cfg.ECNThreshold
+		q.ECN = StepECN(cfg.ECNThreshold)
 		t.TrunkQueue[side] = q
 	}
 	for i := range 2 * n {
@@ -85,7 +85,7 @@ func TwoSites(eng *Engine, cfg TwoSitesConfig) *Topology {
 		h := net.NewHost(int32(i), cfg.HostRate, NewLink(net, cfg.HostDelay, nil, sw[side]))
 		t.Hosts = append(t.Hosts, h)
 		down := NewQueue(net, cfg.HostRate, cfg.QueueBytes, NewLink(net, cfg.HostDelay, nil, h))
-		down.ECNThreshold = cfg.ECNThreshold
+		down.ECN = StepECN(cfg.ECNThreshold)
 		sw[side].Routes[i] = []Node{down}
 		sw[1-side].Routes[i] = []Node{t.TrunkQueue[1-side]}
 	}

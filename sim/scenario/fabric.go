@@ -21,19 +21,44 @@ func isFabric(kind string) bool { return kind == "leafspine" || kind == "fattree
 // buildFabric makes the point's fabric.
 func buildFabric(eng *sim.Engine, v *values) (*sim.Fabric, error) {
 	hostRate := v.float("topology.host_rate")
-	fabricRate := v.float("topology.fabric_rate")
-	if fabricRate == 0 {
-		fabricRate = hostRate
+	kind := v.pt.Values["topology.kind"]
+	fabricRate, err := uplinkRate(v, kind)
+	if err != nil {
+		return nil, err
 	}
 	delay := v.duration("topology.link_delay")
-	queue, ecn := v.int("topology.queue"), v.int("topology.ecn")
+	coreRate, coreDelay := v.float("topology.core_rate"), v.duration("topology.core_delay")
+	if coreRate == 0 {
+		coreRate = fabricRate
+	}
+	if _, set := v.pt.Values["topology.core_delay"]; !set {
+		coreDelay = delay
+	}
+	queue := v.int("topology.queue")
+	ecn := sim.ECN{Min: v.int("topology.ecn"), Max: max(v.int("topology.ecn"), v.int("topology.ecn_max")), PMax: v.float("topology.ecn_pmax")}
+	if ecn.Max > ecn.Min && ecn.PMax == 0 {
+		return nil, fmt.Errorf("topology.ecn_pmax is 0: RED between topology.ecn and topology.ecn_max would mark nothing; set it in (0, 1]")
+	}
 	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
+	buf := v.int("topology.buffer")
 	cfg := sim.FabricConfig{HostRate: hostRate, HostDelay: delay,
-		TierRate: []float64{fabricRate}, TierDelay: []monotime.Duration{delay},
-		TierQueue: []int{queue, max(queue, v.int("topology.deep_queue"))}, ECN: []int{ecn},
+		TierRate: []float64{fabricRate, coreRate}, TierDelay: []monotime.Duration{delay, coreDelay},
+		TierQueue: []int{queue, max(queue, v.int("topology.deep_queue"))}, ECN: []sim.ECN{ecn},
+		SwitchBuffer: []int{buf, max(buf, v.int("topology.deep_buffer"))}, BufferAlpha: v.float("topology.buffer_alpha"),
 		Balancer: sim.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
+	if v.pt.Values["topology.pfc"] == "on" {
+		xoff := v.int("topology.pfc_xoff")
+		xon := v.int("topology.pfc_xon")
+		if xon == 0 {
+			xon = xoff / 2
+		}
+		if xon > xoff {
+			return nil, fmt.Errorf("topology.pfc_xon %d bytes is above topology.pfc_xoff %d: resume must be at or below pause", xon, xoff)
+		}
+		cfg.PFC = &sim.PFC{XOff: xoff, XOn: xon, Headroom: v.int("topology.pfc_headroom"), Watchdog: v.duration("topology.pfc_watchdog")}
+	}
 	perLeaf := v.int("topology.hosts_per_leaf")
-	switch v.pt.Values["topology.kind"] {
+	switch kind {
 	case "leafspine":
 		return sim.LeafSpine(eng, v.int("topology.leaves"), v.int("topology.spines"), perLeaf, cfg)
 	case "fattree":
@@ -42,6 +67,28 @@ func buildFabric(eng *sim.Engine, v *values) (*sim.Fabric, error) {
 		return sim.MetaClos(eng, v.int("topology.zones"), v.int("topology.leaves"), perLeaf,
 			v.int("topology.spines"), v.int("topology.atsw"), cfg)
 	}
+}
+
+// uplinkRate is the rate of the cables above the racks: fabric_rate, or
+// what topology.oversubscription asks for (the hosts' bandwidth into a
+// rack switch over its uplinks' bandwidth), or the host rate.
+func uplinkRate(v *values, kind string) (float64, error) {
+	hostRate, fabricRate := v.float("topology.host_rate"), v.float("topology.fabric_rate")
+	over := v.float("topology.oversubscription")
+	if over == 0 {
+		if fabricRate == 0 {
+			return hostRate, nil
+		}
+		return fabricRate, nil
+	}
+	if fabricRate != 0 {
+		return 0, fmt.Errorf("topology.fabric_rate and topology.oversubscription both set: set one (the other follows)")
+	}
+	hosts, uplinks := v.int("topology.hosts_per_leaf"), v.int("topology.spines")
+	if kind == "fattree" {
+		hosts, uplinks = v.int("topology.k")/2, v.int("topology.k")/2
+	}
+	return float64(hosts) * hostRate / (float64(uplinks) * over), nil
 }
 
 // placeGroup picks the hosts of the job: the first n hosts (packed: whole

@@ -1,0 +1,174 @@
+package sim
+
+import "github.com/sdrnet/sdrnet/internal/monotime"
+
+// PFC is priority flow control (IEEE 802.1Qbb) on a switch's ingress
+// ports, for one lossless class: data. Control packets (ACK, NACK, CTS)
+// travel in a class PFC leaves alone, as RoCE deployments put CNPs and
+// acknowledgements in their own priority.
+//
+// An ingress counts the bytes that came in through it and still wait in
+// the switch; above XOff it sends PAUSE to the port feeding it, and at or
+// below XOn it sends RESUME. Each frame takes the cable's delay to land.
+// What arrives meanwhile (a round trip of the cable, and the frame being
+// serialized at either end) goes into the ingress's headroom; data that
+// overflows the headroom is dropped and counted, and lossless output ports
+// never drop data themselves.
+type PFC struct {
+	XOff, XOn int // bytes per ingress
+	// Headroom per ingress, bytes; zero: sized for its cable (a round
+	// trip at the cable's rate plus two jumbo frames).
+	Headroom int
+	// Watchdog: a port kept paused this long is in a pause storm; the
+	// watchdog counts it and lets the port send until the next PAUSE
+	// (a switch's "forward" action). Zero: no watchdog.
+	Watchdog monotime.Duration
+}
+
+// HeadroomFor returns the headroom an ingress on a cable of the given rate
+// and one-way delay needs so PFC loses nothing: the bytes the far end may
+// still send in a round trip, plus a jumbo frame being sent at each end.
+func HeadroomFor(rate float64, delay monotime.Duration) int {
+	const jumbo = 9216
+	return int(rate/8*(2*delay).Seconds()) + 2*jumbo
+}
+
+// PauseStats counts how PFC held one output port back.
+type PauseStats struct {
+	Pauses        uint64            // PAUSE frames that stopped it
+	Paused        monotime.Duration // time spent paused
+	WatchdogTrips uint64
+}
+
+// pausable is a port PFC can stop: a switch's Egress or a host's NIC.
+type pausable interface {
+	setPaused(on bool)
+}
+
+// Event arguments of ports that can be paused.
+const (
+	portEvent     = 0 // a Queue's departure, an Egress's arrival
+	watchdogEvent = 1
+)
+
+// pauseState is a port's side of PFC.
+type pauseState struct {
+	paused   bool
+	since    monotime.Time
+	watch    EventID
+	Watchdog monotime.Duration
+	Pause    PauseStats
+}
+
+// set records a pause or a resume and reports whether the state changed;
+// h is the port, which gets watchdogEvent if the pause lasts too long.
+func (s *pauseState) set(on bool, eng *Engine, h Handler) bool {
+	if on == s.paused {
+		return false
+	}
+	s.paused = on
+	now := eng.Now()
+	if on {
+		s.Pause.Pauses++
+		s.since = now
+		if s.Watchdog > 0 {
+			s.watch = eng.At(now.Add(s.Watchdog), h, watchdogEvent)
+		}
+		return true
+	}
+	s.Pause.Paused += now.Sub(s.since)
+	eng.Cancel(s.watch)
+	return true
+}
+
+// pausedTime returns the time spent paused up to now.
+func (s *pauseState) pausedTime(now monotime.Time) monotime.Duration {
+	if s.paused {
+		return s.Pause.Paused + now.Sub(s.since)
+	}
+	return s.Pause.Paused
+}
+
+// pfcState is a switch's PFC: its ingresses and, while any of them is
+// pausing its upstream, an event at each departure from the switch, so
+// the bytes an ingress holds fall (and RESUME goes out) exactly when
+// they leave, although ports account departures lazily.
+type pfcState struct {
+	cfg      PFC
+	pausing  int // ingresses whose upstream is paused
+	check    EventID
+	checkAt  monotime.Time
+	checking bool
+}
+
+// EnablePFC turns PFC on for the switch's memory.
+func (m *SwitchMemory) EnablePFC(cfg PFC) { m.pfc = &pfcState{cfg: cfg} }
+
+// armCheck makes sure the switch looks at its ingresses no later than t.
+func (m *SwitchMemory) armCheck(t monotime.Time) {
+	s := m.pfc
+	if s.pausing == 0 || t == monotime.Never || (s.checking && s.checkAt <= t) {
+		return
+	}
+	m.net.Eng.Cancel(s.check)
+	s.check, s.checkAt, s.checking = m.net.Eng.At(t, m, 0), t, true
+}
+
+// OnEvent accounts the departures due now, which may resume upstreams,
+// and waits for the next one while any ingress is still pausing.
+func (m *SwitchMemory) OnEvent(eng *Engine, _ uint64) {
+	m.pfc.checking = false
+	m.catchUp()
+	m.armCheck(m.nextDeparture())
+}
+
+// Ingress is the receiving end of a cable at a switch under PFC.
+type Ingress struct {
+	mem      *SwitchMemory
+	next     Node     // the switch
+	up       pausable // the port feeding this ingress
+	delay    monotime.Duration
+	headroom int
+	bytes    int // data that came in here and is still in the switch
+	pausing  bool
+	// Drops counts data lost to a full headroom.
+	Drops uint64
+}
+
+// Receive accounts p to the ingress and hands it to the switch.
+func (in *Ingress) Receive(p *Packet) {
+	if p.Control {
+		in.next.Receive(p)
+		return
+	}
+	cfg := &in.mem.pfc.cfg
+	if !in.pausing && in.bytes+p.Wire > cfg.XOff {
+		in.pausing = true
+		in.mem.pfc.pausing++
+		in.mem.net.Eng.After(in.delay, in, 1)
+	}
+	if in.bytes+p.Wire > cfg.XOff+in.headroom {
+		in.Drops++
+		in.mem.net.Free(p)
+	} else {
+		in.bytes += p.Wire
+		p.ingress = in
+		in.next.Receive(p)
+	}
+	if in.pausing {
+		in.mem.armCheck(in.mem.nextDeparture())
+	}
+}
+
+// release gives back the bytes of a packet that left the switch.
+func (in *Ingress) release(wire int) {
+	in.bytes -= wire
+	if in.pausing && in.bytes <= in.mem.pfc.cfg.XOn {
+		in.pausing = false
+		in.mem.pfc.pausing--
+		in.mem.net.Eng.After(in.delay, in, 0)
+	}
+}
+
+// OnEvent lands a PAUSE (arg 1) or RESUME (arg 0) at the upstream port.
+func (in *Ingress) OnEvent(_ *Engine, arg uint64) { in.up.setPaused(arg == 1) }
