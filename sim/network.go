@@ -139,8 +139,8 @@ type Queue struct {
 	data, ctrl fifo
 	busy       bool
 	pauseState
-	sending    *Packet
-	since      monotime.Time
+	sending *Packet
+	since   monotime.Time
 }
 
 // NewQueue returns a queue serializing at rate bits/s onto next.
