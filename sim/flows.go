@@ -41,6 +41,10 @@ type FlowsResult struct {
 	End         monotime.Time   // when the last flow arrived
 	Stats       TransferStats
 	OutOfOrder  uint64
+	// Reordering by the network at the receivers (first transmissions
+	// that arrived behind a later packet): how many, the summed and the
+	// largest distance in packets.
+	Reordered, ReorderDepth, MaxReorder uint64
 }
 
 // FCT returns flow i's completion time.
@@ -197,7 +201,11 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	eng.RunUntil(begin.Add(limit))
 	for _, pc := range conns {
 		res.Stats.add(pc.tx.Stats(), pc.rx.Stats())
-		res.OutOfOrder += pc.rx.Stats().OutOfOrder
+		rx := pc.rx.Stats()
+		res.OutOfOrder += rx.OutOfOrder
+		res.Reordered += rx.Reordered
+		res.ReorderDepth += rx.ReorderDepth
+		res.MaxReorder = max(res.MaxReorder, rx.MaxReorder)
 	}
 	if failure != nil {
 		return res, failure

@@ -292,3 +292,28 @@ func TestPipelinedSchemes(t *testing.T) {
 		}
 	}
 }
+
+// TestReorderDepth holds some packets back on the wire by a fixed delay:
+// the receiver must count each as reordered, by about as many packets as
+// the wire carries in that delay.
+func TestReorderDepth(t *testing.T) {
+	link := testLink()
+	const hold = 40 * monotime.Microsecond
+	link.Reorder, link.ReorderDelay = 0.02, hold
+	p := newPair(t, link, nil, 4)
+	msg := message(4 << 20)
+	res, err := p.Transfer(msg, len(msg), nil, coretest.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, _ := p.LinkStats()
+	st := res.B
+	if st.Reordered == 0 || st.Reordered > ab.Reordered || st.Reordered+2 < ab.Reordered {
+		t.Fatalf("%d packets counted reordered, the wire held back %d", st.Reordered, ab.Reordered)
+	}
+	perPacket := monotime.TransmitTime(4096+wire.MessageLen, link.Rate)
+	want := float64(hold) / float64(perPacket)
+	if mean := float64(st.ReorderDepth) / float64(st.Reordered); mean < want-1.5 || mean > want+1.5 || float64(st.MaxReorder) > want+3 {
+		t.Errorf("reorder depth mean %.2f, max %d packets; want about %.1f", mean, st.MaxReorder, want)
+	}
+}

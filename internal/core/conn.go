@@ -32,13 +32,17 @@ type ConnStats struct {
 	RecvPackets                uint64 // DATA packets accepted
 	DupPackets                 uint64 // DATA packets that were already there
 	OutOfOrder                 uint64 // DATA packets that arrived after a later one
-	SpuriousNacks              uint64 // NACKed packets that then arrived late, not lost
-	StalePackets               uint64 // packets of a completed message or old generation
-	DroppedOutOfOrder          uint64 // go-back-N receiver discards
-	RecoveredPackets           uint64 // rebuilt by erasure decoding
-	Fallbacks                  uint64 // EC fallback NACKs sent
-	RTOs                       uint64 // sender retransmission timeouts
-	SmoothedRTT                monotime.Duration
+	// Of those, first transmissions (reordered by the network, not
+	// resent): how many, and how far behind the furthest packet of
+	// their message they arrived, summed and at most, in packets.
+	Reordered, ReorderDepth, MaxReorder uint64
+	SpuriousNacks                       uint64 // NACKed packets that then arrived late, not lost
+	StalePackets                        uint64 // packets of a completed message or old generation
+	DroppedOutOfOrder                   uint64 // go-back-N receiver discards
+	RecoveredPackets                    uint64 // rebuilt by erasure decoding
+	Fallbacks                           uint64 // EC fallback NACKs sent
+	RTOs                                uint64 // sender retransmission timeouts
+	SmoothedRTT                         monotime.Duration
 }
 
 // ctrlKind is a control packet waiting in the control queue.

@@ -393,6 +393,12 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	r.c.stats.RecvPackets++
 	if p+1 < m.hi {
 		r.c.stats.OutOfOrder++
+		if d.Flags&wire.FlagRetransmit == 0 {
+			depth := uint64(m.hi - 1 - p)
+			r.c.stats.Reordered++
+			r.c.stats.ReorderDepth += depth
+			r.c.stats.MaxReorder = max(r.c.stats.MaxReorder, depth)
+		}
 		if p < m.nackedTo && d.Flags&wire.FlagRetransmit == 0 {
 			r.spuriousNack(now, m)
 		}

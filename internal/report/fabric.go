@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"image/color"
 	"io"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -54,6 +55,22 @@ func fabric(cells []scenario.Cell) (*fabricView, error) {
 		return nil, err
 	}
 	v.Figures = append(v.Figures, fig)
+	for _, extra := range []struct {
+		title, xlabel string
+		value         func(scenario.Cell) float64
+	}{
+		{"PFC pauses", "PAUSE frames", func(c scenario.Cell) float64 { return float64(c.Pauses) }},
+		{"reorder depth at the receivers", "packets (mean over reordered first transmissions)", func(c scenario.Cell) float64 { return c.ReorderMean }},
+	} {
+		if !slices.ContainsFunc(v.Cells, func(c scenario.Cell) bool { return extra.value(c) > 0 }) {
+			continue
+		}
+		fig, err := barFigure(v.Cells, extra.title, extra.xlabel, extra.value)
+		if err != nil {
+			return nil, err
+		}
+		v.Figures = append(v.Figures, fig)
+	}
 	for i, name := range v.Tiers {
 		depth := func(c scenario.Cell) float64 {
 			if i < len(c.Tiers) {
@@ -107,14 +124,16 @@ func barFigure(cells []scenario.Cell, title, xlabel string, value func(scenario.
 }
 
 // WriteTiersCSV writes one row per cell and fabric tier: queue depths
-// sampled over time, the exact peak, utilization and drops. Scenarios
+// sampled over time, the exact peak, utilization, drops, ECN marks and
+// PFC's pauses. Scenarios
 // without a fabric give the header alone.
 func WriteTiersCSV(w io.Writer, r *Run) error {
 	keys := paramKeys(r.Cells)
 	cw := csv.NewWriter(w)
 	header := append([]string{"index"}, keys...)
 	header = append(header, "tier", "ports", "queue_p50_bytes", "queue_p99_bytes", "queue_max_bytes",
-		"peak_bytes", "util_p50", "util_p99", "util_max", "drops")
+		"peak_bytes", "util_p50", "util_p99", "util_max", "drops", "ecn_marked",
+		"pfc_headroom_drops", "pfc_pauses", "pfc_paused_s", "pfc_watchdog_trips")
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -125,7 +144,8 @@ func WriteTiersCSV(w io.Writer, r *Run) error {
 				row = append(row, c.Params[k])
 			}
 			row = append(row, t.Name, strconv.Itoa(t.Ports), f(t.QueueP50Bytes), f(t.QueueP99Bytes), f(t.QueueMaxBytes),
-				strconv.Itoa(t.PeakBytes), f(t.UtilP50), f(t.UtilP99), f(t.UtilMax), u(t.Drops))
+				strconv.Itoa(t.PeakBytes), f(t.UtilP50), f(t.UtilP99), f(t.UtilMax), u(t.Drops), u(t.Marked),
+				u(t.HeadroomDrops), u(t.Pauses), f(t.PausedSec), u(t.WatchdogTrips))
 			if err := cw.Write(row); err != nil {
 				return err
 			}

@@ -17,8 +17,9 @@ func fabricRun() *Run {
 			Params: map[string]string{"transport.select": sel}, Runs: 1, Mean: 5e-3 * float64(i+1), BusBWGbps: 90 / float64(i+1),
 			Tiers: []scenario.TierMetrics{
 				{Name: "host", Ports: 32, QueueP99Bytes: depth / 2, PeakBytes: int(depth), UtilMax: 0.9},
-				{Name: "leaf-spine", Ports: 64, QueueP50Bytes: 0, QueueP99Bytes: depth, QueueMaxBytes: 2 * depth, PeakBytes: int(3 * depth), UtilP50: 0.4, UtilMax: 0.95, Drops: uint64(i)},
-			}})
+				{Name: "leaf-spine", Ports: 64, QueueP50Bytes: 0, QueueP99Bytes: depth, QueueMaxBytes: 2 * depth, PeakBytes: int(3 * depth), UtilP50: 0.4, UtilMax: 0.95, Drops: uint64(i),
+					Marked: 7, HeadroomDrops: 2, Pauses: 5 * uint64(i), PausedSec: 0.001, WatchdogTrips: 0},
+			}, Pauses: 5 * uint64(i), ReorderMean: 3.5, ReorderMax: 9})
 	}
 	return &Run{Scenario: "dc", Cells: cells}
 }
@@ -30,7 +31,7 @@ func TestFabricSection(t *testing.T) {
 	}
 	html := b.String()
 	for _, want := range []string{`id="fabric"`, "queue depth p99 over time, leaf-spine tier", "leaf-spine queue p50",
-		"<td>100KiB</td>", "<svg"} {
+		"<td>100KiB</td>", "<svg", "PFC pauses", "reorder depth at the receivers", "<td>3.5 / 9</td>"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -57,7 +58,7 @@ func TestTiersCSV(t *testing.T) {
 	if len(rows) != 1+2*2 {
 		t.Fatalf("%d rows, want a header and 2 tiers of 2 cells", len(rows))
 	}
-	if got := strings.Join(rows[4], ","); got != "1,single,leaf-spine,64,0,102400,204800,307200,0.4,0,0.95,1" {
+	if got := strings.Join(rows[4], ","); got != "1,single,leaf-spine,64,0,102400,204800,307200,0.4,0,0.95,1,7,2,5,0.001,0" {
 		t.Errorf("last row %s", got)
 	}
 }

@@ -168,11 +168,11 @@ ul.cells { font-size: 13px; margin-top: 0; }
 <ul class="cells">{{range .Ours}}<li>{{if .Group}}{{.Group}}: {{end}}{{range $i, $e := .Entries}}{{if $i}} &lt; {{end}}<strong>{{$e.Name}}</strong> {{seconds $e.Mean}}{{if $e.Queue}} ({{bytes $e.Queue}}){{end}}{{end}}</li>
 {{end}}</ul>{{end}}{{end}}
 {{with .Fabric}}<h2 id="fabric">Fabric</h2>
-<p>Per cell, the job's figure and each tier's switch queues. Queue depths are sampled at every port at a fixed interval (metrics.queue_sample), so p50 and p99 say how deep queues stay over the run; the peak is the deepest any port of the tier ever got. Utilization is bytes sent over the run's length, per port (p50 and max over the tier's ports). Tier "host" is the switches' ports toward hosts.</p>
+<p>Per cell, the job's figure and each tier's switch queues. Queue depths are sampled at every port at a fixed interval (metrics.queue_sample), so p50 and p99 say how deep queues stay over the run; the peak is the deepest any port of the tier ever got. Utilization is bytes sent over the run's length, per port (p50 and max over the tier's ports). Tier "host" is the switches' ports toward hosts. Drops count every switch buffer and PFC headroom; PFC pauses are PAUSE frames that stopped a port (a host's NIC included); the reorder depth is how many packets behind the furthest packet of its message a first transmission arrived, over those that arrived out of order.</p>
 {{range .Figures}}<figure>{{.SVG}}</figure>
 {{end}}
-<table><tr><th class="l">cell</th><th>bus bw Gbit/s</th><th>mean</th><th>p99</th><th>drops</th><th>out of order</th>{{range .Tiers}}<th>{{.}} queue p50</th><th>p99</th><th>peak</th><th>util p50</th><th>max</th>{{end}}</tr>
-{{range .Cells}}<tr><td class="l">{{.Label}}</td><td>{{gbps .BusBWGbps}}</td><td>{{seconds .Mean}}</td><td>{{seconds .P99}}</td><td>{{.Drops}}</td><td>{{.OutOfOrder}}</td>{{range .Tiers}}<td>{{bytes .QueueP50Bytes}}</td><td>{{bytes .QueueP99Bytes}}</td><td>{{ibytes .PeakBytes}}</td><td>{{frac .UtilP50}}</td><td>{{frac .UtilMax}}</td>{{end}}</tr>
+<table><tr><th class="l">cell</th><th>bus bw Gbit/s</th><th>mean</th><th>p99</th><th>drops</th><th>ECN marks</th><th>PFC pauses</th><th>out of order</th><th>reorder depth mean / max</th>{{range .Tiers}}<th>{{.}} queue p50</th><th>p99</th><th>peak</th><th>util p50</th><th>max</th>{{end}}</tr>
+{{range .Cells}}<tr><td class="l">{{.Label}}</td><td>{{gbps .BusBWGbps}}</td><td>{{seconds .Mean}}</td><td>{{seconds .P99}}</td><td>{{.Drops}}</td><td>{{.Marked}}</td><td>{{.Pauses}}{{if .WatchdogTrips}} ({{.WatchdogTrips}} watchdog){{end}}</td><td>{{.OutOfOrder}}</td><td>{{printf "%.1f" .ReorderMean}} / {{.ReorderMax}}</td>{{range .Tiers}}<td>{{bytes .QueueP50Bytes}}</td><td>{{bytes .QueueP99Bytes}}</td><td>{{ibytes .PeakBytes}}</td><td>{{frac .UtilP50}}</td><td>{{frac .UtilMax}}</td>{{end}}</tr>
 {{end}}</table>
 {{end}}
 <h2 id="model">Model agreement</h2>

@@ -40,12 +40,17 @@ func buildFabric(eng *sim.Engine, v *values) (*sim.Fabric, error) {
 		return nil, fmt.Errorf("topology.ecn_pmax is 0: RED between topology.ecn and topology.ecn_max would mark nothing; set it in (0, 1]")
 	}
 	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
-	buf := v.int("topology.buffer")
 	cfg := sim.FabricConfig{HostRate: hostRate, HostDelay: delay,
 		TierRate: []float64{fabricRate, coreRate}, TierDelay: []monotime.Duration{delay, coreDelay},
-		TierQueue: []int{queue, max(queue, v.int("topology.deep_queue"))}, ECN: []sim.ECN{ecn},
-		SwitchBuffer: []int{buf, max(buf, v.int("topology.deep_buffer"))}, BufferAlpha: v.float("topology.buffer_alpha"),
+		ECN: []sim.ECN{ecn}, BufferAlpha: v.float("topology.buffer_alpha"),
 		Balancer: sim.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
+	// A switch's memory is either partitioned per port (queue) or shared
+	// by its ports (buffer), the two ways switches are configured.
+	if buf := v.int("topology.buffer"); buf > 0 {
+		cfg.SwitchBuffer = []int{buf, max(buf, v.int("topology.deep_buffer"))}
+	} else {
+		cfg.TierQueue = []int{queue, max(queue, v.int("topology.deep_queue"))}
+	}
 	if v.pt.Values["topology.pfc"] == "on" {
 		xoff := v.int("topology.pfc_xoff")
 		xon := v.int("topology.pfc_xon")
@@ -211,7 +216,9 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}
-	scheduleFailures(eng, rng, v, f, flows, fc)
+	if err := scheduleFailures(eng, rng, v, f, flows, fc); err != nil {
+		return sim.TransferStats{}, nil, err
+	}
 	var sampler *sim.QueueSampler
 	if every := v.duration("metrics.queue_sample"); every > 0 {
 		sampler = sim.SampleQueues(eng, f, every)
@@ -288,40 +295,69 @@ func demands(flows []sim.Flow, qps int) []sim.Demand {
 	return d
 }
 
-// scheduleFailures cuts failure.links cables of the fabric's upper tier at
-// failure.at; routing reconverges after failure.detect, and TE re-places
-// the flows.
-func scheduleFailures(eng *sim.Engine, rng *rand.Rand, v *values, f *sim.Fabric, flows []sim.Flow, fc sim.FlowsConfig) {
-	n := v.int("failure.links")
-	if n <= 0 {
-		return
+// scheduleFailures cuts failure.links cables of the fabric's upper tiers
+// and fails failure.switches switches above the racks (every cable of
+// theirs) at failure.at; routing reconverges after failure.detect, and TE
+// re-places the flows. With failure.recover they come back that long
+// after failing, and routing converges again after the same delay.
+func scheduleFailures(eng *sim.Engine, rng *rand.Rand, v *values, f *sim.Fabric, flows []sim.Flow, fc sim.FlowsConfig) error {
+	nLinks, nSwitches := v.int("failure.links"), v.int("failure.switches")
+	if nLinks <= 0 && nSwitches <= 0 {
+		return nil
 	}
-	var candidates []*sim.Port
+	var cables [][2]int32
 	for _, p := range f.Ports {
 		if p.Tier >= 1 && p.From < p.To {
-			candidates = append(candidates, p)
+			cables = append(cables, [2]int32{p.From, p.To})
 		}
 	}
-	rng.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
-	cut := candidates[:min(n, len(candidates))]
-	at, detect := v.duration("failure.at"), v.duration("failure.detect")
-	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
-	eng.After(at, sim.HandlerFunc(func(*sim.Engine, uint64) {
-		for _, p := range cut {
-			_ = f.SetCable(p.From, p.To, false)
+	rng.Shuffle(len(cables), func(i, j int) { cables[i], cables[j] = cables[j], cables[i] })
+	cut := cables[:min(nLinks, len(cables))]
+	var upper []int
+	for i, s := range f.FSwitch {
+		if s.Level >= 1 {
+			upper = append(upper, i)
 		}
-		eng.After(detect, sim.HandlerFunc(func(*sim.Engine, uint64) {
-			f.Reroute()
-			if bal == sim.TE {
-				f.Engineer(demands(flows, max(fc.QPs, 1)))
+	}
+	if nSwitches > len(upper) {
+		return fmt.Errorf("failure.switches %d: the fabric has %d switches above its racks", nSwitches, len(upper))
+	}
+	rng.Shuffle(len(upper), func(i, j int) { upper[i], upper[j] = upper[j], upper[i] })
+	for _, i := range upper[:nSwitches] {
+		for _, p := range f.Ports {
+			if p.From == f.SwitchNode(i) {
+				cut = append(cut, [2]int32{p.From, p.To})
 			}
-		}), 0)
-	}), 0)
+		}
+	}
+	at, detect, recover := v.duration("failure.at"), v.duration("failure.detect"), v.duration("failure.recover")
+	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
+	converge := sim.HandlerFunc(func(*sim.Engine, uint64) {
+		f.Reroute()
+		if bal == sim.TE {
+			f.Engineer(demands(flows, max(fc.QPs, 1)))
+		}
+	})
+	set := func(up bool) sim.HandlerFunc {
+		return func(*sim.Engine, uint64) {
+			for _, c := range cut {
+				_ = f.SetCable(c[0], c[1], up)
+			}
+			eng.After(detect, converge, 0)
+		}
+	}
+	eng.After(at, set(false), 0)
+	if recover > 0 {
+		eng.After(at+recover, set(true), 0)
+	}
+	return nil
 }
 
 // fabricMetrics fills the cell's fabric-wide figures: queue depths of
-// switch ports, link utilization of the fabric tier, drops, and the same
-// broken down by tier, with queue depths over time where sampled.
+// switch ports, link utilization of the fabric tier, drops, ECN marks,
+// PFC pauses, reordering at the receivers, and the same broken down by
+// tier, with queue depths over time where sampled. A tier's pauses are
+// those of the ports sending into it (host NICs in the host tier).
 func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult, now monotime.Time, cell *Cell) {
 	var maxes, utils []float64
 	tierUtils := make([][]float64, len(f.Tiers))
@@ -330,13 +366,25 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 		cell.Tiers[i].Name = name
 	}
 	for _, p := range f.Ports {
-		if int(p.From) < len(f.Hosts) || p.Tier >= len(f.Tiers) {
+		if p.Tier >= len(f.Tiers) {
+			continue
+		}
+		tm := &cell.Tiers[p.Tier]
+		pause := p.Pause()
+		tm.Pauses += pause.Pauses
+		tm.WatchdogTrips += pause.WatchdogTrips
+		tm.PausedSec += pause.Paused.Seconds()
+		if p.In != nil {
+			tm.HeadroomDrops += p.In.Drops
+		}
+		if int(p.From) < len(f.Hosts) {
 			continue // a NIC: it queues what its host has not paced out yet
 		}
-		q, tm := p.E, &cell.Tiers[p.Tier]
+		q := p.E
 		tm.Ports++
 		tm.PeakBytes = max(tm.PeakBytes, q.Stats.MaxBytes)
 		tm.Drops += q.Stats.Dropped
+		tm.Marked += q.Stats.Marked
 		util := 0.0
 		if now > 0 {
 			util = float64(q.Stats.SentBytes) * 8 / (q.Rate * monotime.Duration(now).Seconds())
@@ -350,10 +398,13 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 			utils = append(utils, util)
 			cell.QueueMeanBytes += q.Stats.ByteTime / float64(now)
 		}
-		cell.Drops += q.Stats.Dropped
 	}
 	for i := range cell.Tiers {
 		tm, u := &cell.Tiers[i], tierUtils[i]
+		cell.Drops += tm.Drops + tm.HeadroomDrops
+		cell.Marked += tm.Marked
+		cell.Pauses += tm.Pauses
+		cell.WatchdogTrips += tm.WatchdogTrips
 		slices.Sort(u)
 		if len(u) > 0 {
 			tm.UtilP50, tm.UtilP99, tm.UtilMax = Percentile(u, 0.5), Percentile(u, 0.99), u[len(u)-1]
@@ -376,6 +427,10 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 		cell.UtilP50, cell.UtilP99, cell.UtilMax = Percentile(utils, 0.5), Percentile(utils, 0.99), utils[len(utils)-1]
 	}
 	cell.OutOfOrder = res.OutOfOrder
+	if res.Reordered > 0 {
+		cell.ReorderMean = float64(res.ReorderDepth) / float64(res.Reordered)
+	}
+	cell.ReorderMax = res.MaxReorder
 	cell.Unroutable = f.Unroutable
 	cell.Hops = f.Net.Hops
 }

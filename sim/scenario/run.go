@@ -50,14 +50,22 @@ type Cell struct {
 	QueueMeanBytes float64 `json:"queue_mean_bytes"`
 	// Fabric scenarios: the p99 over switch ports of each port's deepest
 	// queue; link utilization of the fabric tier (p50, p99, max over
-	// ports); drops; packets that arrived out of order; packets with no
+	// ports); drops at every switch (buffers and PFC headroom); ECN marks;
+	// PFC pauses and watchdog trips; packets that arrived out of order,
+	// and of the first transmissions among them the mean and largest
+	// distance in packets (the out-of-order degree); packets with no
 	// route while routing converged.
 	QueueP99Bytes float64 `json:"queue_p99_bytes,omitempty"`
 	UtilP50       float64 `json:"util_p50,omitempty"`
 	UtilP99       float64 `json:"util_p99,omitempty"`
 	UtilMax       float64 `json:"util_max,omitempty"`
 	Drops         uint64  `json:"drops,omitempty"`
+	Marked        uint64  `json:"ecn_marked,omitempty"`
+	Pauses        uint64  `json:"pfc_pauses,omitempty"`
+	WatchdogTrips uint64  `json:"pfc_watchdog_trips,omitempty"`
 	OutOfOrder    uint64  `json:"out_of_order,omitempty"`
+	ReorderMean   float64 `json:"reorder_mean_pkts,omitempty"`
+	ReorderMax    uint64  `json:"reorder_max_pkts,omitempty"`
 	Unroutable    uint64  `json:"unroutable,omitempty"`
 	// Tiers breaks the fabric's switch ports down by tier, with queue
 	// depths sampled over time (metrics.queue_sample).
@@ -91,6 +99,11 @@ type TierMetrics struct {
 	UtilP99       float64 `json:"util_p99"`
 	UtilMax       float64 `json:"util_max"`
 	Drops         uint64  `json:"drops"`
+	Marked        uint64  `json:"ecn_marked"`
+	HeadroomDrops uint64  `json:"pfc_headroom_drops"`
+	Pauses        uint64  `json:"pfc_pauses"`
+	PausedSec     float64 `json:"pfc_paused_s"` // summed over the tier's ports
+	WatchdogTrips uint64  `json:"pfc_watchdog_trips"`
 }
 
 // Prediction is the analytic model's view of a cell.
@@ -272,6 +285,9 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		cell.WallSec = time.Since(start).Seconds()
 		cell.Runs = len(times)
 		summarize(&cell, times)
+		if k := v.pt.Values["workload.kind"]; (k == "permutation" || k == "incast") && cell.Mean > 0 {
+			cell.GoodputGbps = float64(size) * 8 / cell.Mean / 1e9 // per flow
+		}
 		cell.DataBytes, cell.RetxBytes, cell.ParityBytes = stats.DataBytes, stats.RetxBytes, stats.ParityBytes
 		cell.Recovered, cell.Fallbacks, cell.RTOs = stats.RecoveredPackets, stats.Fallbacks, stats.RTOs
 		cell.Events = eng.Processed()
