@@ -42,11 +42,12 @@ func TestRank(t *testing.T) {
 	}
 
 	var html bytes.Buffer
-	r := &Run{Scenario: "s", Finding: "OBS is best.", Compare: []string{"transport.select"}, Cells: cells}
+	r := &Run{Scenario: "s", Finding: "OBS is best.", Differences: "Only four spines.", Compare: []string{"transport.select"}, Cells: cells}
 	if err := WriteHTML(&html, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"<strong>Paper:</strong> OBS is best.", "workload.background=0: <strong>dwrr</strong>"} {
+	for _, s := range []string{"<strong>Paper:</strong> OBS is best.", "workload.background=0: <strong>dwrr</strong>",
+		"<strong>Where ours differ, and why:</strong> Only four spines."} {
 		if !strings.Contains(html.String(), s) {
 			t.Errorf("report lacks %q", s)
 		}

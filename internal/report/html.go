@@ -166,7 +166,8 @@ ul.cells { font-size: 13px; margin-top: 0; }
 {{if .Finding}}<p><strong>Paper:</strong> {{.Finding}}</p>{{end}}
 {{if .Ours}}<p><strong>sdrnet</strong> (this run), {{join .Compare " and "}} ranked by mean completion time, fastest first, in brackets the queue p99 over time of the fabric's highest tier:</p>
 <ul class="cells">{{range .Ours}}<li>{{if .Group}}{{.Group}}: {{end}}{{range $i, $e := .Entries}}{{if $i}} &lt; {{end}}<strong>{{$e.Name}}</strong> {{seconds $e.Mean}}{{if $e.Queue}} ({{bytes $e.Queue}}){{end}}{{end}}</li>
-{{end}}</ul>{{end}}{{end}}
+{{end}}</ul>{{end}}
+{{if .Differences}}<p><strong>Where ours differ, and why:</strong> {{.Differences}}</p>{{end}}{{end}}
 {{with .Fabric}}<h2 id="fabric">Fabric</h2>
 <p>Per cell, the job's figure and each tier's switch queues. Queue depths are sampled at every port at a fixed interval (metrics.queue_sample), so p50 and p99 say how deep queues stay over the run; the peak is the deepest any port of the tier ever got. Utilization is bytes sent over the run's length, per port (p50 and max over the tier's ports). Tier "host" is the switches' ports toward hosts. Drops count every switch buffer and PFC headroom; PFC pauses are PAUSE frames that stopped a port (a host's NIC included); the reorder depth is how many packets behind the furthest packet of its message a first transmission arrived, over those that arrived out of order.</p>
 {{range .Figures}}<figure>{{.SVG}}</figure>

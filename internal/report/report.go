@@ -18,6 +18,7 @@ type Run struct {
 	File        string           `json:"file"`
 	Description string           `json:"description"`
 	Finding     string           `json:"finding,omitempty"`
+	Differences string           `json:"differences,omitempty"`
 	Compare     []string         `json:"compare,omitempty"`
 	Seed        uint64           `json:"seed"`
 	Full        bool             `json:"full_grid"`

@@ -32,8 +32,11 @@ type Scenario struct {
 	// report sets our ranking of those values beside the finding.
 	Finding string
 	Compare []string
-	Seed    uint64
-	Params  []Param // in schema order
+	// Differences says where our ranking departs from the finding, and
+	// why: written after the runs, checked against them.
+	Differences string
+	Seed        uint64
+	Params      []Param // in schema order
 	// Quick holds the overrides that make the default, fast run; Full
 	// ignores them.
 	Quick []Param
@@ -60,7 +63,7 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
-var topLevel = []string{"name", "description", "finding", "compare", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "metrics"}
+var topLevel = []string{"name", "description", "finding", "differences", "compare", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "metrics"}
 
 // Parse checks a scenario given as YAML text; file names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
@@ -84,7 +87,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 		seen[k.Value] = true
 		switch k.Value {
-		case "name", "description", "finding":
+		case "name", "description", "finding", "differences":
 			if v.Kind != yaml.ScalarNode {
 				return nil, errAt(file, v, "%s: want a string", k.Value)
 			}
@@ -93,8 +96,10 @@ func Parse(file string, data []byte) (*Scenario, error) {
 				s.Name = v.Value
 			case "description":
 				s.Description = v.Value
-			default:
+			case "finding":
 				s.Finding = v.Value
+			default:
+				s.Differences = v.Value
 			}
 		case "compare":
 			c, err := compareList(file, v)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -250,6 +251,98 @@ metrics:
 				tm.QueueMaxBytes > float64(tm.PeakBytes) || tm.PeakBytes == 0 || tm.UtilMax <= 0 {
 				t.Errorf("%s: tier %+v: inconsistent", c.Label, tm)
 			}
+		}
+	}
+}
+
+// TestEveryKeyDocumented keeps docs/scenarios.md, the reference users
+// read, in step with what the parser accepts.
+func TestEveryKeyDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range append(knownIn(""), topLevel...) {
+		if !strings.Contains(string(doc), "`"+k+"`") {
+			t.Errorf("docs/scenarios.md does not describe %s", k)
+		}
+	}
+}
+
+// TestSwitchModelScenario runs an incast through shared switch memory with
+// RED marking, lossy and lossless, with a spine failing and coming back:
+// PFC must turn drops into pauses, and every flow must arrive.
+func TestSwitchModelScenario(t *testing.T) {
+	src := []byte(`name: sw
+topology:
+  kind: leafspine
+  leaves: 2
+  spines: 2
+  hosts_per_leaf: 4
+  host_rate: 100Gbps
+  buffer: 512KiB
+  ecn: 32KiB
+  ecn_max: 128KiB
+  ecn_pmax: 0.5
+  pfc: [off, on]
+  pfc_xoff: 64KiB
+failure:
+  switches: 1
+  at: 30us
+  detect: 10us
+  recover: 100us
+transport:
+  scheme: sr-nack
+  window: 512KiB
+workload:
+  kind: incast
+  hosts: 8
+  size: 1MiB
+  count: 1
+`)
+	s, err := Parse("sw.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Run(s, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lossy, lossless := cells[0], cells[1]
+	if lossy.Runs != 7 || lossless.Runs != 7 {
+		t.Fatalf("flows completed: %d lossy, %d lossless; want 7", lossy.Runs, lossless.Runs)
+	}
+	if lossy.Drops == 0 || lossy.Marked == 0 || lossy.Pauses != 0 {
+		t.Errorf("lossy: %d drops, %d marks, %d pauses; want drops and marks, no pauses", lossy.Drops, lossy.Marked, lossy.Pauses)
+	}
+	if lossless.Pauses == 0 || lossless.Marked == 0 {
+		t.Errorf("lossless: %d pauses, %d marks; want both", lossless.Pauses, lossless.Marked)
+	}
+	// The spine failure loses what was on its cables, PFC or not; apart
+	// from that the lossless fabric drops nothing.
+	for _, tm := range lossless.Tiers {
+		if tm.HeadroomDrops != 0 || tm.Drops != 0 {
+			t.Errorf("lossless tier %s: %d buffer and %d headroom drops", tm.Name, tm.Drops, tm.HeadroomDrops)
+		}
+	}
+}
+
+// TestFabricParameterConflicts checks that parameters that contradict
+// each other are refused with the keys named.
+func TestFabricParameterConflicts(t *testing.T) {
+	base := "name: c\ntopology:\n  kind: leafspine\n  leaves: 2\n  spines: 2\n  hosts_per_leaf: 2\n%s\nworkload:\n  kind: permutation\n  hosts: 4\n  size: 64KiB\n  count: 1\n"
+	for _, tc := range []struct{ extra, want string }{
+		{"  pfc: on\n  pfc_xoff: 64KiB\n  pfc_xon: 128KiB", "topology.pfc_xon"},
+		{"  fabric_rate: 100Gbps\n  oversubscription: 2", "topology.oversubscription"},
+		{"  ecn: 10KiB\n  ecn_max: 20KiB\n  ecn_pmax: 0", "topology.ecn_pmax"},
+		{"failure:\n  switches: 3", "failure.switches 3"},
+	} {
+		s, err := Parse("c.yaml", []byte(strings.Replace(base, "%s", tc.extra, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(s, Options{Workers: 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one naming %s", tc.extra, err, tc.want)
 		}
 	}
 }
