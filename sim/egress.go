@@ -90,13 +90,14 @@ func (e *Egress) Receive(p *Packet) {
 		e.net.Free(p)
 		return
 	}
-	switch {
-	case e.paused && !p.Control:
+	switch first := e.first(p); {
+	case e.paused && !first:
+		p.at = now // waiting counts from here
 		e.held.push(p)
-	case p.Control && e.sending != nil:
-		e.insertControl(p, monotime.TransmitTime(p.Wire, e.Rate))
+	case first && e.sending != nil:
+		e.insertControl(p, now, monotime.TransmitTime(p.Wire, e.Rate))
 	default:
-		e.schedule(p, now)
+		p.wait += e.schedule(p, now).Sub(now)
 	}
 	if e.mem != nil && e.mem.pfc != nil && e.sending != nil {
 		e.mem.armCheck(e.departure(e.sending))
@@ -104,8 +105,8 @@ func (e *Egress) Receive(p *Packet) {
 }
 
 // schedule puts p at the end of the list, departing after the list's
-// last packet or once serialized from now.
-func (e *Egress) schedule(p *Packet, now monotime.Time) {
+// last packet or once serialized from now, and returns when it starts.
+func (e *Egress) schedule(p *Packet, now monotime.Time) monotime.Time {
 	start := now
 	if t := e.list.tail; t != nil {
 		start = max(start, e.departure(t))
@@ -118,16 +119,18 @@ func (e *Egress) schedule(p *Packet, now monotime.Time) {
 	if e.list.n == 1 {
 		e.net.Eng.At(p.at, e, portEvent)
 	}
+	return start
 }
 
 // insertControl puts control packet p ahead of the data waiting behind the
 // packet being sent (and behind earlier control packets), delaying that
 // data by tx.
-func (e *Egress) insertControl(p *Packet, tx monotime.Duration) {
+func (e *Egress) insertControl(p *Packet, now monotime.Time, tx monotime.Duration) {
 	after := e.sending
 	if e.ctrlTail != nil {
 		after = e.ctrlTail
 	}
+	p.wait += e.departure(after).Sub(now)
 	p.at = after.at.Add(tx)
 	p.next = after.next
 	after.next = p
@@ -138,6 +141,7 @@ func (e *Egress) insertControl(p *Packet, tx monotime.Duration) {
 	e.ctrlTail = p
 	for q := p.next; q != nil; q = q.next {
 		q.at = q.at.Add(tx)
+		q.wait += tx
 	}
 }
 
@@ -153,7 +157,8 @@ func (e *Egress) setPaused(on bool) {
 		return
 	}
 	for p := e.held.pop(); p != nil; p = e.held.pop() {
-		e.schedule(p, now)
+		waiting := p.at
+		p.wait += e.schedule(p, now).Sub(waiting)
 	}
 	if e.mem != nil && e.mem.pfc != nil && e.sending != nil {
 		e.mem.armCheck(e.departure(e.sending))
@@ -172,10 +177,14 @@ func (e *Egress) hold(now monotime.Time) {
 	for p := rest; p != nil; {
 		next := p.next
 		e.list.n--
-		if p.Control {
-			e.schedule(p, now)
+		// p was to start at planned, and has been charged its wait
+		// up to then.
+		planned := e.departure(p).Add(-monotime.TransmitTime(p.Wire, e.Rate))
+		if e.first(p) {
+			p.wait += e.schedule(p, now).Sub(planned)
 			e.ctrlTail = p
 		} else {
+			p.at = planned
 			e.held.push(p)
 		}
 		p = next

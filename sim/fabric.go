@@ -122,7 +122,10 @@ type FabricConfig struct {
 	SwitchBuffer []int
 	BufferAlpha  float64
 	PFC          *PFC // nil: lossy fabric
-	Balancer     Balancer
+	// ControlInLine puts control packets in line with data at switches:
+	// no priority queue (see buffer.ControlInLine).
+	ControlInLine bool
+	Balancer      Balancer
 }
 
 // cableSpec is what a cable's ports are made of.
@@ -216,7 +219,7 @@ func (b *fabricBuilder) cable(a, c int32, spec cableSpec, tier int) {
 			if headroom == 0 {
 				headroom = HeadroomFor(spec.rate, spec.delay)
 			}
-			p.In = &Ingress{mem: b.sw(to).Mem, next: next, delay: spec.delay, headroom: headroom}
+			p.In = &Ingress{mem: b.sw(to).Mem, next: next, delay: spec.delay, headroom: headroom, inLine: b.cfg.ControlInLine}
 			next = p.In
 		}
 		var up pausable
@@ -231,7 +234,7 @@ func (b *fabricBuilder) cable(a, c int32, spec cableSpec, tier int) {
 			}
 		} else {
 			p.E = NewEgress(b.f.Net, spec.rate, spec.queue, spec.delay, next)
-			p.E.ECN = spec.ecn
+			p.E.ECN, p.E.ControlInLine = spec.ecn, b.cfg.ControlInLine
 			b.sw(from).Mem.Attach(p.E)
 			up = p.E
 			if b.cfg.PFC != nil {

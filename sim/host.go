@@ -94,6 +94,9 @@ func (h *Host) pull() *Packet {
 // Receive hands a datagram that reached the host to its core.
 func (h *Host) Receive(p *Packet) {
 	h.inside = true
+	if p.Control {
+		h.net.ControlWait.Add(p.wait)
+	}
 	_ = h.EP.HandleSplit(h.net.Eng.Now(), core.Path(p.Entropy), p.Buf, p.Payload)
 	h.net.Free(p)
 	h.settle()

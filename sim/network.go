@@ -21,6 +21,8 @@ type Packet struct {
 	next     *Packet
 	at       monotime.Time // when it leaves the link it is on
 	ingress  *Ingress      // under PFC: where it entered the switch holding it
+	// wait sums the time it waited in switch queues before being sent.
+	wait monotime.Duration
 	// hdr holds headers that fit (DATA, PARITY, most control packets), so
 	// a packet is one object in one cache neighbourhood, not two.
 	hdr [48]byte
@@ -37,6 +39,9 @@ type Network struct {
 	free     []*Packet
 	Overhead int // bytes added to every datagram on the wire (Ethernet+IP+UDP)
 	Hops     uint64
+	// ControlWait is, per control packet that reached its host, the time
+	// it waited in switch queues along the way.
+	ControlWait Histogram
 }
 
 // DefaultOverhead is Ethernet (14 + 4 FCS + 20 preamble and gap), IPv4 (20)
@@ -67,7 +72,7 @@ func (n *Network) NewPacket(header, payload []byte) *Packet {
 	}
 	p.Payload = payload
 	p.Wire = len(p.Buf) + len(payload) + n.Overhead
-	p.ECN, p.Control, p.next = false, false, nil
+	p.ECN, p.Control, p.next, p.wait = false, false, nil, 0
 	return p
 }
 
@@ -161,7 +166,7 @@ func (q *Queue) Receive(p *Packet) {
 		q.net.Free(p)
 		return
 	}
-	if p.Control {
+	if q.first(p) {
 		q.ctrl.push(p)
 	} else {
 		q.data.push(p)

@@ -125,6 +125,7 @@ func (m *SwitchMemory) OnEvent(eng *Engine, _ uint64) {
 // Ingress is the receiving end of a cable at a switch under PFC.
 type Ingress struct {
 	mem      *SwitchMemory
+	inLine   bool     // control packets are in the data class
 	next     Node     // the switch
 	up       pausable // the port feeding this ingress
 	delay    monotime.Duration
@@ -137,7 +138,7 @@ type Ingress struct {
 
 // Receive accounts p to the ingress and hands it to the switch.
 func (in *Ingress) Receive(p *Packet) {
-	if p.Control {
+	if p.Control && !in.inLine {
 		in.next.Receive(p)
 		return
 	}

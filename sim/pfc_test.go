@@ -149,3 +149,54 @@ func TestPFCIncast(t *testing.T) {
 		t.Errorf("with 1 byte of headroom: %+v, %d bytes resent; want headroom overflows", c, res.Stats.RetxBytes)
 	}
 }
+
+type waitSink struct {
+	net  *Network
+	wait map[int32]monotime.Duration
+}
+
+func (s *waitSink) Receive(p *Packet) {
+	s.wait[p.Src] = p.wait
+	s.net.Free(p)
+}
+
+// TestControlWait checks the queueing wait a packet carries: a control
+// packet behind ten data packets waits for the one being sent with a
+// priority queue, for all of them in line; a pause adds the time the port
+// sat idle (from 5us, when the packet it was sending at 4us left, to 9us).
+func TestControlWait(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		inLine bool
+		pause  bool
+		want   monotime.Duration // the control packet's wait
+	}{
+		{"priority", false, false, monotime.Duration(us / 2)},
+		{"in line", true, false, monotime.Duration(7*us + us/2)},
+		{"in line, paused 4us-9us", true, true, monotime.Duration(11*us + us/2)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := New(1)
+			net := NewNetwork(eng)
+			out := &waitSink{net: net, wait: map[int32]monotime.Duration{}}
+			e := NewEgress(net, 10e9, 0, monotime.Microsecond, out)
+			e.ControlInLine = tc.inLine
+			load := make([]arrival, 10)
+			for i := range load {
+				load[i] = arrival{wire: 1250}
+			}
+			load = append(load, arrival{at: 2*us + us/2, wire: 125, control: true})
+			if tc.pause {
+				eng.At(4*us, HandlerFunc(func(*Engine, uint64) { e.setPaused(true) }), 0)
+				eng.At(9*us, HandlerFunc(func(*Engine, uint64) { e.setPaused(false) }), 0)
+			}
+			offer(eng, net, e, load)
+			if got := out.wait[10]; got != tc.want {
+				t.Errorf("control packet waited %v, want %v", got, tc.want)
+			}
+			if got := out.wait[9]; !tc.inLine && got != monotime.Duration(9*us)+monotime.TransmitTime(125, 10e9) {
+				t.Errorf("last data packet waited %v, want 9us plus the control packet's 10ns", got)
+			}
+		})
+	}
+}

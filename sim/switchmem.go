@@ -36,6 +36,9 @@ type buffer struct {
 	// Lossless ports (under PFC) never drop data: the ingress's headroom
 	// bounds what they hold.
 	Lossless bool
+	// ControlInLine puts control packets in line with data: no priority
+	// queue, the same drop-tail and the same PFC class.
+	ControlInLine bool
 	mem      *SwitchMemory // the switch's memory; nil for a host's NIC
 	bytes    int
 	Stats    QueueStats
@@ -44,7 +47,7 @@ type buffer struct {
 // admit takes p in, marking it if the buffer is above the ECN threshold,
 // or counts it dropped and returns false (the caller frees it).
 func (b *buffer) admit(p *Packet, eng *Engine) bool {
-	if !p.Control && !b.Lossless && !b.fits(p.Wire) {
+	if !b.first(p) && !b.Lossless && !b.fits(p.Wire) {
 		b.Stats.Dropped++
 		return false
 	}
@@ -55,6 +58,10 @@ func (b *buffer) admit(p *Packet, eng *Engine) bool {
 	b.took(p.Wire)
 	return true
 }
+
+// first reports whether p goes ahead of data: a control packet, unless
+// control waits in line.
+func (b *buffer) first(p *Packet) bool { return p.Control && !b.ControlInLine }
 
 func (b *buffer) fits(wire int) bool {
 	if b.Limit > 0 && b.bytes+wire > b.Limit {

@@ -60,6 +60,7 @@ func fabric(cells []scenario.Cell) (*fabricView, error) {
 		value         func(scenario.Cell) float64
 	}{
 		{"PFC pauses", "PAUSE frames", func(c scenario.Cell) float64 { return float64(c.Pauses) }},
+		{"control packets' wait in switch queues, p90", "µs", func(c scenario.Cell) float64 { return c.CtrlWaitP90 * 1e6 }},
 		{"reorder depth at the receivers", "packets (mean over reordered first transmissions)", func(c scenario.Cell) float64 { return c.ReorderMean }},
 	} {
 		if !slices.ContainsFunc(v.Cells, func(c scenario.Cell) bool { return extra.value(c) > 0 }) {

@@ -54,7 +54,8 @@ func WriteCSV(w io.Writer, r *Run) error {
 		"goodput_gbps", "busbw_gbps", "data_bytes", "retx_bytes", "parity_bytes", "recovered_packets",
 		"fallbacks", "rtos", "trunk_lost", "queue_max_bytes", "queue_mean_bytes",
 		"queue_p99_bytes", "util_p50", "util_p99", "util_max", "drops", "ecn_marked", "pfc_pauses",
-		"pfc_watchdog_trips", "out_of_order", "reorder_mean_pkts", "reorder_max_pkts", "unroutable", "model_mean_s", "model_p999_s", "model_rel_error", "model_note", "events", "hops", "sim_time_s", "seed")
+		"pfc_watchdog_trips", "out_of_order", "reorder_mean_pkts", "reorder_max_pkts", "ctrl_wait_p50_s",
+		"ctrl_wait_p90_s", "ctrl_wait_p99_s", "unroutable", "model_mean_s", "model_p999_s", "model_rel_error", "model_note", "events", "hops", "sim_time_s", "seed")
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -71,7 +72,8 @@ func WriteCSV(w io.Writer, r *Run) error {
 			f(c.GoodputGbps), f(c.BusBWGbps), u(c.DataBytes), u(c.RetxBytes), u(c.ParityBytes), u(c.Recovered),
 			u(c.Fallbacks), u(c.RTOs), u(c.TrunkLost), strconv.Itoa(c.QueueMaxBytes), f(c.QueueMeanBytes),
 			f(c.QueueP99Bytes), f(c.UtilP50), f(c.UtilP99), f(c.UtilMax), u(c.Drops), u(c.Marked), u(c.Pauses),
-			u(c.WatchdogTrips), u(c.OutOfOrder), f(c.ReorderMean), u(c.ReorderMax), u(c.Unroutable), modelMean, modelP999, modelErr, note, u(c.Events), u(c.Hops), f(c.SimTime), u(c.Seed))
+			u(c.WatchdogTrips), u(c.OutOfOrder), f(c.ReorderMean), u(c.ReorderMax), f(c.CtrlWaitP50),
+			f(c.CtrlWaitP90), f(c.CtrlWaitP99), u(c.Unroutable), modelMean, modelP999, modelErr, note, u(c.Events), u(c.Hops), f(c.SimTime), u(c.Seed))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -43,6 +43,7 @@ func buildFabric(eng *sim.Engine, v *values) (*sim.Fabric, error) {
 	cfg := sim.FabricConfig{HostRate: hostRate, HostDelay: delay,
 		TierRate: []float64{fabricRate, coreRate}, TierDelay: []monotime.Duration{delay, coreDelay},
 		ECN: []sim.ECN{ecn}, BufferAlpha: v.float("topology.buffer_alpha"),
+		ControlInLine: v.pt.Values["topology.control_priority"] == "off",
 		Balancer: sim.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
 	// A switch's memory is either partitioned per port (queue) or shared
 	// by its ports (buffer), the two ways switches are configured.
@@ -431,6 +432,9 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 		cell.ReorderMean = float64(res.ReorderDepth) / float64(res.Reordered)
 	}
 	cell.ReorderMax = res.MaxReorder
+	if w := &f.Net.ControlWait; w.Count() > 0 {
+		cell.CtrlWaitP50, cell.CtrlWaitP90, cell.CtrlWaitP99 = w.Quantile(0.5).Seconds(), w.Quantile(0.9).Seconds(), w.Quantile(0.99).Seconds()
+	}
 	cell.Unroutable = f.Unroutable
 	cell.Hops = f.Net.Hops
 }

@@ -66,7 +66,12 @@ type Cell struct {
 	OutOfOrder    uint64  `json:"out_of_order,omitempty"`
 	ReorderMean   float64 `json:"reorder_mean_pkts,omitempty"`
 	ReorderMax    uint64  `json:"reorder_max_pkts,omitempty"`
-	Unroutable    uint64  `json:"unroutable,omitempty"`
+	// Time control packets (CTS, ACK, NACK) waited in switch queues on
+	// their way, percentiles over all of them, seconds.
+	CtrlWaitP50 float64 `json:"ctrl_wait_p50_s,omitempty"`
+	CtrlWaitP90 float64 `json:"ctrl_wait_p90_s,omitempty"`
+	CtrlWaitP99 float64 `json:"ctrl_wait_p99_s,omitempty"`
+	Unroutable  uint64  `json:"unroutable,omitempty"`
 	// Tiers breaks the fabric's switch ports down by tier, with queue
 	// depths sampled over time (metrics.queue_sample).
 	Tiers []TierMetrics `json:"tiers,omitempty"`

@@ -139,6 +139,7 @@ var schema = map[string]field{
 	"topology.deep_buffer":      {"0", size(0, 1<<40)},
 	"topology.buffer_alpha":     {"1", positive},
 	"topology.pfc":              {"off", oneOf("off", "on")},
+	"topology.control_priority": {"on", oneOf("on", "off")},
 	"topology.pfc_xoff":         {"256KiB", size(1, 1<<40)},
 	"topology.pfc_xon":          {"0", size(0, 1<<40)},
 	"topology.pfc_headroom":     {"0", size(0, 1<<40)},
