@@ -39,9 +39,9 @@ type buffer struct {
 	// ControlInLine puts control packets in line with data: no priority
 	// queue, the same drop-tail and the same PFC class.
 	ControlInLine bool
-	mem      *SwitchMemory // the switch's memory; nil for a host's NIC
-	bytes    int
-	Stats    QueueStats
+	mem           *SwitchMemory // the switch's memory; nil for a host's NIC
+	bytes         int
+	Stats         QueueStats
 }
 
 // admit takes p in, marking it if the buffer is above the ECN threshold,

@@ -44,7 +44,7 @@ func buildFabric(eng *sim.Engine, v *values) (*sim.Fabric, error) {
 		TierRate: []float64{fabricRate, coreRate}, TierDelay: []monotime.Duration{delay, coreDelay},
 		ECN: []sim.ECN{ecn}, BufferAlpha: v.float("topology.buffer_alpha"),
 		ControlInLine: v.pt.Values["topology.control_priority"] == "off",
-		Balancer: sim.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
+		Balancer:      sim.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
 	// A switch's memory is either partitioned per port (queue) or shared
 	// by its ports (buffer), the two ways switches are configured.
 	if buf := v.int("topology.buffer"); buf > 0 {
