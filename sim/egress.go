@@ -39,7 +39,8 @@ type Egress struct {
 	// data, while it has not departed.
 	sending, ctrlTail *Packet
 	since             monotime.Time
-	held              fifo // data waiting while paused
+	held              fifo          // data waiting while paused
+	pfcMem            *SwitchMemory // the switch's, under PFC
 	pauseState
 	Wire LinkStats
 }
@@ -99,8 +100,8 @@ func (e *Egress) Receive(p *Packet) {
 	default:
 		p.wait += e.schedule(p, now).Sub(now)
 	}
-	if e.mem != nil && e.mem.pfc != nil && e.sending != nil {
-		e.mem.armCheck(e.departure(e.sending))
+	if e.pfcMem != nil && e.sending != nil {
+		e.pfcMem.armCheck(e.departure(e.sending))
 	}
 }
 
@@ -141,7 +142,6 @@ func (e *Egress) insertControl(p *Packet, now monotime.Time, tx monotime.Duratio
 	e.ctrlTail = p
 	for q := p.next; q != nil; q = q.next {
 		q.at = q.at.Add(tx)
-		q.wait += tx
 	}
 }
 
@@ -160,8 +160,8 @@ func (e *Egress) setPaused(on bool) {
 		waiting := p.at
 		p.wait += e.schedule(p, now).Sub(waiting)
 	}
-	if e.mem != nil && e.mem.pfc != nil && e.sending != nil {
-		e.mem.armCheck(e.departure(e.sending))
+	if e.pfcMem != nil && e.sending != nil {
+		e.pfcMem.armCheck(e.departure(e.sending))
 	}
 }
 

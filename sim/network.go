@@ -21,7 +21,10 @@ type Packet struct {
 	next     *Packet
 	at       monotime.Time // when it leaves the link it is on
 	ingress  *Ingress      // under PFC: where it entered the switch holding it
-	// wait sums the time it waited in switch queues before being sent.
+	// wait sums the time a control packet waited in switch queues before
+	// being sent. (Data packets gather theirs too, less the shifts control
+	// packets inserted ahead of them cause: not worth the walk, as no
+	// figure uses it.)
 	wait monotime.Duration
 	// hdr holds headers that fit (DATA, PARITY, most control packets), so
 	// a packet is one object in one cache neighbourhood, not two.

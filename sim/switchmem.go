@@ -39,7 +39,7 @@ type buffer struct {
 	// ControlInLine puts control packets in line with data: no priority
 	// queue, the same drop-tail and the same PFC class.
 	ControlInLine bool
-	mem           *SwitchMemory // the switch's memory; nil for a host's NIC
+	mem           *SwitchMemory // the memory this port shares; nil: none
 	bytes         int
 	Stats         QueueStats
 }
@@ -114,9 +114,16 @@ func NewSwitchMemory(n *Network, size int, alpha float64) *SwitchMemory {
 	return &SwitchMemory{Size: size, Alpha: alpha, net: n}
 }
 
-// Attach makes e one of the switch's output ports.
+// Attach makes e one of the switch's output ports. Enable PFC first.
 func (m *SwitchMemory) Attach(e *Egress) {
-	e.mem = m
+	// Ports touch the memory per packet only where it is shared or
+	// under PFC: elsewhere it would cost a cache miss for nothing.
+	if m.Size > 0 {
+		e.mem = m
+	}
+	if m.pfc != nil {
+		e.pfcMem = m
+	}
 	m.ports = append(m.ports, e)
 }
 
@@ -127,7 +134,7 @@ func (m *SwitchMemory) Used() int {
 }
 
 func (m *SwitchMemory) admits(queue, wire int) bool {
-	if m.Size <= 0 || m.fits(queue, wire) {
+	if m.fits(queue, wire) {
 		return true
 	}
 	m.catchUp()
