@@ -33,6 +33,12 @@ type FlowsConfig struct {
 	QPs    int
 	Select path.Kind
 	Limit  monotime.Duration
+	// Admission, when positive, is receiver-driven admission (Meta's
+	// answer to DCQCN): a host has at most this many receives posted at
+	// once across all its connections, granted in flow order, so only
+	// that many senders hold clear-to-send toward it. Zero: every
+	// connection posts up to its own window.
+	Admission int
 }
 
 // FlowsResult is what a run of flows measured.
@@ -74,6 +80,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	}
 	window := ccfg.MaxMsgs / 2
 	conns := map[[2]int]*pairConn{}
+	var connList []*pairConn // in creation order
 	byTx := map[*core.Conn]*pairConn{}
 	byRx := map[*core.Conn]*pairConn{}
 	connOf := make([]*pairConn, len(flows))
@@ -96,6 +103,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 			}
 			pc = &pairConn{tx: a, rx: b, recvSeq: map[uint32]int{}}
 			conns[key], byTx[a], byRx[b] = pc, pc, pc
+			connList = append(connList, pc)
 		}
 		pc.flows = append(pc.flows, i)
 		connOf[i] = pc
@@ -109,15 +117,43 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	}
 	var failure error
 	arrived := 0
-	post := func(pc *pairConn) {
-		for pc.posted < len(pc.flows) && pc.posted-pc.completed < window {
-			f := pc.flows[pc.posted]
-			h, err := pc.rx.PostRecvVirtual(flows[f].Bytes)
-			if err != nil && failure == nil {
-				failure = fmt.Errorf("flow %d: post: %w", f, err)
+	postOne := func(pc *pairConn) {
+		f := pc.flows[pc.posted]
+		h, err := pc.rx.PostRecvVirtual(flows[f].Bytes)
+		if err != nil && failure == nil {
+			failure = fmt.Errorf("flow %d: post: %w", f, err)
+		}
+		pc.recvSeq[uint32(h)] = f
+		pc.posted++
+	}
+	// Under admission, a host's incoming flows in flow order, the next
+	// to grant and the grants outstanding. A connection's receives match
+	// its messages in order, and a connection's flows are in flow order
+	// among them, so granting in this order posts each connection's
+	// receives in its own order.
+	incoming := make([][]int, len(t.Hosts))
+	nextGrant := make([]int, len(t.Hosts))
+	granted := make([]int, len(t.Hosts))
+	if cfg.Admission > 0 {
+		for i, f := range flows {
+			incoming[f.Dst] = append(incoming[f.Dst], i)
+		}
+	}
+	post := func(pc *pairConn, host int) {
+		if cfg.Admission <= 0 {
+			for pc.posted < len(pc.flows) && pc.posted-pc.completed < window {
+				postOne(pc)
 			}
-			pc.recvSeq[uint32(h)] = f
-			pc.posted++
+			return
+		}
+		for granted[host] < cfg.Admission && nextGrant[host] < len(incoming[host]) {
+			next := connOf[incoming[host][nextGrant[host]]]
+			if next.posted-next.completed >= window {
+				return // that connection's window is full: keep the order
+			}
+			postOne(next)
+			nextGrant[host]++
+			granted[host]++
 		}
 	}
 	// send sends, in connection order, every flow that is ready.
@@ -164,7 +200,10 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 				res.Done[f] = eng.Now()
 				_ = ev.Conn.Complete(core.RecvHandle(ev.Msg))
 				pc.completed++
-				post(pc)
+				if cfg.Admission > 0 {
+					granted[h.ID]--
+				}
+				post(pc, int(h.ID))
 				arrived++
 				for _, d := range dependents[f] {
 					if waiting[d]--; waiting[d] == 0 {
@@ -183,8 +222,8 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 			}
 		}
 	}
-	for _, pc := range conns {
-		post(pc)
+	for _, pc := range connList {
+		post(pc, flows[pc.flows[0]].Dst)
 	}
 	for _, h := range t.Hosts {
 		h.Wake()
@@ -199,7 +238,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 		limit = 3600 * monotime.Second
 	}
 	eng.RunUntil(begin.Add(limit))
-	for _, pc := range conns {
+	for _, pc := range connList {
 		res.Stats.add(pc.tx.Stats(), pc.rx.Stats())
 		rx := pc.rx.Stats()
 		res.OutOfOrder += rx.OutOfOrder

@@ -66,6 +66,10 @@ func TestPauseWatchdog(t *testing.T) {
 // incastFabric is seven hosts sending to one across a small leaf-spine
 // with shallow port buffers, with or without PFC.
 func incastFabric(t *testing.T, pfc *PFC) (*Fabric, FlowsResult) {
+	return incastWith(t, pfc, 0)
+}
+
+func incastWith(t *testing.T, pfc *PFC, admission int) (*Fabric, FlowsResult) {
 	t.Helper()
 	eng := New(1)
 	cfg := dcConfig(100e9, EECMP)
@@ -75,7 +79,9 @@ func incastFabric(t *testing.T, pfc *PFC) (*Fabric, FlowsResult) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := RunFlows(&f.Topology, Incast([]int{1, 2, 3, 4, 5, 6, 7}, 0, 1<<20), flowsCfg(1, path.Single))
+	fc := flowsCfg(1, path.Single)
+	fc.Admission = admission
+	res, err := RunFlows(&f.Topology, Incast([]int{1, 2, 3, 4, 5, 6, 7}, 0, 1<<20), fc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +201,25 @@ func TestControlWait(t *testing.T) {
 				t.Errorf("control packet waited %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestReceiverAdmission grants one sender at a time: the incast that
+// overflowed shallow buffers then drops nothing, the flows arrive one
+// after another in order, and the whole takes what the receiver's link
+// needs for 7 MiB, plus a few round trips.
+func TestReceiverAdmission(t *testing.T) {
+	f, res := incastWith(t, nil, 1)
+	if c := countFabric(f); c.drops != 0 || res.Stats.RetxBytes != 0 {
+		t.Errorf("%+v, %d bytes resent; want no loss", c, res.Stats.RetxBytes)
+	}
+	for i := 1; i < len(res.Done); i++ {
+		if res.Done[i] <= res.Done[i-1] {
+			t.Errorf("flow %d arrived at %v, before flow %d at %v", i, res.Done[i], i-1, res.Done[i-1])
+		}
+	}
+	ideal := 7 * monotime.TransmitTime(1<<20, 100e9)
+	if end := monotime.Duration(res.End); end < ideal || end > ideal+ideal/5 {
+		t.Errorf("incast took %v; the receiver's link needs %v", end, ideal)
 	}
 }

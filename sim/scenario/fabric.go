@@ -212,6 +212,7 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 	sel, _ := v.get("transport.select").(path.Kind)
 	rtt := 12 * v.duration("topology.link_delay") // up and down a three-tier fabric
 	fc := sim.FlowsConfig{Scheme: scheme, QPs: v.int("transport.qps"), Select: sel, Limit: v.duration("workload.limit"),
+		Admission: v.int("transport.admission"),
 		Core: core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"), InitialRTT: max(rtt, 10*monotime.Microsecond),
 			MaxMsgs: 16, MaxBytesInFlight: int64(v.int("transport.window")), Rate: v.float("topology.host_rate")}}
 	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {

@@ -155,6 +155,7 @@ var schema = map[string]field{
 	"transport.qps":             {"1", intIn(1, 128)},
 	"transport.select":          {"single", selector},
 	"transport.window":          {"0", size(0, 1<<40)},
+	"transport.admission":       {"0", intIn(0, 1<<16)},
 	"workload.placement":        {"packed", oneOf("packed", "fragmented")},
 	"workload.background":       {"0", fraction},
 	"workload.bg_size":          {"1MiB", size(1, 1<<30)},
