@@ -58,12 +58,17 @@ func (r *FlowsResult) FCT(i int) monotime.Duration { return r.Done[i].Sub(r.Star
 
 // pairConn is the connection a host pair's flows share, in creation order.
 type pairConn struct {
-	tx, rx    *core.Conn
-	flows     []int // flows on this connection, in order
-	posted    int   // receives posted so far
-	completed int   // receives completed so far
-	sent      int   // flows sent so far
-	recvSeq   map[uint32]int
+	tx, rx *core.Conn
+	flows  []int // flows on this connection, in order
+	posted int   // receives posted so far
+	// oldest is the first of flows whose receive has not completed:
+	// messages may complete out of order, and a receive slot is free
+	// only once the receive that held it completed, so the window runs
+	// from here, not from the count completed.
+	oldest  int
+	done    []bool         // per flow of the connection: its receive completed
+	sent    int            // flows sent so far
+	recvPos map[uint32]int // receive handle -> position in flows
 }
 
 // RunFlows moves flows over t's hosts (virtual payloads) and returns when
@@ -101,11 +106,12 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 			if err != nil {
 				return res, err
 			}
-			pc = &pairConn{tx: a, rx: b, recvSeq: map[uint32]int{}}
+			pc = &pairConn{tx: a, rx: b, recvPos: map[uint32]int{}}
 			conns[key], byTx[a], byRx[b] = pc, pc, pc
 			connList = append(connList, pc)
 		}
 		pc.flows = append(pc.flows, i)
+		pc.done = append(pc.done, false)
 		connOf[i] = pc
 		for _, d := range f.After {
 			if d < 0 || d >= len(flows) || d == i {
@@ -122,8 +128,9 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 		h, err := pc.rx.PostRecvVirtual(flows[f].Bytes)
 		if err != nil && failure == nil {
 			failure = fmt.Errorf("flow %d: post: %w", f, err)
+			eng.Stop()
 		}
-		pc.recvSeq[uint32(h)] = f
+		pc.recvPos[uint32(h)] = pc.posted
 		pc.posted++
 	}
 	// Under admission, a host's incoming flows in flow order, the next
@@ -141,14 +148,14 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	}
 	post := func(pc *pairConn, host int) {
 		if cfg.Admission <= 0 {
-			for pc.posted < len(pc.flows) && pc.posted-pc.completed < window {
+			for pc.posted < len(pc.flows) && pc.posted-pc.oldest < window {
 				postOne(pc)
 			}
 			return
 		}
 		for granted[host] < cfg.Admission && nextGrant[host] < len(incoming[host]) {
 			next := connOf[incoming[host][nextGrant[host]]]
-			if next.posted-next.completed >= window {
+			if next.posted-next.oldest >= window {
 				return // that connection's window is full: keep the order
 			}
 			postOne(next)
@@ -166,6 +173,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 				}
 				if failure == nil {
 					failure = fmt.Errorf("flow %d: send: %w", f, err)
+					eng.Stop()
 				}
 				return
 			}
@@ -192,14 +200,18 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 			switch ev.Kind {
 			case core.EventRecvDone:
 				pc := byRx[ev.Conn]
-				f, ok := pc.recvSeq[ev.Msg]
+				k, ok := pc.recvPos[ev.Msg]
 				if !ok {
 					return
 				}
-				delete(pc.recvSeq, ev.Msg)
+				delete(pc.recvPos, ev.Msg)
+				f := pc.flows[k]
 				res.Done[f] = eng.Now()
 				_ = ev.Conn.Complete(core.RecvHandle(ev.Msg))
-				pc.completed++
+				pc.done[k] = true
+				for pc.oldest < len(pc.flows) && pc.done[pc.oldest] {
+					pc.oldest++
+				}
 				if cfg.Admission > 0 {
 					granted[h.ID]--
 				}

@@ -1,19 +1,17 @@
 package sim
 
-import (
-	"math/bits"
+import "math/bits"
 
-	"github.com/sdrnet/sdrnet/internal/monotime"
-)
-
-// Histogram counts durations in logarithmic buckets, 16 to each power of
-// two (within 6.25% of the value), in constant memory however many are
-// added: what per-packet figures need, where keeping every sample would
-// grow with the run.
+// Histogram counts non-negative values (durations, bytes) in logarithmic
+// buckets, 16 to each power of two (within 6.25% of the value), in
+// constant memory however many are added: what per-packet figures and
+// samples over time need, where keeping every value would grow with the
+// run. Mean and maximum are exact.
 type Histogram struct {
 	counts [64 * subBuckets]uint64
 	n      uint64
-	max    monotime.Duration
+	sum    float64
+	max    int64
 }
 
 const subBits = 4
@@ -21,7 +19,7 @@ const subBuckets = 1 << subBits
 
 // bucket returns d's bucket: exact below 16 ps, then the position of the
 // leading bit and the 4 bits after it.
-func bucket(d monotime.Duration) int {
+func bucket(d int64) int {
 	v := uint64(max(d, 0))
 	if v < subBuckets {
 		return int(v)
@@ -31,27 +29,38 @@ func bucket(d monotime.Duration) int {
 }
 
 // lower returns the smallest duration in bucket i.
-func lower(i int) monotime.Duration {
+func lower(i int) int64 {
 	if i < subBuckets {
-		return monotime.Duration(i)
+		return int64(i)
 	}
 	lead := i/subBuckets + subBits - 1
-	return monotime.Duration(uint64(subBuckets+i%subBuckets) << (lead - subBits))
+	return int64(uint64(subBuckets+i%subBuckets) << (lead - subBits))
 }
 
-// Add counts d.
-func (h *Histogram) Add(d monotime.Duration) {
-	h.counts[bucket(d)]++
+// Add counts v; negative values count as zero.
+func (h *Histogram) Add(v int64) {
+	v = max(v, 0)
+	h.counts[bucket(v)]++
 	h.n++
-	h.max = max(h.max, d)
+	h.sum += float64(v)
+	h.max = max(h.max, v)
 }
 
-// Count returns how many durations were added.
+// Count returns how many values were added.
 func (h *Histogram) Count() uint64 { return h.n }
 
+// Mean returns the mean of the values added, or 0.
+func (h *Histogram) Mean() float64 {
+	if h.n == 0 {
+		return 0
+	}
+	return h.sum / float64(h.n)
+}
+
 // Quantile returns the q-quantile (0..1): the middle of the bucket that
-// holds it, or the largest duration added for q = 1.
-func (h *Histogram) Quantile(q float64) monotime.Duration {
+// holds it (never above the largest value), or the largest value for
+// q = 1.
+func (h *Histogram) Quantile(q float64) int64 {
 	if h.n == 0 {
 		return 0
 	}

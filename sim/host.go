@@ -95,7 +95,7 @@ func (h *Host) pull() *Packet {
 func (h *Host) Receive(p *Packet) {
 	h.inside = true
 	if p.Control {
-		h.net.ControlWait.Add(p.wait)
+		h.net.ControlWait.Add(int64(p.wait))
 	}
 	_ = h.EP.HandleSplit(h.net.Eng.Now(), core.Path(p.Entropy), p.Buf, p.Payload)
 	h.net.Free(p)

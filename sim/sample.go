@@ -1,29 +1,26 @@
 package sim
 
-import (
-	"slices"
-
-	"github.com/sdrnet/sdrnet/internal/monotime"
-)
+import "github.com/sdrnet/sdrnet/internal/monotime"
 
 // QueueSampler records the depth of every switch port's queue at a fixed
 // interval, grouped by tier, so a run reports how deep and how steady the
 // queues were over time and not only their peaks: Stellar's claim for
 // spraying is about the distribution, not the maximum. NIC queues are left
 // out; they hold what the host has not yet paced out, not congestion.
+// Samples go into a histogram per tier: constant memory, however long
+// the run.
 //
 // The sampler reschedules itself for as long as the engine runs, so it
 // suits runs that end by Stop or RunUntil (as RunFlows does).
 type QueueSampler struct {
-	every   monotime.Duration
-	ports   []*Port
-	samples [][]float64 // per tier, bytes
-	sorted  bool
+	every monotime.Duration
+	ports []*Port
+	tiers []Histogram // bytes
 }
 
 // SampleQueues starts sampling f's switch ports every interval from now.
 func SampleQueues(eng *Engine, f *Fabric, every monotime.Duration) *QueueSampler {
-	s := &QueueSampler{every: max(every, monotime.Nanosecond), samples: make([][]float64, len(f.Tiers))}
+	s := &QueueSampler{every: max(every, monotime.Nanosecond), tiers: make([]Histogram, len(f.Tiers))}
 	for _, p := range f.Ports {
 		if int(p.From) >= len(f.Hosts) && p.Tier < len(f.Tiers) {
 			s.ports = append(s.ports, p)
@@ -36,23 +33,16 @@ func SampleQueues(eng *Engine, f *Fabric, every monotime.Duration) *QueueSampler
 // OnEvent takes one sample of every port.
 func (s *QueueSampler) OnEvent(e *Engine, _ uint64) {
 	for _, p := range s.ports {
-		s.samples[p.Tier] = append(s.samples[p.Tier], float64(p.E.Bytes()))
+		s.tiers[p.Tier].Add(int64(p.E.Bytes()))
 	}
-	s.sorted = false
 	e.After(s.every, s, 0)
 }
 
-// Tier returns the samples of tier i's ports in ascending order (every
-// port at every sampling instant); nil if none was taken.
-func (s *QueueSampler) Tier(i int) []float64 {
-	if !s.sorted {
-		for _, t := range s.samples {
-			slices.Sort(t)
-		}
-		s.sorted = true
-	}
-	if i < 0 || i >= len(s.samples) {
+// Tier returns the samples of tier i's ports (every port at every
+// sampling instant); nil for a tier out of range.
+func (s *QueueSampler) Tier(i int) *Histogram {
+	if i < 0 || i >= len(s.tiers) {
 		return nil
 	}
-	return s.samples[i]
+	return &s.tiers[i]
 }

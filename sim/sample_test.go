@@ -39,22 +39,18 @@ func TestQueueSamplerMatchesOccupancyIntegral(t *testing.T) {
 		}
 		want := integral / float64(ports)
 		samples := s.Tier(tier)
-		if len(samples) == 0 {
+		if samples.Count() == 0 {
 			t.Fatalf("tier %s: no samples", f.Tiers[tier])
 		}
-		var sum float64
-		for _, x := range samples {
-			sum += x
-		}
-		got := sum / float64(len(samples))
-		if top := samples[len(samples)-1]; top > float64(peak) {
+		got := samples.Mean()
+		if top := samples.Quantile(1); top > int64(peak) {
 			t.Errorf("tier %s: sampled %v bytes, above the peak %d", f.Tiers[tier], top, peak)
 		}
 		if math.Abs(got-want) > 0.03*want+100 {
 			t.Errorf("tier %s: sampled mean %.0f bytes, time-averaged occupancy %.0f", f.Tiers[tier], got, want)
 		}
-		t.Logf("tier %s: %d ports, sampled mean %.0f B, integral %.0f B, p99 %.0f B, peak %d B (run %v)",
-			f.Tiers[tier], ports, got, want, samples[int(0.99*float64(len(samples)-1))], peak, monotime.Duration(res.End))
+		t.Logf("tier %s: %d ports, sampled mean %.0f B, integral %.0f B, p99 %d B, peak %d B (run %v)",
+			f.Tiers[tier], ports, got, want, samples.Quantile(0.99), peak, monotime.Duration(res.End))
 	}
 	if s.Tier(-1) != nil || s.Tier(len(f.Tiers)) != nil {
 		t.Error("a tier out of range has samples")

@@ -325,13 +325,18 @@ func (r *receiver) spuriousNack(now monotime.Time, m *recvMsg) {
 	r.c.stats.SpuriousNacks++
 	late := r.nackDelay(m) + now.Sub(m.lastNackAt)
 	// Capped (as RACK caps its window at SRTT): past the cap, waiting
-	// longer costs more than a spurious retransmission. The cap is half
-	// the base round trip, or the spread queueing adds to round trips
-	// (SRTT + 4 RTTVAR over the minimum) where that is larger: packets
-	// sprayed over paths whose queues differ arrive that far apart. On a
-	// long-haul link the first governs, in a datacenter fabric the second.
+	// longer costs more than a spurious retransmission. The cap is the
+	// largest of half the base round trip, the spread queueing adds to
+	// round trips (SRTT + 4 RTTVAR over the minimum): packets sprayed over
+	// paths whose queues differ arrive that far apart, and half the
+	// sender's minimum RTO: its timer cannot repair a loss sooner, so a
+	// NACK that waits that long still wins by half. On a long-haul link
+	// the first governs. In a datacenter fabric the last: the receiver's
+	// RTT samples (CTS to first data) are too few to see the spread, and
+	// without it a queue of 1 MiB at 100 Gbit/s (80 us) made every
+	// sprayed packet behind it look lost.
 	spread := r.rtt.Conservative() - r.roundTrip()
-	r.reorder = min(max(r.reorder, late+late/2), max(r.roundTrip()/2, spread))
+	r.reorder = min(max(r.reorder, late+late/2), max(r.roundTrip()/2, spread, MinRTO/2))
 }
 
 // roundTrip is the receiver's view of the RTT: the smallest CTS-to-data

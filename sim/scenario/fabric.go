@@ -414,8 +414,8 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 		if sampler == nil {
 			continue
 		}
-		if s := sampler.Tier(i); len(s) > 0 {
-			tm.QueueP50Bytes, tm.QueueP99Bytes, tm.QueueMaxBytes = Percentile(s, 0.5), Percentile(s, 0.99), s[len(s)-1]
+		if h := sampler.Tier(i); h != nil && h.Count() > 0 {
+			tm.QueueP50Bytes, tm.QueueP99Bytes, tm.QueueMaxBytes = float64(h.Quantile(0.5)), float64(h.Quantile(0.99)), float64(h.Quantile(1))
 		}
 	}
 	slices.Sort(maxes)
@@ -434,7 +434,8 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 	}
 	cell.ReorderMax = res.MaxReorder
 	if w := &f.Net.ControlWait; w.Count() > 0 {
-		cell.CtrlWaitP50, cell.CtrlWaitP90, cell.CtrlWaitP99 = w.Quantile(0.5).Seconds(), w.Quantile(0.9).Seconds(), w.Quantile(0.99).Seconds()
+		secs := func(q float64) float64 { return monotime.Duration(w.Quantile(q)).Seconds() }
+		cell.CtrlWaitP50, cell.CtrlWaitP90, cell.CtrlWaitP99 = secs(0.5), secs(0.9), secs(0.99)
 	}
 	cell.Unroutable = f.Unroutable
 	cell.Hops = f.Net.Hops
