@@ -143,7 +143,7 @@ func (f *Fabric) Engineer(demands []Demand) {
 		key := flowKey(&Packet{Src: d.Src, Dst: d.Dst, Entropy: d.Entropy}, true)
 		s := f.FSwitch[f.groupOf[d.Src]]
 		for hops := 0; hops < 16; hops++ {
-			if _, ok := s.direct[d.Dst]; ok {
+			if s.directPort(d.Dst) != nil {
 				break
 			}
 			cands := s.next[f.groupOf[d.Dst]]

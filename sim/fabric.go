@@ -81,16 +81,19 @@ type FabricSwitch struct {
 	Level int   // 0: top of rack, 1: spine, aggregation or CTSW, 2: core or ATSW
 	Mem   *SwitchMemory
 	// next[g] lists the ports one hop closer to edge switch group g;
-	// direct[h] is the port to host h when it hangs off this switch.
-	next   [][]*Port
-	direct map[int32]*Port
-	flows  flowletTable
-	te     map[uint64]*Port // TE: the controller's choice per flow
+	// direct[h-firstHost] is the port to host h when it hangs off this
+	// switch (builders number a rack's hosts consecutively: a slice, not
+	// a map, on the path of every packet).
+	next      [][]*Port
+	firstHost int32
+	direct    []*Port
+	flows     flowletTable
+	te        map[uint64]*Port // TE: the controller's choice per flow
 }
 
 // Receive forwards p.
 func (s *FabricSwitch) Receive(p *Packet) {
-	if port, ok := s.direct[p.Dst]; ok {
+	if port := s.directPort(p.Dst); port != nil {
 		port.E.Receive(p)
 		return
 	}
@@ -104,6 +107,14 @@ func (s *FabricSwitch) Receive(p *Packet) {
 	default:
 		cands[s.f.Balancer.pick(s, p, cands)].E.Receive(p)
 	}
+}
+
+// directPort returns the port to host h if h hangs off this switch.
+func (s *FabricSwitch) directPort(h int32) *Port {
+	if i := h - s.firstHost; i >= 0 && int(i) < len(s.direct) {
+		return s.direct[i]
+	}
+	return nil
 }
 
 // FabricConfig sets the rates, delays and buffers of a fabric's tiers.
@@ -185,7 +196,7 @@ func newFabricBuilder(eng *Engine, hosts int, levels []int, cfg FabricConfig) *f
 			size = cfg.SwitchBuffer[min(level, len(cfg.SwitchBuffer)-1)]
 		}
 		for range n {
-			s := &FabricSwitch{f: f, id: int32(hosts + len(f.FSwitch)), Level: level, direct: map[int32]*Port{},
+			s := &FabricSwitch{f: f, id: int32(hosts + len(f.FSwitch)), Level: level,
 				Mem: NewSwitchMemory(f.Net, size, alpha)}
 			if cfg.PFC != nil {
 				s.Mem.EnablePFC(*cfg.PFC)
@@ -261,7 +272,13 @@ func (b *fabricBuilder) sw(n int32) *FabricSwitch {
 func (b *fabricBuilder) attach(h int, s int32) {
 	b.cable(int32(h), s, b.cfg.tier(-1), 0)
 	sw := b.f.FSwitch[int(s)-len(b.f.Hosts)]
-	sw.direct[int32(h)] = b.f.Ports[len(b.f.Ports)-1] // the port toward the host
+	if len(sw.direct) == 0 {
+		sw.firstHost = int32(h)
+	}
+	if int32(h) != sw.firstHost+int32(len(sw.direct)) {
+		panic("sim: a builder attached a rack's hosts out of order")
+	}
+	sw.direct = append(sw.direct, b.f.Ports[len(b.f.Ports)-1]) // the port toward the host
 	b.f.groupOf[h] = s - int32(len(b.f.Hosts))
 }
 
