@@ -59,6 +59,7 @@ func fabric(cells []scenario.Cell) (*fabricView, error) {
 		title, xlabel string
 		value         func(scenario.Cell) float64
 	}{
+		{"fabric link utilization spread, p90 - p10 over ports", "fraction of line rate", func(c scenario.Cell) float64 { return c.UtilP90 - c.UtilP10 }},
 		{"PFC pauses", "PAUSE frames", func(c scenario.Cell) float64 { return float64(c.Pauses) }},
 		{"control packets' wait in switch queues, p90", "µs", func(c scenario.Cell) float64 { return c.CtrlWaitP90 * 1e6 }},
 		{"reorder depth at the receivers", "packets (mean over reordered first transmissions)", func(c scenario.Cell) float64 { return c.ReorderMean }},
@@ -133,7 +134,7 @@ func WriteTiersCSV(w io.Writer, r *Run) error {
 	cw := csv.NewWriter(w)
 	header := append([]string{"index"}, keys...)
 	header = append(header, "tier", "ports", "queue_p50_bytes", "queue_p99_bytes", "queue_max_bytes",
-		"peak_bytes", "util_p50", "util_p99", "util_max", "drops", "ecn_marked",
+		"peak_bytes", "util_p10", "util_p50", "util_p90", "util_p99", "util_max", "drops", "ecn_marked",
 		"pfc_headroom_drops", "pfc_pauses", "pfc_paused_s", "pfc_watchdog_trips")
 	if err := cw.Write(header); err != nil {
 		return err
@@ -145,7 +146,7 @@ func WriteTiersCSV(w io.Writer, r *Run) error {
 				row = append(row, c.Params[k])
 			}
 			row = append(row, t.Name, strconv.Itoa(t.Ports), f(t.QueueP50Bytes), f(t.QueueP99Bytes), f(t.QueueMaxBytes),
-				strconv.Itoa(t.PeakBytes), f(t.UtilP50), f(t.UtilP99), f(t.UtilMax), u(t.Drops), u(t.Marked),
+				strconv.Itoa(t.PeakBytes), f(t.UtilP10), f(t.UtilP50), f(t.UtilP90), f(t.UtilP99), f(t.UtilMax), u(t.Drops), u(t.Marked),
 				u(t.HeadroomDrops), u(t.Pauses), f(t.PausedSec), u(t.WatchdogTrips))
 			if err := cw.Write(row); err != nil {
 				return err

@@ -58,7 +58,7 @@ func TestTiersCSV(t *testing.T) {
 	if len(rows) != 1+2*2 {
 		t.Fatalf("%d rows, want a header and 2 tiers of 2 cells", len(rows))
 	}
-	if got := strings.Join(rows[4], ","); got != "1,single,leaf-spine,64,0,102400,204800,307200,0.4,0,0.95,1,7,2,5,0.001,0" {
+	if got := strings.Join(rows[4], ","); got != "1,single,leaf-spine,64,0,102400,204800,307200,0,0.4,0,0,0.95,1,7,2,5,0.001,0" {
 		t.Errorf("last row %s", got)
 	}
 }

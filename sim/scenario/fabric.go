@@ -409,7 +409,8 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 		cell.WatchdogTrips += tm.WatchdogTrips
 		slices.Sort(u)
 		if len(u) > 0 {
-			tm.UtilP50, tm.UtilP99, tm.UtilMax = Percentile(u, 0.5), Percentile(u, 0.99), u[len(u)-1]
+			tm.UtilP10, tm.UtilP50, tm.UtilP90 = Percentile(u, 0.1), Percentile(u, 0.5), Percentile(u, 0.9)
+			tm.UtilP99, tm.UtilMax = Percentile(u, 0.99), u[len(u)-1]
 		}
 		if sampler == nil {
 			continue
@@ -426,7 +427,8 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 		cell.QueueMeanBytes /= float64(len(maxes))
 	}
 	if len(utils) > 0 {
-		cell.UtilP50, cell.UtilP99, cell.UtilMax = Percentile(utils, 0.5), Percentile(utils, 0.99), utils[len(utils)-1]
+		cell.UtilP10, cell.UtilP50, cell.UtilP90 = Percentile(utils, 0.1), Percentile(utils, 0.5), Percentile(utils, 0.9)
+		cell.UtilP99, cell.UtilMax = Percentile(utils, 0.99), utils[len(utils)-1]
 	}
 	cell.OutOfOrder = res.OutOfOrder
 	if res.Reordered > 0 {

@@ -56,7 +56,9 @@ type Cell struct {
 	// distance in packets (the out-of-order degree); packets with no
 	// route while routing converged.
 	QueueP99Bytes float64 `json:"queue_p99_bytes,omitempty"`
+	UtilP10       float64 `json:"util_p10,omitempty"`
 	UtilP50       float64 `json:"util_p50,omitempty"`
+	UtilP90       float64 `json:"util_p90,omitempty"`
 	UtilP99       float64 `json:"util_p99,omitempty"`
 	UtilMax       float64 `json:"util_max,omitempty"`
 	Drops         uint64  `json:"drops,omitempty"`
@@ -100,7 +102,9 @@ type TierMetrics struct {
 	QueueP99Bytes float64 `json:"queue_p99_bytes"`
 	QueueMaxBytes float64 `json:"queue_max_bytes"` // deepest sample
 	PeakBytes     int     `json:"peak_bytes"`      // deepest ever, exact
+	UtilP10       float64 `json:"util_p10"`
 	UtilP50       float64 `json:"util_p50"`
+	UtilP90       float64 `json:"util_p90"`
 	UtilP99       float64 `json:"util_p99"`
 	UtilMax       float64 `json:"util_max"`
 	Drops         uint64  `json:"drops"`
