@@ -7,20 +7,54 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 // queues were over time and not only their peaks: Stellar's claim for
 // spraying is about the distribution, not the maximum. NIC queues are left
 // out; they hold what the host has not yet paced out, not congestion.
-// Samples go into a histogram per tier: constant memory, however long
-// the run.
+// Samples go into a histogram per tier, and the tier's deepest port at
+// each instant into a series of at most SeriesBins bins: constant memory,
+// however long the run.
 //
 // The sampler reschedules itself for as long as the engine runs, so it
 // suits runs that end by Stop or RunUntil (as RunFlows does).
 type QueueSampler struct {
-	every monotime.Duration
-	ports []*Port
-	tiers []Histogram // bytes
+	every  monotime.Duration
+	ports  []*Port
+	tiers  []Histogram // bytes
+	series []series    // per tier
+	deep   []int64     // per tier, the deepest port of this sample
+}
+
+// SeriesBins bounds a tier's queue-depth series.
+const SeriesBins = 256
+
+// series is a tier's deepest queue over time: bin i holds the largest of
+// samples i*span .. (i+1)*span-1. When the bins are full, neighbours merge
+// and span doubles.
+type series struct {
+	span, n int // samples per bin; samples in the last bin
+	max     []int64
+}
+
+func (s *series) add(v int64) {
+	if len(s.max) == 0 || s.n == s.span {
+		if len(s.max) == SeriesBins {
+			for i := range SeriesBins / 2 {
+				s.max[i] = max(s.max[2*i], s.max[2*i+1])
+			}
+			s.max = s.max[:SeriesBins/2]
+			s.span *= 2
+		}
+		s.max = append(s.max, 0)
+		s.n = 0
+	}
+	s.max[len(s.max)-1] = max(s.max[len(s.max)-1], v)
+	s.n++
 }
 
 // SampleQueues starts sampling f's switch ports every interval from now.
 func SampleQueues(eng *Engine, f *Fabric, every monotime.Duration) *QueueSampler {
-	s := &QueueSampler{every: max(every, monotime.Nanosecond), tiers: make([]Histogram, len(f.Tiers))}
+	s := &QueueSampler{every: max(every, monotime.Nanosecond), tiers: make([]Histogram, len(f.Tiers)),
+		series: make([]series, len(f.Tiers)), deep: make([]int64, len(f.Tiers))}
+	for i := range s.series {
+		s.series[i].span = 1
+	}
 	for _, p := range f.Ports {
 		if int(p.From) >= len(f.Hosts) && p.Tier < len(f.Tiers) {
 			s.ports = append(s.ports, p)
@@ -32,8 +66,14 @@ func SampleQueues(eng *Engine, f *Fabric, every monotime.Duration) *QueueSampler
 
 // OnEvent takes one sample of every port.
 func (s *QueueSampler) OnEvent(e *Engine, _ uint64) {
+	clear(s.deep)
 	for _, p := range s.ports {
-		s.tiers[p.Tier].Add(int64(p.E.Bytes()))
+		b := int64(p.E.Bytes())
+		s.tiers[p.Tier].Add(b)
+		s.deep[p.Tier] = max(s.deep[p.Tier], b)
+	}
+	for i, d := range s.deep {
+		s.series[i].add(d)
 	}
 	e.After(s.every, s, 0)
 }
@@ -45,4 +85,14 @@ func (s *QueueSampler) Tier(i int) *Histogram {
 		return nil
 	}
 	return &s.tiers[i]
+}
+
+// Series returns tier i's deepest port over time: bin k holds the largest
+// queue any of the tier's ports had at the samples taken during
+// [k*width, (k+1)*width) from the start; nil for a tier out of range.
+func (s *QueueSampler) Series(i int) (deepest []int64, width monotime.Duration) {
+	if i < 0 || i >= len(s.series) {
+		return nil, 0
+	}
+	return s.series[i].max, s.every * monotime.Duration(s.series[i].span)
 }

@@ -73,6 +73,11 @@ func fabric(cells []scenario.Cell) (*fabricView, error) {
 		}
 		v.Figures = append(v.Figures, fig)
 	}
+	series, err := seriesFigures(v.Cells, v.Tiers)
+	if err != nil {
+		return nil, err
+	}
+	v.Figures = append(v.Figures, series...)
 	for i, name := range v.Tiers {
 		depth := func(c scenario.Cell) float64 {
 			if i < len(c.Tiers) {
@@ -87,6 +92,66 @@ func fabric(cells []scenario.Cell) (*fabricView, error) {
 		v.Figures = append(v.Figures, fig)
 	}
 	return v, nil
+}
+
+// seriesPerFigure is how many cells share one queue-over-time plot: more
+// lines than that are unreadable.
+const seriesPerFigure = 5
+
+// seriesFigures plots the deepest queue of the fabric's top tier over time,
+// a line per cell: how deep and how steady, where the table gives only
+// percentiles.
+func seriesFigures(cells []scenario.Cell, tiers []string) ([]figure, error) {
+	top := len(tiers) - 1
+	var with []scenario.Cell
+	for _, c := range cells {
+		if top < len(c.Tiers) && len(c.Tiers[top].QueueSeries) > 0 {
+			with = append(with, c)
+		}
+	}
+	var figs []figure
+	for from := 0; from < len(with); from += seriesPerFigure {
+		group := with[from:min(from+seriesPerFigure, len(with))]
+		p := plot.New()
+		p.Title.Text = "deepest " + tiers[top] + " port over time"
+		p.X.Label.Text = "time (µs)"
+		p.Y.Label.Text = "KiB"
+		p.Legend.Top = true
+		deepest := 0.0
+		for i, c := range group {
+			t := c.Tiers[top]
+			xys := make(plotter.XYs, len(t.QueueSeries))
+			for k, b := range t.QueueSeries {
+				xys[k] = plotter.XY{X: (float64(k) + 0.5) * t.QueueSeriesBinSec * 1e6, Y: float64(b) / 1024}
+				deepest = max(deepest, xys[k].Y)
+			}
+			line, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, err
+			}
+			line.Color = palette[i%len(palette)]
+			line.Width = vg.Points(1)
+			p.Add(line)
+			p.Legend.Add(c.Label, line)
+		}
+		p.X.Min, p.Y.Min = 0, 0
+		p.Y.Max = deepest * 1.4 // room for the legend above the lines
+		for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+			&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
+			f.Variant = "Sans"
+		}
+		p.Legend.TextStyle.Font.Size = vg.Points(7)
+		svg, err := render(plotW+60, plotH, func(dc draw.Canvas) {
+			dc.SetColor(color.White)
+			dc.Fill(dc.Rectangle.Path())
+			p.Draw(dc)
+		})
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, figure{Title: p.Title.Text, SVG: svg})
+	}
+	return figs, nil
 }
 
 // barFigure draws one horizontal bar per cell.

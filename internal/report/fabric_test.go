@@ -18,7 +18,8 @@ func fabricRun() *Run {
 			Tiers: []scenario.TierMetrics{
 				{Name: "host", Ports: 32, QueueP99Bytes: depth / 2, PeakBytes: int(depth), UtilMax: 0.9},
 				{Name: "leaf-spine", Ports: 64, QueueP50Bytes: 0, QueueP99Bytes: depth, QueueMaxBytes: 2 * depth, PeakBytes: int(3 * depth), UtilP50: 0.4, UtilMax: 0.95, Drops: uint64(i),
-					Marked: 7, HeadroomDrops: 2, Pauses: 5 * uint64(i), PausedSec: 0.001, WatchdogTrips: 0},
+					Marked: 7, HeadroomDrops: 2, Pauses: 5 * uint64(i), PausedSec: 0.001, WatchdogTrips: 0,
+					QueueSeries: []int64{0, int64(depth), 0}, QueueSeriesBinSec: 1e-6},
 			}, Pauses: 5 * uint64(i), ReorderMean: 3.5, ReorderMax: 9})
 	}
 	return &Run{Scenario: "dc", Cells: cells}
@@ -31,7 +32,7 @@ func TestFabricSection(t *testing.T) {
 	}
 	html := b.String()
 	for _, want := range []string{`id="fabric"`, "queue depth p99 over time, leaf-spine tier", "leaf-spine queue p50",
-		"<td>100KiB</td>", "<svg", "PFC pauses", "reorder depth at the receivers", "<td>3.5 / 9</td>"} {
+		"<td>100KiB</td>", "<svg", "PFC pauses", "reorder depth at the receivers", "<td>3.5 / 9</td>", "deepest leaf-spine port over time"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

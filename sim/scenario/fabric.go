@@ -415,6 +415,8 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 		if sampler == nil {
 			continue
 		}
+		deepest, width := sampler.Series(i)
+		tm.QueueSeries, tm.QueueSeriesBinSec = slices.Clone(deepest), width.Seconds()
 		if h := sampler.Tier(i); h != nil && h.Count() > 0 {
 			tm.QueueP50Bytes, tm.QueueP99Bytes, tm.QueueMaxBytes = float64(h.Quantile(0.5)), float64(h.Quantile(0.99)), float64(h.Quantile(1))
 		}

@@ -113,6 +113,10 @@ type TierMetrics struct {
 	Pauses        uint64  `json:"pfc_pauses"`
 	PausedSec     float64 `json:"pfc_paused_s"` // summed over the tier's ports
 	WatchdogTrips uint64  `json:"pfc_watchdog_trips"`
+	// QueueSeries is the tier's deepest port over time, bin by bin of
+	// QueueSeriesBinSec seconds from the start.
+	QueueSeries       []int64 `json:"queue_series_bytes,omitempty"`
+	QueueSeriesBinSec float64 `json:"queue_series_bin_s,omitempty"`
 }
 
 // Prediction is the analytic model's view of a cell.
