@@ -38,6 +38,7 @@ type Egress struct {
 	// port is idle; ctrlTail the last control packet inserted ahead of
 	// data, while it has not departed.
 	sending, ctrlTail *Packet
+	sendingDep        monotime.Time // when sending departs
 	since             monotime.Time
 	held              fifo          // data waiting while paused
 	pfcMem            *SwitchMemory // the switch's, under PFC
@@ -52,12 +53,12 @@ func NewEgress(n *Network, rate float64, limit int, delay monotime.Duration, nex
 }
 
 // advance accounts every departure up to now, then the occupancy up to now.
+// Most calls find nothing departed: the cached departure of the packet
+// being sent answers them without touching the packet (a cache miss,
+// once the run's packets outgrow the cache).
 func (e *Egress) advance(now monotime.Time) {
-	for p := e.sending; p != nil; p = e.sending {
-		dep := e.departure(p)
-		if dep > now {
-			break
-		}
+	for e.sending != nil && e.sendingDep <= now {
+		p, dep := e.sending, e.sendingDep
 		e.Stats.ByteTime += float64(e.bytes) * float64(dep-e.since)
 		e.since = dep
 		e.gave(p.Wire)
@@ -69,13 +70,21 @@ func (e *Egress) advance(now monotime.Time) {
 		if p == e.ctrlTail {
 			e.ctrlTail = nil
 		}
-		e.sending = p.next
+		e.setSending(p.next)
 	}
 	e.Stats.ByteTime += float64(e.bytes) * float64(now-e.since)
 	e.since = now
 }
 
 func (e *Egress) departure(p *Packet) monotime.Time { return p.at.Add(-e.Delay) }
+
+// setSending makes p, which may be nil, the first packet not departed.
+func (e *Egress) setSending(p *Packet) {
+	e.sending = p
+	if p != nil {
+		e.sendingDep = e.departure(p)
+	}
+}
 
 // Bytes returns the bytes waiting now, including the packet being sent.
 func (e *Egress) Bytes() int {
@@ -101,7 +110,7 @@ func (e *Egress) Receive(p *Packet) {
 		p.wait += e.schedule(p, now).Sub(now)
 	}
 	if e.pfcMem != nil && e.sending != nil {
-		e.pfcMem.armCheck(e.departure(e.sending))
+		e.pfcMem.armCheck(e.sendingDep)
 	}
 }
 
@@ -115,7 +124,7 @@ func (e *Egress) schedule(p *Packet, now monotime.Time) monotime.Time {
 	p.at = start.Add(monotime.TransmitTime(p.Wire, e.Rate) + e.Delay)
 	e.list.push(p)
 	if e.sending == nil {
-		e.sending = p
+		e.setSending(p)
 	}
 	if e.list.n == 1 {
 		e.net.Eng.At(p.at, e, portEvent)
@@ -161,7 +170,7 @@ func (e *Egress) setPaused(on bool) {
 		p.wait += e.schedule(p, now).Sub(waiting)
 	}
 	if e.pfcMem != nil && e.sending != nil {
-		e.pfcMem.armCheck(e.departure(e.sending))
+		e.pfcMem.armCheck(e.sendingDep)
 	}
 }
 

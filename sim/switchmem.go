@@ -160,7 +160,7 @@ func (m *SwitchMemory) nextDeparture() monotime.Time {
 	next := monotime.Never
 	for _, e := range m.ports {
 		if e.sending != nil {
-			next = min(next, e.departure(e.sending))
+			next = min(next, e.sendingDep)
 		}
 	}
 	return next
