@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,20 +26,25 @@ type simOptions struct {
 	sets    []string
 	workers int
 	full    bool
+	list    bool
 }
 
 func newSimCmd() *cobra.Command {
 	var o simOptions
 	cmd := &cobra.Command{
-		Use:   "sim [FILE]",
+		Use:   "sim [FILE|NAME]",
 		Short: "Run a simulation scenario and write CSV, JSON and an HTML report",
-		Long: `sim runs a scenario file (YAML; see scenarios/) through the packet-level
-simulator, in which every host runs sdrnet's real protocol core. Parameters
-given as lists expand to a grid; grid points run in parallel. Without FILE
-it runs the built-in SDR-RDMA long-haul scenario (its quick subset unless
---full).`,
+		Long: `sim runs a scenario file (YAML; every key in docs/scenarios.md) through the
+packet-level simulator, in which every host runs sdrnet's real protocol
+core. Parameters given as lists expand to a grid; grid points run in
+parallel. NAME runs a built-in scenario (--list shows them: the papers'
+reproductions). Without either it runs the built-in SDR-RDMA long-haul
+scenario (its quick subset unless --full).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.list {
+				return listScenarios(cmd.OutOrStdout())
+			}
 			return runSim(cmd, args, &o)
 		},
 	}
@@ -48,19 +54,60 @@ it runs the built-in SDR-RDMA long-haul scenario (its quick subset unless
 	f.StringArrayVar(&o.sets, "set", nil, "override a parameter: key=value or key=[v1,v2] (repeatable)")
 	f.IntVarP(&o.workers, "jobs", "j", runtime.NumCPU(), "grid points run in parallel")
 	f.BoolVar(&o.full, "full", false, "run the whole grid, not the scenario's quick subset")
+	f.BoolVar(&o.list, "list", false, "list the built-in scenarios")
 	return cmd
 }
 
-// loadScenario reads FILE, or the built-in default scenario.
+// loadScenario reads FILE, the built-in scenario NAME (when no such file
+// exists), or the built-in default scenario.
 func loadScenario(args []string) (*scenario.Scenario, error) {
+	name := scenarios.Default
 	if len(args) == 1 {
-		return scenario.Load(args[0])
+		arg := args[0]
+		builtin := strings.TrimSuffix(arg, ".yaml") + ".yaml"
+		if _, err := os.Stat(arg); err == nil || !fs.ValidPath(builtin) || strings.Contains(builtin, "/") {
+			return scenario.Load(arg)
+		}
+		if _, err := fs.Stat(scenarios.FS, builtin); err != nil {
+			return nil, fmt.Errorf("%s: no such file, nor a built-in scenario (those are: %s)", arg, strings.Join(builtinNames(), ", "))
+		}
+		name = builtin
 	}
-	data, err := scenarios.FS.ReadFile(scenarios.Default)
+	data, err := scenarios.FS.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	return scenario.Parse("scenarios/"+scenarios.Default+" (built in)", data)
+	return scenario.Parse("scenarios/"+name+" (built in)", data)
+}
+
+// builtinNames lists the embedded scenarios by name.
+func builtinNames() []string {
+	entries, _ := scenarios.FS.ReadDir(".")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// listScenarios prints each built-in scenario's name and what it runs.
+func listScenarios(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, n := range builtinNames() {
+		data, err := scenarios.FS.ReadFile(n + ".yaml")
+		if err != nil {
+			return err
+		}
+		s, err := scenario.Parse(n+".yaml", data)
+		if err != nil {
+			return err
+		}
+		desc, _, _ := strings.Cut(strings.TrimSpace(s.Description), ". ")
+		fmt.Fprintf(tw, "%s\t%s\n", n, desc)
+	}
+	return tw.Flush()
 }
 
 func runSim(cmd *cobra.Command, args []string, o *simOptions) error {

@@ -65,6 +65,7 @@ func TestSimErrors(t *testing.T) {
 	}{
 		{[]string{"sim", bad}, "bad.yaml:3:9: topology.loss"},
 		{[]string{"sim", filepath.Join(dir, "missing.yaml")}, "no such file"},
+		{[]string{"sim", "no-such-scenario"}, "nor a built-in scenario (those are: incast-buffers, meta-control"},
 		{[]string{"sim", "--set", "workload.count=0"}, "want an integer in 1..1000000"},
 		{[]string{"sim", "--set", "bogus=1"}, `unknown parameter "bogus"`},
 		{[]string{"sim", "-j", "0"}, "invalid --jobs 0"},
@@ -86,5 +87,27 @@ func TestModelCommand(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "scheme=xor:32,8") || !strings.Contains(out.String(), "ms") {
 		t.Fatalf("model output:\n%s", out.String())
+	}
+}
+
+// TestBuiltinScenarios lists the embedded scenarios and runs one by name.
+func TestBuiltinScenarios(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := execute([]string{"sim", "--list"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	for _, want := range []string{"stellar-spray", "meta-routing", "sdr-longhaul", "Alibaba Stellar's path selection study"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--list lacks %q:\n%s", want, out.String())
+		}
+	}
+	dir := t.TempDir()
+	out.Reset()
+	if err := execute([]string{"sim", "meta-control", "--out", dir, "--set", "workload.size=1MiB", "--set", "workload.count=1",
+		"--set", "workload.bg_until=100us"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+		t.Fatal(err)
 	}
 }
