@@ -104,3 +104,43 @@ func TestLinkFailureReroutes(t *testing.T) {
 	}
 	t.Logf("done at %v, %d lost on the cut, wall %v", monotime.Duration(res.End), lost, time.Since(start))
 }
+
+// TestFlowsCompleteOutOfOrder loses the tail of a large message (its
+// host's cable is cut for a microsecond) and sends many small ones behind
+// it on the same connection: the small ones complete first, while the
+// large one waits for its retransmission timeout. Receives must still be
+// posted only into free slots: the window runs from the oldest incomplete
+// receive, not from the count completed.
+func TestFlowsCompleteOutOfOrder(t *testing.T) {
+	eng := New(5)
+	f, err := LeafSpine(eng, 2, 1, 2, dcConfig(100e9, EECMP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows := []Flow{{Src: 0, Dst: 2, Bytes: 4 << 20}}
+	for range 40 {
+		flows = append(flows, Flow{Src: 0, Dst: 2, Bytes: 4 << 10})
+	}
+	leaf := f.SwitchNode(0)
+	cut := func(up bool) HandlerFunc {
+		return func(*Engine, uint64) { _ = f.SetCable(0, leaf, up) }
+	}
+	eng.At(monotime.Time(330*monotime.Microsecond), cut(false), 0)
+	eng.At(monotime.Time(331*monotime.Microsecond), cut(true), 0)
+	fc := flowsCfg(1, path.Single)
+	fc.Scheme = reliability.SelectiveRepeat{} // repaired by timeout only
+	res, err := RunFlows(&f.Topology, flows, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := 0
+	for i := 1; i < len(flows); i++ {
+		if res.Done[i] < res.Done[0] {
+			before++
+		}
+	}
+	// MaxMsgs 16 gives a window of 8 receives: the large one and 7 more.
+	if before != 7 {
+		t.Errorf("%d small messages completed before the large one, want the 7 its window leaves", before)
+	}
+}
