@@ -186,10 +186,16 @@ func fabricFlows(eng *sim.Engine, v *values, f *sim.Fabric, group []int) ([]sim.
 }
 
 // runFabricPoint simulates one datacenter grid point. Placement and which
-// links fail come from the scenario's seed alone, so every cell of a grid
-// compares routing and transport on the same job and the same failures.
+// links fail come from the scenario's seed alone (or
+// workload.placement_seed), so every cell of a grid compares routing and
+// transport on the same job and the same failures; a list of placement
+// seeds repeats the comparison on other placements.
 func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64) (sim.TransferStats, []monotime.Duration, error) {
-	rng := rand.New(rand.NewPCG(scenarioSeed, 0xfab))
+	placement := scenarioSeed
+	if ps := uint64(v.int("workload.placement_seed")); ps != 0 {
+		placement = ps
+	}
+	rng := rand.New(rand.NewPCG(placement, 0xfab))
 	f, err := buildFabric(eng, v)
 	if err != nil {
 		return sim.TransferStats{}, nil, err

@@ -157,6 +157,7 @@ var schema = map[string]field{
 	"transport.window":          {"0", size(0, 1<<40)},
 	"transport.admission":       {"0", intIn(0, 1<<16)},
 	"workload.placement":        {"packed", oneOf("packed", "fragmented")},
+	"workload.placement_seed":   {"0", intIn(0, 1<<30)},
 	"workload.background":       {"0", fraction},
 	"workload.bg_size":          {"1MiB", size(1, 1<<30)},
 	"workload.bg_period":        {"100us", duration},
