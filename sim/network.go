@@ -11,30 +11,24 @@ import (
 // to the sender's message, as an RDMA NIC reads it at the last moment.
 // Packets are pooled per network.
 type Packet struct {
-	// What switches and ports read on every hop comes first, within one
-	// 64-byte cache line (packets are 192 bytes, in page-aligned slabs,
-	// so every packet starts a line): a queue walking its packets touches
-	// one line each.
-	Wire    int           // bytes on the wire: the datagram plus per-packet overhead
-	at      monotime.Time // when it leaves the link it is on
-	next    *Packet
-	ingress *Ingress // under PFC: where it entered the switch holding it
-	// wait sums the time a control packet waited in switch queues before
-	// being sent. (Data packets gather theirs too, less the shifts control
-	// packets inserted ahead of them cause: not worth the walk, as no
-	// figure uses it.)
-	wait     monotime.Duration
+	Buf      []byte // the datagram, or its header when Payload is set
+	Payload  []byte // DATA payload, by reference
+	Wire     int    // bytes on the wire: the datagram plus per-packet overhead
 	Src, Dst int32  // host indices
 	Entropy  uint16 // path entropy: the UDP source port on a real network
 	Control  bool   // ACK, NACK, CTS or CLOSE: may be queued ahead of data
 	ECN      bool   // congestion experienced
-
-	Buf     []byte // the datagram, or its header when Payload is set
-	Payload []byte // DATA payload, by reference
+	next     *Packet
+	at       monotime.Time // when it leaves the link it is on
+	ingress  *Ingress      // under PFC: where it entered the switch holding it
+	// wait sums the time a control packet waited in switch queues before
+	// being sent. (Data packets gather theirs too, less the shifts control
+	// packets inserted ahead of them cause: not worth the walk, as no
+	// figure uses it.)
+	wait monotime.Duration
 	// hdr holds headers that fit (DATA, PARITY, most control packets), so
 	// a packet is one object in one cache neighbourhood, not two.
 	hdr [48]byte
-	_   [40]byte // to 192 bytes: three whole cache lines
 }
 
 // Node receives packets: a queue, a link, a switch or a host.
