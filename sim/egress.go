@@ -14,10 +14,10 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 // What the port shows is what a Queue followed by a Link would: the bytes
 // waiting (including the packet being sent) drop-tail at Limit (or at the
 // switch's shared memory) and get ECN marks; departures are accounted
-// lazily, up to the time of each question. Control packets go ahead of waiting data: they are
-// inserted behind the packet being sent (and behind control packets
-// already waiting), and the data behind them departs later by their
-// transmission time. A packet arriving while the wire is down is lost, so
+// lazily, up to the time of each question. Control packets go ahead of
+// waiting data: they are inserted behind the packet being sent (and
+// behind control packets already waiting), and the data behind them
+// departs later by their transmission time. A packet arriving while the wire is down is lost, so
 // a cable cut loses what was in flight on it.
 //
 // While PFC pauses the port, the packet being sent finishes and data
@@ -200,15 +200,11 @@ func (e *Egress) hold(now monotime.Time) {
 	}
 }
 
-// PausedTime returns how long PFC has held the port so far.
-func (e *Egress) PausedTime() monotime.Duration { return e.pausedTime(e.net.Eng.Now()) }
-
 // OnEvent delivers the packet at the head of the list, which has crossed
 // the wire, or trips the PFC watchdog.
 func (e *Egress) OnEvent(eng *Engine, arg uint64) {
 	if arg == watchdogEvent {
-		e.Pause.WatchdogTrips++
-		e.setPaused(false)
+		tripWatchdog(e)
 		return
 	}
 	e.advance(eng.Now())

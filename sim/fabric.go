@@ -54,17 +54,16 @@ func (p *Port) setUp(up bool) {
 	}
 }
 
-// Pause returns how PFC held the port back, with its paused time up to now.
-func (p *Port) Pause() PauseStats {
+// sender returns what serializes onto the port's wire.
+func (p *Port) sender() pausable {
 	if p.E != nil {
-		s := p.E.Pause
-		s.Paused = p.E.PausedTime()
-		return s
+		return p.E
 	}
-	s := p.Q.Pause
-	s.Paused = p.Q.PausedTime()
-	return s
+	return p.Q
 }
+
+// Pause returns how PFC held the port back, with its paused time up to now.
+func (p *Port) Pause(now monotime.Time) PauseStats { return p.sender().pauses().stats(now) }
 
 // Lost returns how many packets the port's wire lost.
 func (p *Port) Lost() uint64 {
@@ -225,35 +224,30 @@ func (b *fabricBuilder) cable(a, c int32, spec cableSpec, tier int) {
 		from, to := dir[0], dir[1]
 		p := &Port{ID: int32(len(b.f.Ports)), From: from, To: to, Tier: tier}
 		next := b.node(to)
-		if pfc := b.cfg.PFC; pfc != nil && b.sw(to) != nil { // a cable into a switch ends at an ingress
+		if pfc, sw := b.cfg.PFC, b.sw(to); pfc != nil && sw != nil { // a cable into a switch ends at an ingress
 			headroom := pfc.Headroom
 			if headroom == 0 {
 				headroom = HeadroomFor(spec.rate, spec.delay)
 			}
-			p.In = &Ingress{mem: b.sw(to).Mem, next: next, delay: spec.delay, headroom: headroom, inLine: b.cfg.ControlInLine}
+			p.In = &Ingress{mem: sw.Mem, next: next, delay: spec.delay, headroom: headroom, inLine: b.cfg.ControlInLine}
 			next = p.In
 		}
-		var up pausable
 		if int(from) < len(b.f.Hosts) { // a host's port is its NIC
 			h := b.f.Hosts[from]
 			p.L = NewLink(b.f.Net, spec.delay, nil, next)
 			h.NIC.Next = p.L
 			p.Q = h.NIC
-			up = p.Q
-			if b.cfg.PFC != nil {
-				p.Q.Watchdog = b.cfg.PFC.Watchdog
-			}
 		} else {
 			p.E = NewEgress(b.f.Net, spec.rate, spec.queue, spec.delay, next)
 			p.E.ECN, p.E.ControlInLine = spec.ecn, b.cfg.ControlInLine
+			p.E.Lossless = b.cfg.PFC != nil
 			b.sw(from).Mem.Attach(p.E)
-			up = p.E
-			if b.cfg.PFC != nil {
-				p.E.Lossless, p.E.Watchdog = true, b.cfg.PFC.Watchdog
-			}
+		}
+		if b.cfg.PFC != nil {
+			p.sender().pauses().Watchdog = b.cfg.PFC.Watchdog
 		}
 		if p.In != nil {
-			p.In.up = up
+			p.In.up = p.sender()
 		}
 		b.f.Ports = append(b.f.Ports, p)
 		b.f.adj[from] = append(b.f.adj[from], p.ID)
@@ -271,7 +265,7 @@ func (b *fabricBuilder) sw(n int32) *FabricSwitch {
 // attach hangs host h off switch s (a node id).
 func (b *fabricBuilder) attach(h int, s int32) {
 	b.cable(int32(h), s, b.cfg.tier(-1), 0)
-	sw := b.f.FSwitch[int(s)-len(b.f.Hosts)]
+	sw := b.sw(s)
 	if len(sw.direct) == 0 {
 		sw.firstHost = int32(h)
 	}

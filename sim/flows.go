@@ -251,8 +251,8 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	}
 	eng.RunUntil(begin.Add(limit))
 	for _, pc := range connList {
-		res.Stats.add(pc.tx.Stats(), pc.rx.Stats())
 		rx := pc.rx.Stats()
+		res.Stats.add(pc.tx.Stats(), rx)
 		res.OutOfOrder += rx.OutOfOrder
 		res.Reordered += rx.Reordered
 		res.ReorderDepth += rx.ReorderDepth

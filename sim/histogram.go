@@ -17,7 +17,7 @@ type Histogram struct {
 const subBits = 4
 const subBuckets = 1 << subBits
 
-// bucket returns d's bucket: exact below 16 ps, then the position of the
+// bucket returns d's bucket: exact below 16, then the position of the
 // leading bit and the 4 bits after it.
 func bucket(d int64) int {
 	v := uint64(max(d, 0))
@@ -28,7 +28,7 @@ func bucket(d int64) int {
 	return (lead-subBits+1)*subBuckets + int(v>>(lead-subBits)&(subBuckets-1))
 }
 
-// lower returns the smallest duration in bucket i.
+// lower returns the smallest value in bucket i.
 func lower(i int) int64 {
 	if i < subBuckets {
 		return int64(i)

@@ -215,8 +215,7 @@ func (q *Queue) startNext() {
 // PFC watchdog finds the port paused too long.
 func (q *Queue) OnEvent(_ *Engine, arg uint64) {
 	if arg == watchdogEvent {
-		q.Pause.WatchdogTrips++
-		q.setPaused(false)
+		tripWatchdog(q)
 		return
 	}
 	p := q.sending
@@ -235,9 +234,6 @@ func (q *Queue) setPaused(on bool) {
 		q.startNext()
 	}
 }
-
-// PausedTime returns how long PFC has held the port so far.
-func (q *Queue) PausedTime() monotime.Duration { return q.pausedTime(q.net.Eng.Now()) }
 
 // LossModel decides which packets a link loses.
 type LossModel interface {

@@ -43,12 +43,15 @@ type PauseStats struct {
 // pausable is a port PFC can stop: a switch's Egress or a host's NIC.
 type pausable interface {
 	setPaused(on bool)
+	pauses() *pauseState
 }
 
-// Event arguments of ports that can be paused.
+// Event arguments of ports that can be paused, and of an ingress's frames.
 const (
 	portEvent     = 0 // a Queue's departure, an Egress's arrival
 	watchdogEvent = 1
+	resumeFrame   = 0
+	pauseFrame    = 1
 )
 
 // pauseState is a port's side of PFC.
@@ -81,12 +84,23 @@ func (s *pauseState) set(on bool, eng *Engine, h Handler) bool {
 	return true
 }
 
-// pausedTime returns the time spent paused up to now.
-func (s *pauseState) pausedTime(now monotime.Time) monotime.Duration {
+// pauses gives the port's pause state; it makes Egress and Queue, which
+// embed it, pausable.
+func (s *pauseState) pauses() *pauseState { return s }
+
+// stats returns the counters with the time paused up to now.
+func (s *pauseState) stats(now monotime.Time) PauseStats {
+	st := s.Pause
 	if s.paused {
-		return s.Pause.Paused + now.Sub(s.since)
+		st.Paused += now.Sub(s.since)
 	}
-	return s.Pause.Paused
+	return st
+}
+
+// tripWatchdog counts a pause storm and lets the port send.
+func tripWatchdog(p pausable) {
+	p.pauses().Pause.WatchdogTrips++
+	p.setPaused(false)
 }
 
 // pfcState is a switch's PFC: its ingresses and, while any of them is
@@ -146,7 +160,7 @@ func (in *Ingress) Receive(p *Packet) {
 	if !in.pausing && in.bytes+p.Wire > cfg.XOff {
 		in.pausing = true
 		in.mem.pfc.pausing++
-		in.mem.net.Eng.After(in.delay, in, 1)
+		in.mem.net.Eng.After(in.delay, in, pauseFrame)
 	}
 	if in.bytes+p.Wire > cfg.XOff+in.headroom {
 		in.Drops++
@@ -167,9 +181,9 @@ func (in *Ingress) release(wire int) {
 	if in.pausing && in.bytes <= in.mem.pfc.cfg.XOn {
 		in.pausing = false
 		in.mem.pfc.pausing--
-		in.mem.net.Eng.After(in.delay, in, 0)
+		in.mem.net.Eng.After(in.delay, in, resumeFrame)
 	}
 }
 
-// OnEvent lands a PAUSE (arg 1) or RESUME (arg 0) at the upstream port.
-func (in *Ingress) OnEvent(_ *Engine, arg uint64) { in.up.setPaused(arg == 1) }
+// OnEvent lands a PAUSE or RESUME frame at the upstream port.
+func (in *Ingress) OnEvent(_ *Engine, frame uint64) { in.up.setPaused(frame == pauseFrame) }

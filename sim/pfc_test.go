@@ -43,8 +43,8 @@ func TestEgressPauseResume(t *testing.T) {
 			t.Errorf("delivery %d: %+v, want %+v", i, out.got[i], want[i])
 		}
 	}
-	if s := e.Pause; s.Pauses != 1 || e.PausedTime() != monotime.Duration(24*us+us/2) {
-		t.Errorf("pause stats %+v, paused %v; want 1 pause of 24.5us", s, e.PausedTime())
+	if s := e.stats(eng.Now()); s.Pauses != 1 || s.Paused != monotime.Duration(24*us+us/2) {
+		t.Errorf("pause stats %+v; want 1 pause of 24.5us", s)
 	}
 }
 
@@ -101,7 +101,7 @@ func countFabric(f *Fabric) fabricCounts {
 		if p.In != nil {
 			c.headroomDrops += p.In.Drops
 		}
-		s := p.Pause()
+		s := p.Pause(f.Net.Eng.Now())
 		c.pauses += s.Pauses
 		c.trips += s.WatchdogTrips
 	}

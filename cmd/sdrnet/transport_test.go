@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -39,20 +40,21 @@ func TestSendRecvFile(t *testing.T) {
 	}
 	const addr = "127.0.0.1:47931"
 	recvErr := make(chan error, 1)
-	var recvLog bytes.Buffer
+	var recvLog lockedBuffer
 	go func() {
 		recvErr <- execute([]string{"recv", "--listen", addr, "--out", out, "--msg", "1MiB"}, &bytes.Buffer{}, &recvLog)
 	}()
-	var sendErr error
-	var sendLog bytes.Buffer
-	for range 50 { // until recv listens
-		sendLog.Reset()
-		if sendErr = execute([]string{"send", addr, in, "--msg", "1MiB", "--paths", "3", "--handshake-timeout", "1s"},
-			&bytes.Buffer{}, &sendLog); sendErr == nil {
-			break
+	// Send once recv listens: a sender that tried earlier and gave up
+	// could leave a HELLO behind that recv would take for its peer.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(recvLog.String(), "listening"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("recv never listened:\n%s", recvLog.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
+	var sendLog bytes.Buffer
+	sendErr := execute([]string{"send", addr, in, "--msg", "1MiB", "--paths", "3", "--handshake-timeout", "1s"},
+		&bytes.Buffer{}, &sendLog)
 	if sendErr != nil {
 		t.Fatalf("send: %v\n%s", sendErr, sendLog.String())
 	}
@@ -89,4 +91,22 @@ func TestTransportFlagErrors(t *testing.T) {
 			t.Errorf("%v: %v, stderr %q; want %q", tt.args, err, errb.String(), tt.want)
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer one goroutine writes while another reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

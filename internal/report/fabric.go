@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/csv"
+	"html/template"
 	"image/color"
 	"io"
 	"slices"
@@ -136,16 +137,8 @@ func seriesFigures(cells []scenario.Cell, tiers []string) ([]figure, error) {
 		}
 		p.X.Min, p.Y.Min = 0, 0
 		p.Y.Max = deepest * 1.4 // room for the legend above the lines
-		for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
-			&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
-			f.Variant = "Sans"
-		}
 		p.Legend.TextStyle.Font.Size = vg.Points(7)
-		svg, err := render(plotW+60, plotH, func(dc draw.Canvas) {
-			dc.SetColor(color.White)
-			dc.Fill(dc.Rectangle.Path())
-			p.Draw(dc)
-		})
+		svg, err := renderPlot(p, plotH)
 		if err != nil {
 			return nil, err
 		}
@@ -176,18 +169,24 @@ func barFigure(cells []scenario.Cell, title, xlabel string, value func(scenario.
 	p.Add(bars)
 	p.NominalY(names...)
 	p.X.Min = 0
-	for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.X.Tick.Label.Font, &p.Y.Tick.Label.Font} {
+	p.X.Tick.Label.Font.Size, p.Y.Tick.Label.Font.Size = vg.Points(8), vg.Points(8)
+	svg, err := renderPlot(p, vg.Length(60+13*len(cells)))
+	return figure{Title: title, SVG: svg}, err
+}
+
+// renderPlot draws a fabric figure, h points high, in the report's sans
+// font on white.
+func renderPlot(p *plot.Plot, h vg.Length) (template.HTML, error) {
+	for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
 		f.Variant = "Sans"
 	}
 	p.Title.TextStyle.Font.Size = vg.Points(12)
-	p.X.Tick.Label.Font.Size, p.Y.Tick.Label.Font.Size = vg.Points(8), vg.Points(8)
-	h := vg.Length(60 + 13*len(cells))
-	svg, err := render(plotW+60, h, func(dc draw.Canvas) {
+	return render(plotW+60, h, func(dc draw.Canvas) {
 		dc.SetColor(color.White)
 		dc.Fill(dc.Rectangle.Path())
 		p.Draw(dc)
 	})
-	return figure{Title: title, SVG: svg}, err
 }
 
 // WriteTiersCSV writes one row per cell and fabric tier: queue depths

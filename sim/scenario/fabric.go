@@ -378,7 +378,7 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 			continue
 		}
 		tm := &cell.Tiers[p.Tier]
-		pause := p.Pause()
+		pause := p.Pause(now)
 		tm.Pauses += pause.Pauses
 		tm.WatchdogTrips += pause.WatchdogTrips
 		tm.PausedSec += pause.Paused.Seconds()

@@ -123,18 +123,7 @@ workload:
   count: 5
 `)
 	run := func(workers int) []byte {
-		s, err := Parse("det.yaml", src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cells, err := Run(s, Options{Workers: workers})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range cells {
-			cells[i].WallSec = 0
-		}
-		b, _ := json.Marshal(cells)
+		b, _ := json.Marshal(runScenario(t, "det.yaml", src, workers))
 		return b
 	}
 	a, b := run(1), run(3)
@@ -159,7 +148,7 @@ func TestSimulationMatchesModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates 6000 messages")
 	}
-	s, err := Parse("agree.yaml", []byte(`name: agree
+	cells := runScenario(t, "agree.yaml", []byte(`name: agree
 topology:
   trunk_delay: 12.5ms
   loss: [1e-3, 1e-2]
@@ -168,14 +157,7 @@ transport:
 workload:
   size: 1MiB
   count: 1000
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := Run(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+`), 0)
 	for _, c := range cells {
 		m := c.Model
 		if m == nil || m.Mean == 0 {
@@ -219,21 +201,7 @@ workload:
 metrics:
   queue_sample: 500ns
 `)
-	run := func() []Cell {
-		s, err := Parse("dc.yaml", src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cells, err := Run(s, Options{Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range cells {
-			cells[i].WallSec = 0
-		}
-		return cells
-	}
-	a, b := run(), run()
+	a, b := runScenario(t, "dc.yaml", src, 2), runScenario(t, "dc.yaml", src, 2)
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	if !bytes.Equal(ja, jb) {
@@ -300,14 +268,7 @@ workload:
   size: 1MiB
   count: 1
 `)
-	s, err := Parse("sw.yaml", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := Run(s, Options{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cells := runScenario(t, "sw.yaml", src, 2)
 	lossy, lossless := cells[0], cells[1]
 	if lossy.Runs != 7 || lossless.Runs != 7 {
 		t.Fatalf("flows completed: %d lossy, %d lossless; want 7", lossy.Runs, lossless.Runs)
@@ -345,4 +306,22 @@ func TestFabricParameterConflicts(t *testing.T) {
 			t.Errorf("%q: error %v, want one naming %s", tc.extra, err, tc.want)
 		}
 	}
+}
+
+// runScenario parses and runs a scenario, failing the test on any error,
+// with wall times zeroed: what is left must be deterministic.
+func runScenario(t *testing.T, name string, src []byte, workers int) []Cell {
+	t.Helper()
+	s, err := Parse(name, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Run(s, Options{Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cells {
+		cells[i].WallSec = 0
+	}
+	return cells
 }
