@@ -32,11 +32,11 @@ func newConn(e *endpoint, cc *core.Conn) *Conn {
 		recvs: make(map[core.RecvHandle]*Recv), done: make(chan struct{})}
 }
 
-// ErrConnClosed is returned by operations on a closed connection.
-var ErrConnClosed = errors.New("sdr: connection closed")
-
 // closed runs on the loop when the connection ends.
 func (c *Conn) closed(err error) {
+	if pe, ok := errors.AsType[*core.PeerClosedError](err); ok {
+		err = &PeerAbortError{Code: pe.Code, Reason: pe.Reason}
+	}
 	c.closeOnce.Do(func() {
 		c.err = err
 		close(c.done)
@@ -56,10 +56,25 @@ func (c *Conn) closed(err error) {
 	delete(c.e.conns, c.core)
 }
 
+// apiErr turns the core's "closed" into why the connection ended; it runs
+// on the loop.
+func (c *Conn) apiErr(err error) error {
+	if !errors.Is(err, core.ErrClosed) {
+		return err
+	}
+	if c.err != nil {
+		return c.err
+	}
+	return ErrConnClosed
+}
+
 // event runs on the loop for each core event of this connection.
 func (c *Conn) event(ev core.Event) {
 	switch ev.Kind {
 	case core.EventSendDone, core.EventSendFailed:
+		if errors.Is(ev.Err, core.ErrClosed) {
+			return // closed() fails it with the connection's end cause
+		}
 		if ch, ok := c.sends[core.SendHandle(ev.Msg)]; ok {
 			ch <- ev.Err
 			delete(c.sends, core.SendHandle(ev.Msg))
@@ -70,6 +85,9 @@ func (c *Conn) event(ev core.Event) {
 			r.finish(n, nil)
 		}
 	case core.EventRecvFailed:
+		if errors.Is(ev.Err, core.ErrClosed) {
+			return
+		}
 		if r, ok := c.recvs[core.RecvHandle(ev.Msg)]; ok {
 			r.finish(0, ev.Err)
 		}
@@ -102,6 +120,7 @@ func (c *Conn) startSend(msg []byte) (chan error, error) {
 		if h, err = c.core.Send(msg); err == nil {
 			c.sends[h] = ch
 		}
+		err = c.apiErr(err)
 	}); cerr != nil {
 		return nil, cerr
 	}
@@ -128,6 +147,7 @@ func (c *Conn) PostRecv(buf []byte) (*Recv, error) {
 		if r.h, err = c.core.PostRecv(buf); err == nil {
 			c.recvs[r.h] = r
 		}
+		err = c.apiErr(err)
 	}); cerr != nil {
 		return nil, cerr
 	}
@@ -157,6 +177,9 @@ func (r *Recv) Wait(ctx context.Context) (int, error) {
 	}
 }
 
+// Buffer returns the buffer the receive was posted with.
+func (r *Recv) Buffer() []byte { return r.buf }
+
 // Done is closed when the message is whole or the receive failed.
 func (r *Recv) Done() <-chan struct{} { return r.done }
 
@@ -184,7 +207,7 @@ func (r *Recv) Bitmap() (chunks []bool, msgLen int, err error) {
 func (r *Recv) Complete() error {
 	var err error
 	if cerr := r.c.e.call(func() {
-		err = r.c.core.Complete(r.h)
+		err = r.c.apiErr(r.c.core.Complete(r.h))
 		delete(r.c.recvs, r.h)
 	}); cerr != nil {
 		return cerr

@@ -200,6 +200,7 @@ func (e *endpoint) loop() {
 			f()
 		case <-tc:
 		case <-e.quit:
+			e.goAway()
 			e.closeAll()
 			return
 		}
@@ -229,6 +230,16 @@ func (e *endpoint) fail(err error) {
 		close(e.quit)
 	})
 	e.closeAll()
+}
+
+// goAway closes the connections still open and sends the CLOSEs queued,
+// past the pacer: a peer told now need not wait for its idle timeout.
+func (e *endpoint) goAway() {
+	for cc := range e.conns {
+		_ = cc.Close(0, "endpoint closed")
+	}
+	e.pace.rate = 0
+	e.flush(e.now())
 }
 
 // closeAll tells every connection and waiter the endpoint is gone.

@@ -63,17 +63,17 @@ func ExampleConn_SendStream() {
 			panic(err)
 		}
 		data := strings.Repeat("0123456789", 100_000) // 1 MB
-		if _, err := conn.SendStream(ctx, strings.NewReader(data), 64<<10, 8); err != nil {
+		if _, err := conn.SendStream(ctx, strings.NewReader(data), &sdr.StreamConfig{MsgSize: 64 << 10}); err != nil {
 			panic(err)
 		}
-		_ = conn.Close() // ends the stream
+		_ = conn.Close() // the receiver has verified the stream
 	}()
 	conn, err := l.Accept(ctx)
 	if err != nil {
 		panic(err)
 	}
 	var got bytes.Buffer
-	n, err := conn.RecvStream(ctx, &got, 64<<10, 8)
+	n, err := conn.RecvStream(ctx, &got, &sdr.StreamConfig{MsgSize: 64 << 10})
 	fmt.Println(n, err, got.String()[:10])
 	// Output: 1000000 <nil> 0123456789
 }

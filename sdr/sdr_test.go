@@ -138,31 +138,6 @@ func TestLossyMemoryNetwork(t *testing.T) {
 	}
 }
 
-func TestStream(t *testing.T) {
-	a, b := pair(t, Config{Paths: 2, Rate: 4e9}, nil)
-	data := payload(10<<20+123, 5)
-	ctx := ctxFor(t, 60*time.Second)
-	var got bytes.Buffer
-	recvd := make(chan error, 1)
-	go func() {
-		_, err := b.RecvStream(ctx, &got, 1<<20, 4)
-		recvd <- err
-	}()
-	n, err := a.SendStream(ctx, bytes.NewReader(data), 1<<20, 4)
-	if err != nil || n != int64(len(data)) {
-		t.Fatalf("SendStream = %d, %v", n, err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-recvd; err != nil {
-		t.Fatalf("RecvStream: %v", err)
-	}
-	if !bytes.Equal(got.Bytes(), data) {
-		t.Fatalf("stream: got %d bytes, want %d identical", got.Len(), len(data))
-	}
-}
-
 func TestDialNobody(t *testing.T) {
 	l, err := Listen("127.0.0.1:0", nil)
 	if err != nil {

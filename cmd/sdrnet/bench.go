@@ -123,7 +123,35 @@ func benchAccept(ctx context.Context, l *sdr.Listener, tf transportFlags) error 
 		if err != nil {
 			return err
 		}
-		go func() { _, _ = conn.RecvStream(ctx, io.Discard, int(tf.msg.n), tf.depth) }()
+		go sinkMessages(ctx, conn, int(tf.msg.n), tf.depth)
+	}
+}
+
+// sinkMessages receives and drops messages, depth buffers posted at once,
+// until the connection ends: bench measures messages, not a stream.
+func sinkMessages(ctx context.Context, conn *sdr.Conn, msgSize, depth int) {
+	posted := make([]*sdr.Recv, depth)
+	for i := range posted {
+		r, err := conn.PostRecv(make([]byte, msgSize))
+		if err != nil {
+			return
+		}
+		posted[i] = r
+	}
+	for i := 0; ; i = (i + 1) % depth {
+		r := posted[i]
+		if _, err := r.Wait(ctx); err != nil {
+			return
+		}
+		buf := r.Buffer()
+		if r.Complete() != nil {
+			return
+		}
+		next, err := conn.PostRecv(buf)
+		if err != nil {
+			return
+		}
+		posted[i] = next
 	}
 }
 

@@ -36,7 +36,7 @@ type transportFlags struct {
 func (f *transportFlags) register(cmd *cobra.Command) {
 	f.mtu = sizeFlag{min: 64, max: 65000, n: 4096, text: "4096"}
 	f.chunk = sizeFlag{min: 64, max: 1 << 30, n: 64 << 10, text: "64KiB"}
-	f.msg = sizeFlag{min: 1, max: 1 << 30, n: 8 << 20, text: "8MiB"}
+	f.msg = sizeFlag{min: sdr.MinStreamMsgSize, max: 1 << 30, n: 8 << 20, text: "8MiB"}
 	f.handshake = durationFlag{max: time.Hour, d: 10 * time.Second, text: "10s"}
 	f.window = sizeFlag{min: 4096, max: 1 << 40}
 	fl := cmd.Flags()
@@ -79,6 +79,12 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 		MaxBytesInFlight: window}, nil
 }
 
+// stream returns the stream settings; size declares the stream's length
+// (0: undeclared).
+func (f *transportFlags) stream(size int64) *sdr.StreamConfig {
+	return &sdr.StreamConfig{MsgSize: int(f.msg.n), Depth: f.depth, Size: size}
+}
+
 func pow2(n int64) bool { return n > 0 && n&(n-1) == 0 }
 
 // interruptible returns a context that ends on Ctrl-C.
@@ -92,12 +98,27 @@ func newRecvCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "recv",
 		Short: "Receive one stream over SDR/UDP and write it to a file (or discard it)",
-		Args:  cobra.NoArgs,
+		Long: `Receive one stream over SDR/UDP and write it to a file, to stdout or nowhere.
+
+The stream is complete only when every byte the sender declared arrived and
+its SHA-256 matches the sender's; recv then exits 0. Anything else - the
+sender interrupted or dead, a close without the end of stream - exits
+non-zero and says how much arrived. With --out FILE the bytes go to
+FILE.partial and are renamed to FILE only once verified; an incomplete
+stream is kept as FILE.partial, so nothing received is lost.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := tf.config()
 			if err != nil {
 				return err
 			}
+			// Check --out before listening: a sender should not find out
+			// after the transfer that its bytes had nowhere to go.
+			sink, err := openSink(out, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer sink.discard()
 			ctx, cancel := interruptible()
 			defer cancel()
 			l, err := sdr.Listen(listen, cfg)
@@ -110,32 +131,84 @@ func newRecvCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var w io.Writer = io.Discard
-			if out != "" && out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				w = f
-			} else if out == "-" {
-				w = cmd.OutOrStdout()
-			}
+			defer conn.Close()
 			start := time.Now()
 			pw := newProgress(cmd.ErrOrStderr(), "recv", 0, start)
-			n, err := conn.RecvStream(ctx, io.MultiWriter(w, pw), int(tf.msg.n), tf.depth)
+			n, err := conn.RecvStream(ctx, io.MultiWriter(sink, pw), tf.stream(0))
 			pw.done()
 			if err != nil {
-				return fmt.Errorf("after %s: %w", units.FormatSize(n), err)
+				return sink.failed(err)
 			}
-			printTransfer(cmd.ErrOrStderr(), "received", n, time.Since(start), conn.Stats())
+			if err := sink.commit(); err != nil {
+				return err
+			}
+			printTransfer(cmd.ErrOrStderr(), "received and verified", n, time.Since(start), conn.Stats())
 			return nil
 		},
 	}
 	tf.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", ":4793", "address to listen on (IP:port, :port)")
-	cmd.Flags().StringVarP(&out, "out", "o", "", "write the stream to this file (- for stdout); default: discard")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write the stream to this file, via FILE.partial (- for stdout); default: discard")
 	return cmd
+}
+
+// sink is where recv writes a stream: a file written as NAME.partial and
+// renamed once the stream is verified, stdout, or nothing.
+type sink struct {
+	io.Writer
+	f    *os.File
+	name string
+	done bool
+}
+
+func openSink(out string, stdout io.Writer) (*sink, error) {
+	switch out {
+	case "":
+		return &sink{Writer: io.Discard}, nil
+	case "-":
+		return &sink{Writer: stdout}, nil
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return nil, invalidFlag("out", out, errors.New("is a directory; want a file name"))
+	}
+	f, err := os.Create(out + ".partial")
+	if err != nil {
+		return nil, invalidFlag("out", out, err)
+	}
+	return &sink{Writer: f, f: f, name: out}, nil
+}
+
+// commit makes a verified stream's file final.
+func (s *sink) commit() error {
+	s.done = true
+	if s.f == nil {
+		return nil
+	}
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	if err := s.f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(s.f.Name(), s.name)
+}
+
+// failed keeps what arrived of an incomplete stream, and says where.
+func (s *sink) failed(err error) error {
+	s.done = true
+	if s.f == nil {
+		return err
+	}
+	_ = s.f.Close()
+	return fmt.Errorf("%w (what arrived is kept in %s)", err, s.f.Name())
+}
+
+// discard removes the partial file of a stream that never started.
+func (s *sink) discard() {
+	if s.f != nil && !s.done {
+		_ = s.f.Close()
+		_ = os.Remove(s.f.Name())
+	}
 }
 
 func newSendCmd() *cobra.Command {
@@ -179,14 +252,17 @@ func newSendCmd() *cobra.Command {
 			}
 			start := time.Now()
 			pr := newProgress(cmd.ErrOrStderr(), "send", total, start)
-			n, err := conn.SendStream(ctx, io.TeeReader(r, pr), int(tf.msg.n), tf.depth)
+			n, err := conn.SendStream(ctx, io.TeeReader(r, pr), tf.stream(total))
 			pr.done()
 			st := conn.Stats()
 			closeErr := conn.Close()
-			if err != nil {
-				return fmt.Errorf("after %s: %w", units.FormatSize(n), err)
+			if errors.Is(err, context.Canceled) {
+				err = errors.New("interrupted")
 			}
-			printTransfer(cmd.ErrOrStderr(), "sent", n, time.Since(start), st)
+			if err != nil {
+				return fmt.Errorf("%w (the receiver acknowledged %d bytes, %s)", err, n, units.FormatSize(n))
+			}
+			printTransfer(cmd.ErrOrStderr(), "sent and verified", n, time.Since(start), st)
 			return closeErr
 		},
 	}

@@ -65,7 +65,7 @@ func TestSendRecvFile(t *testing.T) {
 	if err != nil || sha256.Sum256(got) != sha256.Sum256(data) {
 		t.Fatalf("file differs (%d bytes, %v)", len(got), err)
 	}
-	if !strings.Contains(sendLog.String(), "sent 5MiB") || !strings.Contains(recvLog.String(), "received") {
+	if !strings.Contains(sendLog.String(), "sent and verified 5MiB") || !strings.Contains(recvLog.String(), "received") {
 		t.Fatalf("reports:\n%s\n%s", sendLog.String(), recvLog.String())
 	}
 }

@@ -1,0 +1,92 @@
+package sdr
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sdrnet/sdrnet/internal/units"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// Sentinel errors: every error the package returns for these conditions
+// wraps one of them, so errors.Is tells them apart.
+var (
+	// ErrConnClosed: the connection was closed (by either side).
+	ErrConnClosed = errors.New("sdr: connection closed")
+	// ErrPeerAborted: the peer closed the connection with an error code
+	// (see PeerAbortError).
+	ErrPeerAborted = errors.New("sdr: peer aborted the connection")
+	// ErrIncomplete: a stream ended before every byte its sender declared
+	// arrived (see IncompleteError).
+	ErrIncomplete = errors.New("sdr: stream incomplete")
+	// ErrStreamCorrupt: a stream's bytes do not match the length or digest
+	// its sender declared.
+	ErrStreamCorrupt = errors.New("sdr: stream corrupt")
+)
+
+// Close codes the stream functions use to tell the peer why they gave up.
+const (
+	// CodeAborted: the application gave up on the stream (interrupted,
+	// a read or write error).
+	CodeAborted uint32 = 2
+	// CodeProtocol: the peer broke the stream format.
+	CodeProtocol uint32 = 3
+)
+
+// PeerAbortError is a CLOSE with a non-zero code from the peer.
+type PeerAbortError struct {
+	Code   uint32
+	Reason string
+}
+
+func (e *PeerAbortError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("peer aborted the connection (code %d)", e.Code)
+	}
+	return fmt.Sprintf("peer aborted the connection (code %d): %s", e.Code, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrPeerAborted) true.
+func (e *PeerAbortError) Is(target error) bool { return target == ErrPeerAborted }
+
+// IncompleteError says how much of a stream arrived before it ended, and
+// why it ended.
+type IncompleteError struct {
+	Received int64 // bytes received, in order, from the stream's start
+	Declared int64 // bytes the sender declared; 0 when it declared none
+	Cause    error // why the stream ended
+}
+
+func (e *IncompleteError) Error() string {
+	var s string
+	if e.Declared > 0 {
+		s = fmt.Sprintf("incomplete: received %d of %d bytes (%s of %s)", e.Received, e.Declared,
+			units.FormatSize(e.Received), units.FormatSize(e.Declared))
+	} else {
+		s = fmt.Sprintf("incomplete: sender stopped after %d bytes (%s)", e.Received, units.FormatSize(e.Received))
+	}
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
+}
+
+// Is makes errors.Is(err, ErrIncomplete) true.
+func (e *IncompleteError) Is(target error) bool { return target == ErrIncomplete }
+
+// Unwrap returns the cause.
+func (e *IncompleteError) Unwrap() error { return e.Cause }
+
+// CorruptError is a stream whose END the receiver rejected.
+type CorruptError struct {
+	Verdict  wire.Verdict
+	Received int64 // bytes the receiver holds
+	Declared int64 // bytes the END declared
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("stream rejected: %v (received %d bytes, sender declared %d)", e.Verdict, e.Received, e.Declared)
+}
+
+// Is makes errors.Is(err, ErrStreamCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrStreamCorrupt }

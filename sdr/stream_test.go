@@ -1,0 +1,242 @@
+package sdr
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sdrnet/sdrnet/internal/linkem"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// streamResult is what one side of a stream ended with.
+type streamResult struct {
+	n   int64
+	err error
+}
+
+// recvInto runs RecvStream on c in the background.
+func recvInto(ctx context.Context, c *Conn, w io.Writer, sc *StreamConfig) chan streamResult {
+	ch := make(chan streamResult, 1)
+	go func() {
+		n, err := c.RecvStream(ctx, w, sc)
+		ch <- streamResult{n, err}
+	}()
+	return ch
+}
+
+// TestStreamVerified sends streams through linkem with loss, reordering
+// and duplication, declared and undeclared, and checks every byte.
+func TestStreamVerified(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		size     int
+		declared bool
+	}{
+		{"declared", 6<<20 + 123, true},
+		{"undeclared", 3<<20 + 1, false},
+		{"empty", 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// A listener per stream: a HELLO the link duplicated late
+			// would otherwise be the next stream's peer.
+			l, err := Listen("127.0.0.1:0", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			lcfg, err := linkem.ParseSpec("delay=1ms,loss=1%,reorder=0.02/1ms,dup=0.01")
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxy, err := linkem.Listen("127.0.0.1:0", l.Addr().String(), lcfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			ctx := ctxFor(t, time.Minute)
+			a, err := Dial(ctx, proxy.Addr().String(), &Config{Paths: 4, Rate: 1e9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := l.Accept(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			data := payload(tt.size, 5)
+			var got bytes.Buffer
+			recvd := recvInto(ctx, b, &got, &StreamConfig{MsgSize: 1 << 20, Depth: 4})
+			sc := &StreamConfig{MsgSize: 1 << 20, Depth: 4}
+			if tt.declared {
+				sc.Size = int64(len(data))
+			}
+			n, err := a.SendStream(ctx, bytes.NewReader(data), sc)
+			if err != nil || n != int64(len(data)) {
+				t.Fatalf("SendStream = %d, %v", n, err)
+			}
+			r := <-recvd
+			if r.err != nil || r.n != int64(len(data)) {
+				t.Fatalf("RecvStream = %d, %v", r.n, r.err)
+			}
+			if sha256.Sum256(got.Bytes()) != sha256.Sum256(data) {
+				t.Fatalf("stream: got %d bytes, want %d identical", got.Len(), len(data))
+			}
+		})
+	}
+}
+
+// slowReader yields n bytes, then blocks until its context ends.
+type slowReader struct {
+	ctx  context.Context
+	n    int
+	read chan struct{} // closed once the n bytes are out
+	once sync.Once
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		r.once.Do(func() { close(r.read) })
+		<-r.ctx.Done()
+		return 0, r.ctx.Err()
+	}
+	k := min(len(p), r.n)
+	clear(p[:k])
+	r.n -= k
+	return k, nil
+}
+
+// TestStreamCutShort ends streams every way but the right one; the
+// receiver must never report success, and must say how much arrived.
+func TestStreamCutShort(t *testing.T) {
+	const declared = 16 << 20
+	const sentBytes = 5 << 20
+	for _, tt := range []struct {
+		name string
+		cut  func(t *testing.T, a, b *Conn, cancel context.CancelFunc)
+		// what the receiver's error must also match
+		cause error
+	}{
+		{"sender interrupted", func(_ *testing.T, _, _ *Conn, cancel context.CancelFunc) { cancel() }, ErrPeerAborted},
+		{"sender closes early", func(_ *testing.T, a, _ *Conn, _ context.CancelFunc) { _ = a.Close() }, ErrConnClosed},
+		{"forged graceful close", func(t *testing.T, _, b *Conn, _ context.CancelFunc) {
+			// 14 bytes from a stranger's socket: CLOSE, code 0, for the
+			// receiver's connection.
+			cl := wire.Close{Conn: b.core.ID()}
+			buf := make([]byte, wire.CloseLen)
+			if _, err := cl.Encode(buf); err != nil {
+				t.Fatal(err)
+			}
+			u, err := net.Dial("udp", b.LocalAddr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer u.Close()
+			if _, err := u.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrConnClosed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := pair(t, Config{Rate: 2e9}, nil)
+			ctx := ctxFor(t, time.Minute)
+			sendCtx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			var got bytes.Buffer
+			recvd := recvInto(ctx, b, &got, &StreamConfig{MsgSize: 1 << 20})
+			src := &slowReader{ctx: sendCtx, n: sentBytes, read: make(chan struct{})}
+			sent := make(chan streamResult, 1)
+			go func() {
+				n, err := a.SendStream(sendCtx, src, &StreamConfig{MsgSize: 1 << 20, Size: declared})
+				sent <- streamResult{n, err}
+			}()
+			<-src.read
+			// Let what was read arrive, so the receiver has something.
+			for deadline := time.Now().Add(10 * time.Second); b.Stats().RecvPackets*4096 < sentBytes-1<<20; {
+				if time.Now().After(deadline) {
+					t.Fatal("nothing arrived")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			tt.cut(t, a, b, cancel)
+			r := <-recvd
+			var inc *IncompleteError
+			if !errors.As(r.err, &inc) || !errors.Is(r.err, ErrIncomplete) || !errors.Is(r.err, tt.cause) {
+				t.Fatalf("RecvStream = %d, %v; want an IncompleteError caused by %v", r.n, r.err, tt.cause)
+			}
+			if inc.Declared != declared || inc.Received != r.n || r.n > sentBytes || int64(got.Len()) != r.n {
+				t.Fatalf("IncompleteError %+v, returned %d, wrote %d", inc, r.n, got.Len())
+			}
+			cancel() // a sender still waiting for its reader gives up
+			if s := <-sent; s.err == nil || s.n > sentBytes {
+				t.Fatalf("SendStream = %d, %v; want an error and at most %d acknowledged", s.n, s.err, sentBytes)
+			}
+		})
+	}
+}
+
+// TestStreamDigestMismatch sends frames by hand whose END declares the
+// wrong digest: both sides must reject the stream.
+func TestStreamDigestMismatch(t *testing.T) {
+	a, b := pair(t, Config{}, nil)
+	ctx := ctxFor(t, 30*time.Second)
+	recvd := recvInto(ctx, b, io.Discard, &StreamConfig{MsgSize: 4096})
+	verdict, err := a.PostRecv(make([]byte, wire.StreamVerdictLen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := make([]byte, wire.StreamHeaderLen+1000)
+	f := wire.StreamFrame{Kind: wire.StreamData}
+	_, _ = f.EncodeHeader(msg)
+	if err := a.Send(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	end := wire.StreamFrame{Kind: wire.StreamEnd, Offset: 1000, Digest: sha256.Sum256([]byte("not these bytes"))}
+	endBuf := make([]byte, wire.StreamEndLen)
+	_, _ = end.EncodeHeader(endBuf)
+	if err := a.Send(ctx, endBuf); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-recvd; !errors.Is(r.err, ErrStreamCorrupt) || r.n != 1000 {
+		t.Fatalf("RecvStream = %d, %v; want ErrStreamCorrupt", r.n, r.err)
+	}
+	n, err := verdict.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := wire.ParseStreamFrame(verdict.buf[:n])
+	if err != nil || v.Verdict != wire.VerdictDigest {
+		t.Fatalf("verdict %+v, %v", v, err)
+	}
+}
+
+// TestStreamDeclaredTooLong: a reader shorter than the declared size
+// fails the sender, and the receiver learns the stream is incomplete.
+func TestStreamDeclaredTooLong(t *testing.T) {
+	a, b := pair(t, Config{}, nil)
+	ctx := ctxFor(t, 30*time.Second)
+	recvd := recvInto(ctx, b, io.Discard, &StreamConfig{MsgSize: 64 << 10})
+	n, err := a.SendStream(ctx, bytes.NewReader(make([]byte, 100_000)), &StreamConfig{MsgSize: 64 << 10, Size: 200_000})
+	if err == nil || n != 100_000 {
+		t.Fatalf("SendStream = %d, %v; want an error after 100000 bytes", n, err)
+	}
+	if r := <-recvd; !errors.Is(r.err, ErrIncomplete) || !errors.Is(r.err, ErrPeerAborted) || r.n != 100_000 {
+		t.Fatalf("RecvStream = %d, %v", r.n, r.err)
+	}
+}
+
+func TestStreamConfigErrors(t *testing.T) {
+	a, _ := pair(t, Config{}, nil)
+	for _, sc := range []StreamConfig{{MsgSize: 10}, {Depth: -1}, {Size: -5}} {
+		if _, err := a.SendStream(context.Background(), bytes.NewReader(nil), &sc); err == nil {
+			t.Errorf("%+v accepted", sc)
+		}
+	}
+}
