@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	congestion "github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/datapath/udp"
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -48,6 +49,14 @@ type Config struct {
 	// SocketBuffer is the socket buffer size in bytes; zero means 4 MiB
 	// (forced past the system cap when running as root).
 	SocketBuffer int
+	// CC is the congestion controller of data sent: "none", "nscc"
+	// (Ultra Ethernet's window law: queueing delay and ECN), "dcqcn" or
+	// "dcqcn-paper" (rate-based, ECN only). Empty means DefaultCC.
+	CC string
+	// LineRate is the link rate in bits per second a controller starts
+	// from (DCQCN's initial rate, NSCC's maximum window with the RTT);
+	// zero means Rate, or 10 Gbit/s when that is zero too.
+	LineRate float64
 
 	// bind, when set, replaces real UDP sockets (tests).
 	bind func() udp.Bind
@@ -59,6 +68,13 @@ func (c *Config) orDefault() Config {
 	}
 	return *c
 }
+
+// DefaultLineRate is where a congestion controller starts when neither
+// LineRate nor Rate is set.
+const DefaultLineRate = 10e9
+
+// DefaultCC is the congestion controller of the zero Config.
+const DefaultCC = "none"
 
 // DefaultWindow is the default MaxBytesInFlight: half the default socket
 // buffer, so a burst never overruns the receiver's socket.
@@ -86,6 +102,21 @@ func (c Config) check() (core.Config, error) {
 		return cc, fmt.Errorf("sdr: Config.Scheme: %w", err)
 	}
 	cc.Scheme = s
+	ccName := c.CC
+	if ccName == "" {
+		ccName = DefaultCC
+	}
+	if cc.CC, err = congestion.Parse(ccName); err != nil {
+		return cc, fmt.Errorf("sdr: Config.CC: %w", err)
+	}
+	switch {
+	case c.LineRate < 0:
+		return cc, fmt.Errorf("sdr: Config.LineRate %g is negative", c.LineRate)
+	case c.LineRate > 0:
+		cc.LineRate = c.LineRate
+	case c.Rate == 0:
+		cc.LineRate = DefaultLineRate
+	}
 	switch {
 	case c.Select != "":
 		if cc.Select, err = path.ParseKind(c.Select); err != nil {

@@ -217,7 +217,7 @@ func (e *endpoint) receive(b *rxBatch) bool {
 	now := e.now()
 	for i := range b.n {
 		m := &b.msgs[i]
-		_ = e.core.HandleDatagramFrom(now, m.Addr, core.Path(m.Path), m.Buf[:m.N])
+		_ = e.core.HandleDatagramFrom(now, m.Addr, core.Path(m.Path), m.Buf[:m.N], m.CE)
 	}
 	e.free <- b
 	return true

@@ -97,7 +97,7 @@ func (h *Host) Receive(p *Packet) {
 	if p.Control {
 		h.net.ControlWait.Add(int64(p.wait))
 	}
-	_ = h.EP.HandleSplit(h.net.Eng.Now(), core.Path(p.Entropy), p.Buf, p.Payload)
+	_ = h.EP.HandleMarked(h.net.Eng.Now(), core.Path(p.Entropy), p.Buf, p.Payload, p.ECN)
 	h.net.Free(p)
 	h.settle()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/units"
@@ -31,6 +32,8 @@ type transportFlags struct {
 	depth     int
 	handshake durationFlag
 	window    sizeFlag
+	cc        string
+	lineRate  rateFlag
 }
 
 func (f *transportFlags) register(cmd *cobra.Command) {
@@ -50,6 +53,8 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.depth, "depth", sdr.DefaultStreamDepth, "messages in flight (1..512)")
 	fl.Var(&f.handshake, "handshake-timeout", "give up on a peer that does not answer after this long")
 	fl.Var(&f.window, "window", "unacknowledged bytes in flight (default: --rate x 100ms, or 2MiB unpaced)")
+	fl.StringVar(&f.cc, "cc", sdr.DefaultCC, "congestion control: "+strings.Join(cc.Names(), ", "))
+	fl.Var(&f.lineRate, "line-rate", "link rate the congestion controller starts from (default: --rate, or 10Gbps)")
 }
 
 // config checks the flags and returns the sdr configuration.
@@ -62,6 +67,9 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	}
 	if _, err := path.ParseKind(f.sel); err != nil {
 		return nil, invalidFlag("select", f.sel, errors.New("want obs, rr, bestrtt, dwrr or single"))
+	}
+	if _, err := cc.Parse(f.cc); err != nil {
+		return nil, invalidFlag("cc", f.cc, fmt.Errorf("want %s", strings.Join(cc.Names(), ", ")))
 	}
 	if f.depth < 1 || f.depth > 512 {
 		return nil, invalidFlag("depth", fmt.Sprint(f.depth), errors.New("want 1..512"))
@@ -76,7 +84,7 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	}
 	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
 		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d,
-		MaxBytesInFlight: window}, nil
+		MaxBytesInFlight: window, CC: f.cc, LineRate: f.lineRate.bps}, nil
 }
 
 // stream returns the stream settings; size declares the stream's length

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
@@ -67,6 +68,15 @@ type Config struct {
 	// IdleTimeout closes a connection that hears nothing from its peer
 	// this long; zero means DefaultIdleTimeout, negative never.
 	IdleTimeout monotime.Duration
+	// CC is the congestion controller of data sent (internal/cc); the
+	// zero value is none.
+	CC cc.Algorithm
+	// LineRate is the sender's link rate in bits per second, where the
+	// controller starts; zero: Rate, else the controller's default.
+	LineRate float64
+	// BaseRTT is the unloaded round trip the controller assumes until it
+	// measures one; zero: the controller's default.
+	BaseRTT monotime.Duration
 }
 
 // withDefaults fills zero fields and checks the rest.

@@ -102,8 +102,9 @@ func (e *Endpoint) HandleDatagram(now monotime.Time, path Path, b []byte) error 
 }
 
 // HandleDatagramFrom is HandleDatagram for a datagram that came from the
-// address from: a listening endpoint needs it to answer a HELLO.
-func (e *Endpoint) HandleDatagramFrom(now monotime.Time, from netip.AddrPort, path Path, b []byte) error {
+// address from (a listening endpoint needs it to answer a HELLO), CE-marked
+// when ce is true (see HandleMarked).
+func (e *Endpoint) HandleDatagramFrom(now monotime.Time, from netip.AddrPort, path Path, b []byte, ce bool) error {
 	if len(b) >= wire.CommonLen && b[1] == byte(wire.TypeHello) {
 		h, typ, err := wire.ParseHandshake(b)
 		if err != nil || typ != wire.TypeHello {
@@ -112,7 +113,7 @@ func (e *Endpoint) HandleDatagramFrom(now monotime.Time, from netip.AddrPort, pa
 		}
 		return e.hello(now, from, &h)
 	}
-	return e.HandleSplit(now, path, b, nil)
+	return e.HandleMarked(now, path, b, nil, ce)
 }
 
 // HandleSplit is HandleDatagram for a datagram that arrives as a header
@@ -120,6 +121,13 @@ func (e *Endpoint) HandleDatagramFrom(now monotime.Time, from netip.AddrPort, pa
 // sender's Transmit through without gathering it). With a nil payload,
 // header is the whole datagram.
 func (e *Endpoint) HandleSplit(now monotime.Time, path Path, header, payload []byte) error {
+	return e.HandleMarked(now, path, header, payload, false)
+}
+
+// HandleMarked is HandleSplit for a datagram whose IP header said
+// congestion experienced (ECN CE) when ce is true: the receiver echoes the
+// mark to the sender's congestion controller in its next ACK.
+func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []byte, ce bool) error {
 	b := header
 	if payload != nil {
 		if h, err := wire.ParseHeader(header); err != nil || (h.Type != wire.TypeData && h.Type != wire.TypeParity) {
@@ -142,6 +150,9 @@ func (e *Endpoint) HandleSplit(now monotime.Time, path Path, header, payload []b
 	if c == nil {
 		e.stats.UnknownConn++
 		return ErrUnknownConn
+	}
+	if ce && (h.Type == wire.TypeData || h.Type == wire.TypeParity) {
+		c.rcv.ceSeen = true
 	}
 	if err := c.handle(now, path, h, b, payload); err != nil {
 		if errors.Is(err, errMalformed) {

@@ -127,6 +127,9 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 	cfg.ChunkSize = chunkFor(cfg.MTU, cfg.ChunkSize)
 	if rtt := now.Sub(monotime.Time(h.Echo)); rtt > 0 && monotime.Time(h.Echo) >= c.dialStart {
 		cfg.InitialRTT = rtt
+		if cfg.BaseRTT == 0 { // the congestion controller's first estimate
+			cfg.BaseRTT = rtt
+		}
 	}
 	c.adopt(cfg)
 	c.peerID = h.Source

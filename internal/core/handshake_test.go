@@ -135,7 +135,7 @@ func TestIdleTimeout(t *testing.T) {
 
 func TestListenErrors(t *testing.T) {
 	e := core.NewEndpoint()
-	if err := e.HandleDatagramFrom(0, testAddr, 0, hello(t)); !errors.Is(err, core.ErrNotListening) {
+	if err := e.HandleDatagramFrom(0, testAddr, 0, hello(t), false); !errors.Is(err, core.ErrNotListening) {
 		t.Fatalf("HELLO to a non-listening endpoint: %v", err)
 	}
 	if err := e.Listen(core.Config{MTU: 3}); err == nil {

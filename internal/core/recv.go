@@ -92,6 +92,7 @@ type receiver struct {
 	// NACKed only after standing longer (RACK's reordering window).
 	reorder monotime.Duration
 	ec      ecPool
+	ceSeen  bool // a DATA or PARITY packet arrived CE-marked since the last ACK
 }
 
 func (r *receiver) init(c *Conn) {
@@ -517,19 +518,29 @@ func (r *receiver) encodeCTS(now monotime.Time, seq uint32, buf []byte) int {
 	return n
 }
 
+// ecnEcho returns FlagECNEcho once for the congestion marks seen since
+// the previous ACK.
+func (r *receiver) ecnEcho() uint8 {
+	if !r.ceSeen {
+		return 0
+	}
+	r.ceSeen = false
+	return wire.FlagECNEcho
+}
+
 func (r *receiver) encodeAck(seq uint32, buf []byte) int {
 	m := &r.slots[seq&r.c.slotMask]
 	if m.seq != seq || m.state != recvPosted || !m.ackQueued {
 		return 0
 	}
 	m.ackQueued = false
-	a := wire.Ack{Conn: r.c.peerID, Msg: r.c.msgID(seq)}
+	a := wire.Ack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Flags: r.ecnEcho()}
 	if m.scheme.InOrder() {
 		a.Cum = m.expected
 		n, _ := wire.EncodeAck(buf, &a, nil)
 		return n
 	}
-	a.Flags = wire.FlagChunkUnits
+	a.Flags |= wire.FlagChunkUnits
 	a.Cum = m.cumChunk
 	m.sinceAck = 0
 	if m.partialValid && !m.chunks.test(m.partial) && m.geo.ChunkShift <= 6 {

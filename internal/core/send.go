@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
@@ -90,6 +91,10 @@ type sender struct {
 	// wrote: the datapath gathers them, so data is never copied to send.
 	payload []byte
 	zeros   []byte // the payload of virtual messages
+
+	cc         cc.Controller // nil: no congestion control
+	pacedUntil monotime.Time // the controller's pacing held a packet back until then
+	justAcked  int64         // bytes the ACK being handled acknowledged
 }
 
 func (s *sender) init(c *Conn) {
@@ -97,6 +102,8 @@ func (s *sender) init(c *Conn) {
 	s.slots = make([]sendMsg, c.cfg.MaxMsgs)
 	s.grants = make([]grant, c.cfg.MaxMsgs)
 	s.rtt = reliability.NewRTT(c.cfg.InitialRTT)
+	s.pacedUntil = monotime.Never
+	s.initCC()
 }
 
 // Send queues data as one message with the connection's scheme. The
@@ -237,6 +244,7 @@ func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) monotime.Tim
 	b := min(s.chunkBytes(m, i), m.inflight)
 	m.inflight -= b
 	s.inflight -= b
+	s.justAcked += b
 	var sent monotime.Time
 	if !m.retx.test(i) {
 		sent = m.sentAt[i]
@@ -254,10 +262,14 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 	if m == nil {
 		return
 	}
+	ecn := a.Flags&wire.FlagECNEcho != 0
 	if a.Flags&wire.FlagDone != 0 {
+		done := m.inflight
 		s.finish(m)
+		s.ccAcked(now, done, 0, ecn)
 		return
 	}
+	s.justAcked = 0
 	// One RTT sample per ACK, from the newest chunk it acknowledges first:
 	// older chunks it covers may have been acked late, when an earlier
 	// ACK was lost, and would inflate the estimate (QUIC does the same
@@ -294,12 +306,16 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 			}
 		}
 	}
+	var rtt monotime.Duration
 	if newest != 0 {
-		s.rtt.Update(now.Sub(newest))
+		rtt = now.Sub(newest)
+		s.rtt.Update(rtt)
 	}
 	if m.nacked == m.nchunks || m.cum == m.npkts {
+		s.justAcked += m.inflight
 		s.finish(m)
 	}
+	s.ccAcked(now, s.justAcked, rtt, ecn)
 }
 
 func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
@@ -337,6 +353,7 @@ func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
 		start := uint64(r.Start) * uint64(unit)
 		end := min((uint64(r.Start)+uint64(r.Count))*uint64(unit), uint64(m.high))
 		if start < end {
+			s.ccLost(now, int64(end-start)*int64(m.geo.MTU), false)
 			if s.c.mp.sel != nil {
 				for p := start; p < end; p++ {
 					s.packetLost(now, m, uint32(p))
@@ -386,12 +403,20 @@ func (s *sender) failAll() {
 	}
 }
 
-// poll writes the next retransmission or first-pass packet into buf.
+// poll writes the next retransmission or first-pass packet into buf, if
+// the congestion controller lets one leave now.
 func (s *sender) poll(now monotime.Time, buf []byte) int {
-	if n := s.pollRetransmit(now, buf); n > 0 {
-		return n
+	if s.ccBlocked(now) {
+		return 0
 	}
-	return s.pollFirstPass(now, buf)
+	n := s.pollRetransmit(now, buf)
+	if n == 0 {
+		n = s.pollFirstPass(now, buf)
+	}
+	if n > 0 {
+		s.ccSent(now, n+len(s.payload))
+	}
+	return n
 }
 
 func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
@@ -469,6 +494,9 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		if limit := s.c.cfg.MaxBytesInFlight; limit > 0 && s.inflight > 0 && s.inflight+size > limit {
 			return 0
 		}
+		if p&(1<<s.c.shift-1) == 0 && s.ccHolds(s.chunkBytes(m, p>>s.c.shift)) {
+			return 0
+		}
 		m.next++
 		if p >= m.high {
 			m.high = p + 1
@@ -541,6 +569,7 @@ func (s *sender) zeroPayload(n int) []byte {
 
 // handleTimeout resends what timed out.
 func (s *sender) handleTimeout(now monotime.Time) {
+	s.ccTimeout(now)
 	for k := range s.timers {
 		q := &s.timers[k]
 		for q.len() > 0 {
@@ -578,6 +607,9 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
+	if t.chunk != wholeMessage {
+		s.ccLost(now, s.chunkBytes(m, t.chunk), true)
+	}
 	switch {
 	case m.scheme.Kind() == reliability.KindGoBackN: // a chunk timed out: resend from the cumulative ACK
 		s.rewind(now, m, m.cum)
@@ -596,7 +628,7 @@ func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 }
 
 func (s *sender) nextTimeout() monotime.Time {
-	t := monotime.Never
+	t := s.ccNextTimeout()
 	for k := range s.timers {
 		q := &s.timers[k]
 		for q.len() > 0 {

@@ -220,7 +220,8 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 	fc := sim.FlowsConfig{Scheme: scheme, QPs: v.int("transport.qps"), Select: sel, Limit: v.duration("workload.limit"),
 		Admission: v.int("transport.admission"),
 		Core: core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"), InitialRTT: max(rtt, 10*monotime.Microsecond),
-			MaxMsgs: 16, MaxBytesInFlight: int64(v.int("transport.window")), Rate: v.float("topology.host_rate")}}
+			MaxMsgs: 16, MaxBytesInFlight: int64(v.int("transport.window")), Rate: v.float("topology.host_rate"),
+			CC: v.congestion(), BaseRTT: rtt}}
 	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/sdrnet/sdrnet/internal/cc"
 	"math"
 	"runtime"
 	"slices"
@@ -209,6 +210,8 @@ func (v *values) int(path string) int {
 
 func (v *values) float(path string) float64 { x, _ := v.get(path).(float64); return x }
 
+func (v *values) congestion() cc.Algorithm { x, _ := v.get("transport.cc").(cc.Algorithm); return x }
+
 func (v *values) duration(path string) monotime.Duration {
 	x, _ := v.get(path).(monotime.Duration)
 	return x
@@ -274,7 +277,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	scheme, _ := v.get("transport.scheme").(reliability.Scheme)
 	rtt := v.rtt()
 	ccfg := core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"),
-		InitialRTT: max(rtt, monotime.Microsecond), Rate: hostRate}
+		InitialRTT: max(rtt, monotime.Microsecond), Rate: hostRate, CC: v.congestion(), BaseRTT: rtt}
 	size, count := v.int("workload.size"), v.int("workload.count")
 	if budget := v.int("workload.bytes"); budget > 0 {
 		count = min(count, max(v.int("workload.min_count"), budget/max(size, 1)))

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/sdrnet/sdrnet/internal/cc"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,8 @@ func scheme(s string) (any, error) { return reliability.Parse(s) }
 
 func selector(s string) (any, error) { return path.ParseKind(s) }
 
+func congestion(s string) (any, error) { return cc.Parse(s) }
+
 func balancer(s string) (any, error) {
 	if k, ok := sim.ParseBalancer(s); ok {
 		return k, nil
@@ -156,6 +159,7 @@ var schema = map[string]field{
 	"transport.select":          {"single", selector},
 	"transport.window":          {"0", size(0, 1<<40)},
 	"transport.admission":       {"0", intIn(0, 1<<16)},
+	"transport.cc":              {"none", congestion},
 	"workload.placement":        {"packed", oneOf("packed", "fragmented")},
 	"workload.placement_seed":   {"0", intIn(0, 1<<30)},
 	"workload.background":       {"0", fraction},

@@ -101,7 +101,7 @@ func (p *Pair) step() monotime.Time {
 		}
 		for l := s.out; l.next() <= p.Now; {
 			pk := l.pop()
-			if err := peer.EP.HandleDatagramFrom(p.Now, s.Addr, 0, pk.buf); err != nil {
+			if err := peer.EP.HandleDatagramFrom(p.Now, s.Addr, 0, pk.buf, false); err != nil {
 				p.DeliverErrors++
 			}
 			l.recycle(pk.buf)

@@ -10,7 +10,7 @@ import (
 )
 
 // TestZeroAllocs checks that a steady-state Send of 64 datagrams and the
-// Receives that take them in allocate nothing.
+// Receives that take them in allocate nothing, CE-marked ones too.
 func TestZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -20,15 +20,26 @@ func TestZeroAllocs(t *testing.T) {
 		cfg    udp.Config
 		paths  int
 		gather bool
+		ce     bool
 	}{
-		{"offload", udp.Config{}, 1, false},
-		{"offload-4paths-gather", udp.Config{}, 4, true},
-		{"plain", udp.Config{DisableGSO: true, DisableGRO: true}, 1, false},
-		{"plain-4paths-gather", udp.Config{DisableGSO: true, DisableGRO: true}, 4, true},
+		{"offload", udp.Config{}, 1, false, false},
+		{"offload-4paths-gather", udp.Config{}, 4, true, false},
+		{"offload-ce", udp.Config{}, 1, false, true},
+		{"plain", udp.Config{DisableGSO: true, DisableGRO: true}, 1, false, false},
+		{"plain-4paths-gather", udp.Config{DisableGSO: true, DisableGRO: true}, 4, true, false},
+		{"plain-ce", udp.Config{DisableGSO: true, DisableGRO: true}, 1, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := open(t, udp.NewUDPBind(tc.cfg), loop4, tc.paths)
+			ua := udp.NewUDPBind(tc.cfg)
+			a := open(t, ua, loop4, tc.paths)
 			b := open(t, udp.NewUDPBind(tc.cfg), loop4, tc.paths)
+			if !b.b.Stats().ECN {
+				t.Log("without ECN: the TOS control messages are not exercised")
+			} else if tc.ce {
+				if err := udp.SetSendTOS(ua, 0, 0b11); err != nil {
+					t.Fatal(err)
+				}
+			}
 			send := make([]udp.Message, 64)
 			for i := range send {
 				p := i % tc.paths
@@ -60,6 +71,9 @@ func TestZeroAllocs(t *testing.T) {
 			}
 			if allocs != 0 {
 				t.Errorf("%.1f allocations per Send of 64 and its Receives, want 0", allocs)
+			}
+			if st := b.b.Stats(); tc.ce && st.ECN && (!recv[0].CE || st.CEReceived != st.Received) {
+				t.Errorf("CE %v, %d of %d datagrams marked CE, want all", recv[0].CE, st.CEReceived, st.Received)
 			}
 		})
 	}

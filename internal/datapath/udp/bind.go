@@ -16,10 +16,22 @@
 //
 //   - UDPBind, on Linux: recvmmsg/sendmmsg, UDP GSO on send and GRO on
 //     receive, large socket buffers, a gather send of header+payload without
-//     a copy (bind_linux.go). On other systems UDPBind is StdBind.
+//     a copy, ECN (bind_linux.go). On other systems UDPBind is StdBind.
 //   - StdBind, everywhere: net.UDPConn, one datagram per system call.
 //   - MemoryBind: datagrams exchanged in process through a MemoryNetwork,
-//     with an optional loss hook, for tests.
+//     with optional loss and congestion-mark hooks, for tests.
+//
+// # ECN
+//
+// A congestion controller learns of congestion from loss, late; ECN lets a
+// router (or a queue discipline) say so early, by rewriting the ECN field of
+// the IP header (RFC 3168) of a datagram marked ECN-capable to "congestion
+// experienced" (CE) instead of dropping it. Where it can, UDPBind marks every
+// datagram it sends ECT(0) and reports a CE mark on a received datagram in
+// Message.CE; Stats().ECN says whether it can. The Bind cannot know whether
+// the peer reads the marks on what it sends: a protocol that reacts to CE
+// should check, from the peer's feedback, that marks come back (as QUIC's
+// ECN validation does) before it trusts their absence.
 package udp
 
 import (
@@ -66,13 +78,19 @@ var (
 // at the application's message. It leaves from path Path to Addr.
 //
 // From Receive, Buf[:N] holds the datagram, Addr is its source, and Path is
-// the index of the local socket it arrived on. Receive ignores Payload.
+// the index of the local socket it arrived on. CE is true when the
+// datagram's IP header carried the ECN codepoint "congestion experienced"
+// (the low two bits of the IPv4 TOS byte or IPv6 traffic class both set):
+// a queue on the way was filling up. It is false where the Bind cannot see
+// the field (Stats().ECN false). Receive ignores Payload; Send ignores CE,
+// since a Bind with ECN marks every datagram it sends ECT(0).
 type Message struct {
 	Buf     []byte
 	N       int
 	Payload []byte
 	Addr    netip.AddrPort
 	Path    int
+	CE      bool
 }
 
 // Bind is a set of UDP sockets, one per path, that sends and receives
@@ -101,11 +119,15 @@ type Bind interface {
 	// Stats().Truncated. Receive returns net.ErrClosed once the Bind is
 	// closed (Close unblocks it), and an error that is
 	// os.ErrDeadlineExceeded when the receive deadline passes first.
+	// Receive sets CE of every message it fills: true for a datagram that
+	// arrived marked "congestion experienced", false otherwise, and always
+	// false where Stats().ECN is false.
 	Receive(msgs []Message) (n int, err error)
 
 	// Send sends each message of msgs as one datagram (see Message). The
 	// datagrams of one path leave in the order of msgs. Send returns once
-	// the kernel has taken them. A message that cannot be sent (longer than
+	// the kernel has taken them, marked ECN-capable, ECT(0), where
+	// Stats().ECN is true. A message that cannot be sent (longer than
 	// MaxDatagram, a bad Path, N or Addr, or refused by the kernel) is
 	// skipped and counted, the others are sent, and Send returns the first
 	// such error (errors.Is ErrTooLarge or ErrBadMessage for the first
@@ -145,6 +167,13 @@ type Stats struct {
 	GSOSends    uint64 // datagrams sent with more than one segment
 	GROReceives uint64 // datagrams received coalesced, more than one segment
 
+	// ECN: every path sends ECT(0) and Receive reports CE marks (Linux
+	// UDPBind where the kernel lets it set IP_TOS/IPV6_TCLASS and read
+	// them back; MemoryBind, whose marks come from SetMark). False: no
+	// marks are sent and CE is always false.
+	ECN        bool
+	CEReceived uint64 // datagrams Receive returned with CE set
+
 	RecvBuffer, SendBuffer int // socket buffer sizes the kernel reports (path 0)
 }
 
@@ -158,6 +187,9 @@ type Config struct {
 	// send and receive (Linux; elsewhere there is none).
 	DisableGSO bool
 	DisableGRO bool
+	// DisableECN keeps datagrams Not-ECT and CE unread (Linux; elsewhere
+	// there is no ECN), for a network that mishandles ECN-capable traffic.
+	DisableECN bool
 }
 
 func (c Config) socketBuffer() int {
@@ -226,6 +258,7 @@ type counters struct {
 	oversize, sendErrors    atomic.Uint64
 	truncated, dropped      atomic.Uint64
 	gsoSends, groReceives   atomic.Uint64
+	ceReceived              atomic.Uint64
 }
 
 func (c *counters) snapshot() Stats {
@@ -242,6 +275,7 @@ func (c *counters) snapshot() Stats {
 		Dropped:       c.dropped.Load(),
 		GSOSends:      c.gsoSends.Load(),
 		GROReceives:   c.groReceives.Load(),
+		CEReceived:    c.ceReceived.Load(),
 	}
 }
 

@@ -18,7 +18,8 @@ import (
 )
 
 // UDPBind is the Linux Bind: one non-blocking UDP socket per path,
-// recvmmsg and sendmmsg batches, UDP GSO and GRO.
+// recvmmsg (recv_linux.go) and sendmmsg batches, UDP GSO and GRO
+// (gso_linux.go), ECN (ecn_linux.go).
 //
 // Receiving from N sockets: the sockets are registered (level-triggered)
 // in an epoll instance of the Bind, and that epoll descriptor is itself
@@ -54,6 +55,7 @@ type UDPBind struct {
 	socks []udpSocket
 	v6    bool // the sockets are AF_INET6
 	gro   bool
+	ecn   bool // every path marks ECT(0) and reads the TOS
 	// gsoMax is the largest datagram GSO coalesces; 0: GSO off.
 	gsoMax         atomic.Int64
 	rcvbuf, sndbuf int
@@ -79,40 +81,6 @@ var _ Bind = (*UDPBind)(nil)
 type udpSocket struct {
 	conn *net.UDPConn
 	rc   syscall.RawConn
-}
-
-// groSlots is the number of 64 KiB datagrams one recvmmsg reads with GRO.
-const (
-	groSlots    = 32
-	groSlotSize = 1 << 16
-)
-
-type rxState struct {
-	msgs   []Message // the caller's batch, during Receive
-	n      int       // msgs[:n] are filled
-	bytes  int       // the bytes of msgs[:n]
-	err    error
-	events []unix.EpollEvent
-	hs     []unix.Mmsghdr
-	names  []unix.RawSockaddrInet6
-	iovs   []unix.Iovec
-
-	// the recvmmsg call of recv
-	k, got int
-	errno  unix.Errno
-
-	// GRO: the read datagrams pend[pcur:npend] wait to be split; poff is
-	// the offset of the next segment in pend[pcur].
-	slab              []byte
-	ctrls             []groControl
-	pend              []groPending
-	pcur, npend, poff int
-}
-
-type groPending struct {
-	slot, n, seg int
-	addr         netip.AddrPort
-	path         int
 }
 
 type txState struct {
@@ -208,7 +176,6 @@ func (b *UDPBind) Open(local netip.AddrPort, paths int) (ports []uint16, err err
 	b.rx.grow(n)
 	if b.gro {
 		b.rx.slab = make([]byte, groSlots*groSlotSize)
-		b.rx.ctrls = make([]groControl, groSlots)
 		b.rx.pend = make([]groPending, groSlots)
 	}
 	b.tx.counts = make([]int32, paths)
@@ -233,10 +200,20 @@ func (b *UDPBind) setup(i, fd, size int) error {
 			b.gsoMax.Store(MaxDatagram)
 		}
 		b.gro = !b.cfg.DisableGRO && enableGRO(fd) == nil
-	} else if b.gro {
-		// Path 0 took it; another path refusing only means its
-		// datagrams arrive one by one, which Receive handles too.
-		_ = enableGRO(fd)
+		// ECN is a nicety: a kernel or sandbox refusing it costs the
+		// congestion controller its early signal, not the connection.
+		b.ecn = !b.cfg.DisableECN && enableECN(fd, b.v6) == nil
+	} else {
+		if b.gro {
+			// Path 0 took it; another path refusing only means its
+			// datagrams arrive one by one, which Receive handles too.
+			_ = enableGRO(fd)
+		}
+		if b.ecn && enableECN(fd, b.v6) != nil {
+			// Paths with and without ECN mix fine (Receive reads the
+			// mark per datagram), but Stats().ECN promises every path.
+			b.ecn = false
+		}
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(i)}
 	if err := unix.EpollCtl(b.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
@@ -316,224 +293,10 @@ func (b *UDPBind) Stats() Stats {
 	s.GSO = b.gsoMax.Load() > 0
 	b.mu.Lock()
 	s.GRO = b.gro
+	s.ECN = b.ecn
 	s.RecvBuffer, s.SendBuffer = b.rcvbuf, b.sndbuf
 	b.mu.Unlock()
 	return s
-}
-
-// ---- Receive ----
-
-func (rx *rxState) grow(n int) {
-	if n <= len(rx.hs) {
-		return
-	}
-	rx.hs = make([]unix.Mmsghdr, n)
-	rx.names = make([]unix.RawSockaddrInet6, n)
-	rx.iovs = make([]unix.Iovec, n)
-}
-
-// Receive implements Bind.
-func (b *UDPBind) Receive(msgs []Message) (int, error) {
-	if err := b.check(); err != nil {
-		return 0, err
-	}
-	if len(msgs) == 0 {
-		return 0, nil
-	}
-	b.rxMu.Lock()
-	defer b.rxMu.Unlock()
-	rx := &b.rx
-	rx.msgs, rx.n, rx.bytes, rx.err = msgs, 0, 0, nil
-	defer func() { rx.msgs = nil }()
-	if rx.pcur < rx.npend {
-		b.drain()
-	}
-	var err error
-	if rx.n == 0 {
-		err = b.eprc.Read(b.pollFn)
-	}
-	n := rx.n
-	if n > 0 {
-		b.stats.received.Add(uint64(n))
-		b.stats.receivedBytes.Add(uint64(rx.bytes))
-		return n, nil
-	}
-	if rx.err != nil {
-		err = rx.err
-	}
-	return 0, b.mapErr(err)
-}
-
-// poll is the epoll descriptor's read callback: it reads the ready sockets
-// into the caller's batch, and returns false (park) when none is ready.
-func (b *UDPBind) poll(uintptr) bool {
-	rx := &b.rx
-	for {
-		ne, err := unix.EpollWait(b.epfd, rx.events, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			rx.err = os.NewSyscallError("epoll_wait", err)
-			return true
-		}
-		if ne == 0 {
-			return false
-		}
-		for _, ev := range rx.events[:ne] {
-			if err := b.read(int(ev.Fd)); err != nil {
-				rx.err = err
-				return true
-			}
-			if rx.n == len(rx.msgs) || rx.pcur < rx.npend {
-				break
-			}
-		}
-		if rx.n > 0 {
-			return true
-		}
-		// Only dropped datagrams or spurious readiness: ask again, as a
-		// socket still readable would not wake the poller again.
-	}
-}
-
-// read reads path's socket once with recvmmsg, into the caller's batch or,
-// with GRO, into the slots.
-func (b *UDPBind) read(path int) error {
-	rx := &b.rx
-	if b.gro {
-		rx.k = groSlots
-		for i := range groSlots {
-			h := &rx.hs[i].Hdr
-			h.Name = (*byte)(unsafe.Pointer(&rx.names[i]))
-			h.Namelen = unix.SizeofSockaddrInet6
-			iov := &rx.iovs[i]
-			iov.Base = &rx.slab[i*groSlotSize]
-			iov.SetLen(groSlotSize)
-			h.Iov = iov
-			h.SetIovlen(1)
-			h.Control = (*byte)(unsafe.Pointer(&rx.ctrls[i]))
-			h.SetControllen(groControlLen)
-			h.Flags = 0
-		}
-	} else {
-		msgs := rx.msgs[rx.n:]
-		rx.grow(len(msgs))
-		rx.k = len(msgs)
-		for i := range msgs {
-			h := &rx.hs[i].Hdr
-			h.Name = (*byte)(unsafe.Pointer(&rx.names[i]))
-			h.Namelen = unix.SizeofSockaddrInet6
-			iov := &rx.iovs[i]
-			if buf := msgs[i].Buf; len(buf) > 0 {
-				iov.Base = &buf[0]
-				iov.SetLen(len(buf))
-			} else {
-				*iov = unix.Iovec{}
-			}
-			h.Iov = iov
-			h.SetIovlen(1)
-			h.Control = nil
-			h.SetControllen(0)
-			h.Flags = 0
-		}
-	}
-	err := b.socks[path].rc.Read(b.recvFn)
-	b.stats.recvCalls.Add(1)
-	if err != nil {
-		return err
-	}
-	switch rx.errno {
-	case 0:
-	case unix.EAGAIN:
-		return nil
-	default:
-		return os.NewSyscallError("recvmmsg", rx.errno)
-	}
-	if b.gro {
-		b.split(path)
-		return nil
-	}
-	msgs := rx.msgs[rx.n:]
-	w := 0
-	for i := range rx.got {
-		h := &rx.hs[i]
-		if h.Hdr.Flags&unix.MSG_TRUNC != 0 {
-			b.stats.truncated.Add(1)
-			continue
-		}
-		if w != i {
-			msgs[w].Buf, msgs[i].Buf = msgs[i].Buf, msgs[w].Buf
-		}
-		m := &msgs[w]
-		m.N = int(h.Len)
-		m.Addr = getSockaddr(&rx.names[i])
-		m.Path = path
-		rx.bytes += m.N
-		w++
-	}
-	rx.n += w
-	return nil
-}
-
-// recv is a socket's read callback: one non-blocking recvmmsg.
-func (b *UDPBind) recv(fd uintptr) bool {
-	rx := &b.rx
-	for {
-		n, errno := recvmmsg(fd, rx.hs[:rx.k], unix.MSG_DONTWAIT)
-		if errno == unix.EINTR {
-			continue
-		}
-		rx.got, rx.errno = n, errno
-		return true
-	}
-}
-
-// split records the datagrams read into the GRO slots and drains them.
-func (b *UDPBind) split(path int) {
-	rx := &b.rx
-	rx.pcur, rx.npend, rx.poff = 0, 0, 0
-	for i := range rx.got {
-		h := &rx.hs[i]
-		if h.Hdr.Flags&unix.MSG_TRUNC != 0 {
-			b.stats.truncated.Add(1)
-			continue
-		}
-		p := groPending{slot: i, n: int(h.Len), addr: getSockaddr(&rx.names[i]), path: path}
-		p.seg = groSize(&rx.ctrls[i], int(h.Hdr.Controllen))
-		if p.seg <= 0 || p.seg >= p.n {
-			p.seg = p.n
-		} else {
-			b.stats.groReceives.Add(1)
-		}
-		rx.pend[rx.npend] = p
-		rx.npend++
-	}
-	b.drain()
-}
-
-// drain copies pending GRO segments into the caller's batch.
-func (b *UDPBind) drain() {
-	rx := &b.rx
-	for rx.pcur < rx.npend && rx.n < len(rx.msgs) {
-		p := &rx.pend[rx.pcur]
-		end := min(rx.poff+p.seg, p.n)
-		d := rx.slab[p.slot*groSlotSize+rx.poff : p.slot*groSlotSize+end]
-		if m := &rx.msgs[rx.n]; len(d) > len(m.Buf) {
-			b.stats.truncated.Add(1)
-		} else {
-			m.N = copy(m.Buf, d)
-			m.Addr = p.addr
-			m.Path = p.path
-			rx.bytes += m.N
-			rx.n++
-		}
-		rx.poff = end
-		if rx.poff >= p.n {
-			rx.pcur++
-			rx.poff = 0
-		}
-	}
 }
 
 // ---- Send ----

@@ -13,7 +13,8 @@ import (
 // system call. Each path has a reader goroutine that reads into buffers of
 // its own (two of 64 KiB) and queues them for Receive, which copies them
 // into the caller's buffers. A Send with a Payload copies header and payload
-// into one buffer, since net.UDPConn has no gather write.
+// into one buffer, since net.UDPConn has no gather write. It has no ECN:
+// datagrams leave Not-ECT and CE is always false.
 type StdBind struct {
 	cfg   Config
 	mu    sync.Mutex // Open, Close
@@ -221,6 +222,7 @@ func (b *StdBind) deliver(msgs []Message, n int, p *stdPacket) (int, error) {
 		m.N = copy(m.Buf, p.buf[:size])
 		m.Addr = p.addr
 		m.Path = p.path
+		m.CE = false
 		b.stats.received.Add(1)
 		b.stats.receivedBytes.Add(uint64(size))
 		n++

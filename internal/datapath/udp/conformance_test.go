@@ -259,6 +259,9 @@ func receiveAll(s, from side, want map[key]int, round int, got *atomic.Int64) er
 	defer s.b.SetReceiveDeadline(time.Time{})
 	check := make([]byte, 9216)
 	for n := 0; n < total; {
+		for i := range msgs {
+			msgs[i].CE = true // Receive must clear it: nothing on loopback marks CE
+		}
 		k, err := s.b.Receive(msgs)
 		if err != nil {
 			return fmt.Errorf("Receive after %d of %d datagrams: %w (missing %v)", n, total, err, missing(want))
@@ -272,6 +275,9 @@ func receiveAll(s, from side, want map[key]int, round int, got *atomic.Int64) er
 				return fmt.Errorf("datagram from %v, not from a path of %v %v", m.Addr, from.addr, from.ports)
 			}
 			kk := key{src, m.Path, m.N}
+			if m.CE {
+				return fmt.Errorf("datagram %+v marked CE", kk)
+			}
 			if want[kk] == 0 {
 				return fmt.Errorf("unexpected or repeated datagram %+v", kk)
 			}

@@ -2,11 +2,7 @@
 
 package udp
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // UDP segmentation offload (Linux 4.18+ for GSO, 5.0+ for GRO).
 //
@@ -17,8 +13,8 @@ import (
 //
 // GRO: with the UDP_GRO socket option the kernel may hand up several
 // datagrams of one flow as one, with a UDP_GRO control message giving the
-// segment size; Receive splits them again. Over loopback a GSO batch reaches
-// a GRO socket whole.
+// segment size (read by parseControl, ecn_linux.go); Receive splits them
+// again. Over loopback a GSO batch reaches a GRO socket whole.
 
 // maxGSOSegments is the most segments of one GSO send (the kernel's
 // UDP_MAX_SEGMENTS of older kernels; newer ones take 128).
@@ -39,31 +35,6 @@ func (c *gsoControl) set(size int) {
 	c.hdr.Type = unix.UDP_SEGMENT
 	c.hdr.SetLen(unix.CmsgLen(2))
 	c.size = uint16(size)
-}
-
-// groControl holds the control messages of one received datagram; uint64s
-// keep the headers aligned.
-type groControl [8]uint64
-
-const groControlLen = int(unsafe.Sizeof(groControl{}))
-
-// groSize returns the segment size of a coalesced datagram from the first
-// n bytes of c, or 0 when there is no UDP_GRO message.
-func groSize(c *groControl, n int) int {
-	hlen := unix.CmsgLen(0)
-	off := 0
-	for off+hlen <= n && off+hlen <= groControlLen {
-		h := (*unix.Cmsghdr)(unsafe.Add(unsafe.Pointer(c), off))
-		l := int(h.Len)
-		if l < hlen || off+l > n {
-			return 0
-		}
-		if h.Level == unix.SOL_UDP && h.Type == unix.UDP_GRO && l >= unix.CmsgLen(4) {
-			return int(*(*int32)(unsafe.Add(unsafe.Pointer(c), off+hlen)))
-		}
-		off += unix.CmsgSpace(l - hlen)
-	}
-	return 0
 }
 
 // supportsGSO probes for UDP_SEGMENT on socket fd.

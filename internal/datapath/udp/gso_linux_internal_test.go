@@ -18,27 +18,6 @@ func TestControlLayout(t *testing.T) {
 	if unsafe.Sizeof(gsoControl{}) < uintptr(gsoControlLen) {
 		t.Errorf("gsoControl is %d bytes, CMSG_SPACE(2) is %d", unsafe.Sizeof(gsoControl{}), gsoControlLen)
 	}
-	// Two messages, the UDP_GRO one second.
-	var c groControl
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&c)), groControlLen)
-	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
-	h.Level, h.Type = unix.SOL_IP, unix.IP_TOS
-	h.SetLen(unix.CmsgLen(1))
-	off := unix.CmsgSpace(1)
-	h = (*unix.Cmsghdr)(unsafe.Pointer(&b[off]))
-	h.Level, h.Type = unix.SOL_UDP, unix.UDP_GRO
-	h.SetLen(unix.CmsgLen(4))
-	*(*int32)(unsafe.Pointer(&b[off+unix.CmsgLen(0)])) = 1400
-	n := off + unix.CmsgSpace(4)
-	if got := groSize(&c, n); got != 1400 {
-		t.Errorf("groSize = %d, want 1400", got)
-	}
-	if got := groSize(&c, off); got != 0 {
-		t.Errorf("groSize without UDP_GRO = %d, want 0", got)
-	}
-	if got := groSize(&c, off+unix.CmsgLen(4)-1); got != 0 {
-		t.Errorf("groSize of a cut message = %d, want 0", got)
-	}
 }
 
 // TestGSOSegmentTooBig sends GSO batches from a socket whose path MTU

@@ -13,6 +13,11 @@ import (
 // true to drop it. It must not keep datagram.
 type LossFunc func(from, to netip.AddrPort, datagram []byte) (drop bool)
 
+// A MarkFunc decides whether a datagram on a MemoryNetwork arrives marked
+// "congestion experienced", as a router's ECN marking would: it returns
+// true to set Message.CE for the receiver. It must not keep datagram.
+type MarkFunc func(from, to netip.AddrPort, datagram []byte) (ce bool)
+
 // MemoryNetwork delivers datagrams between the MemoryBinds it made, in
 // process, through channels. Like UDP it loses datagrams sent to an address
 // nobody has opened and datagrams that find the receiver's queue full; it
@@ -22,6 +27,7 @@ type MemoryNetwork struct {
 	ports map[netip.AddrPort]memPort
 	next  uint16 // the next ephemeral port to try
 	loss  atomic.Pointer[LossFunc]
+	mark  atomic.Pointer[MarkFunc]
 }
 
 type memPort struct {
@@ -33,6 +39,7 @@ type memDatagram struct {
 	data []byte
 	from netip.AddrPort
 	path int
+	ce   bool
 }
 
 // memQueue is the number of datagrams a MemoryBind queues before it drops.
@@ -58,6 +65,18 @@ func (n *MemoryNetwork) SetLoss(f LossFunc) {
 	n.loss.Store(&f)
 }
 
+// SetMark installs f as the network's congestion-mark hook (nil: no
+// marks). It is called for every datagram the loss hook lets through,
+// concurrently from every sender, so a test can drive a protocol's ECN
+// response without a kernel.
+func (n *MemoryNetwork) SetMark(f MarkFunc) {
+	if f == nil {
+		n.mark.Store(nil)
+		return
+	}
+	n.mark.Store(&f)
+}
+
 // NewBind returns an unopened Bind on the network.
 func (n *MemoryNetwork) NewBind() *MemoryBind {
 	return &MemoryBind{
@@ -70,7 +89,8 @@ func (n *MemoryNetwork) NewBind() *MemoryBind {
 
 // MemoryBind is a Bind on a MemoryNetwork. Open on an unspecified address
 // (or the zero AddrPort) takes the loopback address of its family, and
-// every datagram is copied once, on Send.
+// every datagram is copied once, on Send. It reports ECN (Stats().ECN):
+// the network carries the marks of its SetMark hook to Message.CE.
 type MemoryBind struct {
 	net   *MemoryNetwork
 	mu    sync.Mutex // Open, Close
@@ -187,7 +207,7 @@ func (b *MemoryBind) Send(msgs []Message) error {
 		return err
 	}
 	var first error
-	lossp := b.net.loss.Load()
+	lossp, markp := b.net.loss.Load(), b.net.mark.Load()
 	for i := range msgs {
 		m := &msgs[i]
 		size, err := checkMessage(m, len(b.local), b.v4)
@@ -210,6 +230,7 @@ func (b *MemoryBind) Send(msgs []Message) error {
 			b.stats.dropped.Add(1)
 			continue
 		}
+		ce := markp != nil && (*markp)(from, to, data)
 		b.net.mu.Lock()
 		p, ok := b.net.ports[to]
 		b.net.mu.Unlock()
@@ -217,7 +238,7 @@ func (b *MemoryBind) Send(msgs []Message) error {
 			continue // nobody listens there: lost, as on UDP
 		}
 		select {
-		case p.b.rx <- memDatagram{data: data, from: from, path: p.path}:
+		case p.b.rx <- memDatagram{data: data, from: from, path: p.path, ce: ce}:
 		default:
 			p.b.stats.dropped.Add(1)
 		}
@@ -287,8 +308,12 @@ func (b *MemoryBind) deliver(msgs []Message, n int, d memDatagram) int {
 	m.N = copy(m.Buf, d.data)
 	m.Addr = d.from
 	m.Path = d.path
+	m.CE = d.ce
 	b.stats.received.Add(1)
 	b.stats.receivedBytes.Add(uint64(m.N))
+	if d.ce {
+		b.stats.ceReceived.Add(1)
+	}
 	return n + 1
 }
 
@@ -296,4 +321,8 @@ func (b *MemoryBind) deliver(msgs []Message, n int, d memDatagram) int {
 func (b *MemoryBind) BatchSize() int { return DefaultBatchSize }
 
 // Stats implements Bind.
-func (b *MemoryBind) Stats() Stats { return b.stats.snapshot() }
+func (b *MemoryBind) Stats() Stats {
+	s := b.stats.snapshot()
+	s.ECN = true
+	return s
+}

@@ -1,0 +1,188 @@
+// Package cc holds congestion controllers: the policy that decides how
+// many bytes a connection may have in flight and when its next data packet
+// may leave. The core (internal/core) owns the mechanism - what is in
+// flight, what was acknowledged, lost or timed out - and reports it here;
+// a controller only answers with a window and a departure time.
+//
+// # Controllers
+//
+//   - None: no window and no pacing beyond what the connection's
+//     configuration sets (the behaviour before this package existed).
+//   - DCQCN: rate-based, after the ns-3 HPCC simulator's "Mellanox"
+//     DCQCN (SIGCOMM'15): ECN echoes are congestion notifications (at most
+//     one per CNPInterval), alpha and rate decrease, then fast recovery,
+//     additive and hyper increase driven by a timer and a byte counter.
+//   - NSCC: Ultra Ethernet's window law: a target queueing delay, the four
+//     delay x ECN quadrants, fulfill adjustment, quick adapt, NACK
+//     decrease, a window of at most 1.5 BDP.
+//
+// # Contract
+//
+// The core calls, for each connection, with non-decreasing times:
+//
+//   - OnSend for every DATA or PARITY packet it puts on the wire (first
+//     transmissions and retransmissions alike), with the packet's bytes on
+//     the wire (header and payload);
+//   - OnAck for every ACK that newly acknowledges bytes, with how many, an
+//     RTT sample when the ACK gives a clean one (never for a retransmitted
+//     chunk, Karn), whether the receiver echoed a congestion mark (ECN),
+//     and the bytes still in flight after it;
+//   - OnLoss when the receiver NACKs bytes (Timeout false) or a
+//     retransmission timer fires (Timeout true), with the bytes to resend;
+//   - OnTimer at or after the time NextTimer returned, when that is not
+//     Never (a spurious or late call is harmless).
+//
+// Before every data packet the core asks Window (the first pass sends only
+// while the bytes in flight stay within it; zero means no limit) and
+// NextSend (no data packet leaves before it). A controller's answers change
+// only in its On* methods, so the core may cache them between calls.
+//
+// Controllers are sans-IO and deterministic: no clocks, no goroutines, no
+// global randomness. A Controller is not safe for concurrent use. In steady
+// state no method allocates.
+package cc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// Controller is one connection's congestion controller. See the package
+// documentation for who calls what, and when.
+type Controller interface {
+	// OnSend records a data packet of bytes leaving at now.
+	OnSend(now monotime.Time, bytes int)
+	// OnAck records an ACK that newly acknowledged bytes.
+	OnAck(now monotime.Time, a Ack)
+	// OnLoss records bytes reported lost.
+	OnLoss(now monotime.Time, l Loss)
+	// OnTimer runs the controller's own timers (DCQCN's alpha and rate
+	// increase timers).
+	OnTimer(now monotime.Time)
+	// NextTimer is when OnTimer is next due; monotime.Never if not.
+	NextTimer() monotime.Time
+	// Window is how many bytes may be in flight; zero: no limit.
+	Window() int64
+	// NextSend is the earliest time the next data packet may leave.
+	NextSend() monotime.Time
+	// Stats describes the controller's state, for reports.
+	Stats() Stats
+}
+
+// Ack is what an acknowledgement tells the controller.
+type Ack struct {
+	Bytes    int64             // newly acknowledged payload bytes
+	RTT      monotime.Duration // a clean round-trip sample, or 0
+	ECN      bool              // the receiver echoed a congestion mark
+	InFlight int64             // bytes still in flight after this ACK
+}
+
+// Loss is bytes the core learned were lost.
+type Loss struct {
+	Bytes   int64
+	Timeout bool // a retransmission timer fired; false: the receiver NACKed
+}
+
+// Stats is a controller's state and what it reacted to.
+type Stats struct {
+	Window      int64   // current window in bytes; 0 when window-less
+	Rate        float64 // current pacing rate in bits per second; 0 when unpaced
+	Decreases   uint64  // times the window or rate was cut
+	Congestions uint64  // congestion signals taken (ECN echoes, CNPs)
+	// Losses the controller did not react to because the path showed no
+	// congestion (random loss, not a queue).
+	IgnoredLosses uint64
+}
+
+// Params describe the network a controller starts on. The core fills them
+// from its configuration; a zero field means unknown.
+type Params struct {
+	// LineRate is the sender's link rate in bits per second. Rate-based
+	// controllers start at it; zero means DefaultLineRate.
+	LineRate float64
+	// BaseRTT is the unloaded round-trip time; zero means DefaultBaseRTT.
+	// Window controllers size their maximum window as a multiple of
+	// LineRate x BaseRTT.
+	BaseRTT monotime.Duration
+	// MSS is the payload bytes of a full packet; zero means 4096.
+	MSS int
+}
+
+// Defaults of Params' zero fields.
+const (
+	DefaultLineRate = 100e9
+	DefaultBaseRTT  = 12 * monotime.Microsecond
+	DefaultMSS      = 4096
+)
+
+// WithDefaults returns p with its zero fields filled.
+func (p Params) WithDefaults() Params {
+	if p.LineRate <= 0 {
+		p.LineRate = DefaultLineRate
+	}
+	if p.BaseRTT <= 0 {
+		p.BaseRTT = DefaultBaseRTT
+	}
+	if p.MSS <= 0 {
+		p.MSS = DefaultMSS
+	}
+	return p
+}
+
+// BDP is the bandwidth-delay product in bytes.
+func (p Params) BDP() int64 { return int64(p.LineRate / 8 * p.BaseRTT.Seconds()) }
+
+// Algorithm makes controllers of one kind. Its zero value is None.
+type Algorithm struct {
+	name string
+	make func(Params) Controller
+}
+
+// Name returns the algorithm's name, as Parse takes it.
+func (a Algorithm) Name() string {
+	if a.name == "" {
+		return "none"
+	}
+	return a.name
+}
+
+// IsNone reports whether the algorithm controls nothing.
+func (a Algorithm) IsNone() bool { return a.make == nil }
+
+// New returns a controller for one connection, nil for None.
+func (a Algorithm) New(p Params) Controller {
+	if a.make == nil {
+		return nil
+	}
+	return a.make(p.WithDefaults())
+}
+
+// algorithms are the named controllers, registered by their files.
+var algorithms = map[string]func(Params) Controller{}
+
+// register adds a named controller; each controller's file calls it once.
+func register(name string, make func(Params) Controller) { algorithms[name] = make }
+
+// Names returns the names Parse accepts, sorted.
+func Names() []string {
+	names := []string{"none"}
+	for n := range algorithms {
+		names = append(names, n)
+	}
+	slices.Sort(names[1:])
+	return names
+}
+
+// Parse returns the algorithm named name.
+func Parse(name string) (Algorithm, error) {
+	if name == "" || name == "none" {
+		return Algorithm{}, nil
+	}
+	if m, ok := algorithms[name]; ok {
+		return Algorithm{name: name, make: m}, nil
+	}
+	return Algorithm{}, fmt.Errorf("congestion control %q: want %s", name, strings.Join(Names(), ", "))
+}

@@ -1,0 +1,373 @@
+package cc
+
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// NSCC is Ultra Ethernet's network-signalled congestion control, the
+// window law of uet-htsim's uec.cpp (updateCwndOnAck_NSCC and the
+// functions it calls). It is window-only: NextSend never holds a packet
+// back, as in UET, where the NIC's line rate paces.
+//
+// Deviations from uec.cpp, each for a reason given where it is made:
+//
+//   - Random loss is not congestion. SDR runs over long-haul links with
+//     1e-3..1e-2 random loss and no queue; uec.cpp takes every NACK as a
+//     trimmed packet from a full queue, cuts the window by its bytes and
+//     arms quick adapt. There that costs window for nothing: a timeout
+//     after a tail loss quick-adapts to the little acked while waiting
+//     (one MSS), and a few percent of loss with the delay near the target
+//     holds the window near half its maximum (TestNSCCLoss,
+//     TestNSCCRandomLoss). Here a loss (NACK or timeout) acts only when
+//     the path shows congestion:
+//     the recent queueing delay (a fast EWMA of raw samples, weight
+//     LossDelayWeight) is above LossDelayThreshold (default: the target),
+//     or an ECN echo arrived within the last base RTT + target. Otherwise
+//     the loss is counted (IgnoredLosses) and the window left alone.
+//     LossNeedsCongestion false restores uec.cpp's reaction.
+//   - A NACK is not fed to the delay average as base RTT + network RTT:
+//     uec.cpp does so because its NACKs are trims at a full queue; ours
+//     are losses detected by the receiver, which say nothing of delay.
+//   - A quick-adapt trigger is judged once, against the period it came
+//     in; uec.cpp keeps it armed until a quick adapt fires, so a NACK long
+//     past could collapse the window of a flow that later idles.
+//   - Quick adapt never raises the window (uec.cpp prints a warning when
+//     its achieved bytes exceed the window and raises it anyway).
+//   - A timeout arms quick adapt only; uec.cpp also takes a packet off
+//     the window when it queues the retransmission.
+//   - An ACK without a clean RTT sample counts its bytes (quick adapt,
+//     fulfill) but skips the delay quadrants; uec.cpp substitutes the
+//     average delay.
+
+func init() {
+	register("nscc", func(p Params) Controller { return NewNSCC(NSCCDefaults(p)) })
+}
+
+// NSCC's constants (uec.cpp's initNsccParams) and the reference network
+// its gains are scaled to.
+const (
+	nsccRefRate = 100e9                     // bit/s
+	nsccRefRTT  = 12 * monotime.Microsecond // round trip
+	nsccRefBDP  = nsccRefRate / 8 * 12e-6   // bytes
+	nsccMinQDly = 1 * monotime.Microsecond  // floor of the default target
+	nsccFastDly = 1 * monotime.Microsecond  // uec.cpp's fast increase delay
+	nsccMaxBDPs = 1.5                       // maximum window in BDPs
+	nsccAdjMSS  = 8                         // fulfill every 8 MSS acked
+	nsccQAGate  = 3                         // quick adapt below maxwnd>>3
+	nsccLossEW  = 1.0 / 8                   // weight of the loss-judging delay EWMA
+)
+
+// NSCCConfig is every parameter of an NSCC sender; NSCCDefaults derives
+// them from Params as uec.cpp's initNsccParams does.
+type NSCCConfig struct {
+	LineRate float64           // bit/s; with the base RTT sizes the maximum window (Params.LineRate)
+	BaseRTT  monotime.Duration // the unloaded RTT it starts with; lower samples replace it (Params.BaseRTT)
+	MSS      int               // bytes; the least window (Params.MSS; uec.cpp: MTU)
+
+	// Target is the queueing delay the law steers to. uec.cpp: 1 RTT
+	// without trimming (0.75 with); SDR does not trim, so BaseRTT, but at
+	// least 1 us so the proportional region is not swallowed by the fast
+	// increase one (delay < 1 us).
+	Target monotime.Duration
+	A      float64 // scaling a = BDP / (100 Gbit/s x 12 us), dimensionless
+	B      float64 // scaling b = Target / 12 us, dimensionless
+	// Alpha is the proportional increase gain, 4 x MSS x a x b / Target,
+	// in bytes per picosecond: an ACK adds Alpha x acked x (Target - delay)
+	// to the increase, up to about 4 x MSS x a x b per RTT.
+	Alpha float64
+	FI    float64 // fair increase, 5 x MSS x a bytes per RTT of ACKs at or above the target
+	Eta   float64 // bytes added once per AdjustPeriod, 0.15 x MSS x a
+	Gamma float64 // multiplicative decrease gain, 0.8; a cut keeps at least half
+
+	DelayWeight float64 // weight of a sample in the average delay, 0.0125 per ACK
+
+	QAThreshold monotime.Duration // a delay above it arms quick adapt: 4 x Target
+	QAGate      uint              // quick adapt acts if the bytes acked in a period < maxwnd >> QAGate: 3
+
+	MaxWindowBDPs     float64           // maximum window in BDPs: 1.5; also the initial window
+	AdjustBytes       int64             // fulfill after this many bytes acked: 8 x MSS
+	AdjustPeriod      monotime.Duration // or after this long, adding Eta: BaseRTT
+	FastIncreaseDelay monotime.Duration // delays below it for a window of ACKs grow fast: 1 us
+	FastIncreaseScale float64           // window growth per byte acked then: 0.25 x a
+
+	// LossNeedsCongestion makes losses act only on a congested path (see
+	// the file comment). Ours; true by default.
+	LossNeedsCongestion bool
+	LossDelayWeight     float64           // weight of a sample in the loss-judging delay: 1/8
+	LossDelayThreshold  monotime.Duration // a loss-judging delay above it is congestion: Target
+}
+
+// NSCCDefaults returns uec.cpp's parameters for p.
+func NSCCDefaults(p Params) NSCCConfig {
+	p = p.WithDefaults()
+	target := max(p.BaseRTT, nsccMinQDly)
+	mss := float64(p.MSS)
+	a := float64(p.BDP()) / nsccRefBDP
+	b := float64(target) / float64(nsccRefRTT)
+	return NSCCConfig{
+		LineRate:            p.LineRate,
+		BaseRTT:             p.BaseRTT,
+		MSS:                 p.MSS,
+		Target:              target,
+		A:                   a,
+		B:                   b,
+		Alpha:               4 * mss * a * b / float64(target),
+		FI:                  5 * mss * a,
+		Eta:                 0.15 * mss * a,
+		Gamma:               0.8,
+		DelayWeight:         0.0125,
+		QAThreshold:         4 * target,
+		QAGate:              nsccQAGate,
+		MaxWindowBDPs:       nsccMaxBDPs,
+		AdjustBytes:         nsccAdjMSS * int64(p.MSS),
+		AdjustPeriod:        p.BaseRTT,
+		FastIncreaseDelay:   nsccFastDly,
+		FastIncreaseScale:   0.25 * a,
+		LossNeedsCongestion: true,
+		LossDelayWeight:     nsccLossEW,
+		LossDelayThreshold:  target,
+	}
+}
+
+// NSCC is one connection's NSCC window; see NSCCConfig.
+type NSCC struct {
+	cfg NSCCConfig
+
+	cwnd, minWnd, maxWnd float64 // bytes
+	baseRTT              monotime.Duration
+
+	avgDelay  float64 // picoseconds, uec.cpp's average (drives the decrease)
+	lossDelay float64 // picoseconds, fast average of raw delays (judges losses)
+	sawECN    bool
+	lastECN   monotime.Time
+
+	inc        float64 // pending increase, bytes x bytes (fulfill divides by cwnd)
+	received   int64   // bytes acked since the last fulfill
+	lastAdjust monotime.Time
+	fiCount    int64 // bytes acked in a row at a delay below FastIncreaseDelay
+	fastInc    bool
+	mdDone     bool
+	lastMD     monotime.Time
+
+	qaStarted     bool
+	qaEnd         monotime.Time // end of the current quick adapt period
+	achieved      int64         // bytes acked in the current period
+	triggerQA     bool
+	bytesToIgnore int64 // marked ACKs are ignored until this many bytes after a quick adapt
+	bytesIgnored  int64
+	inFlight      int64
+
+	ignoredLosses uint64
+	stats         Stats
+}
+
+// NewNSCC returns an NSCC sender at its maximum window, where UET starts.
+func NewNSCC(cfg NSCCConfig) *NSCC {
+	n := &NSCC{cfg: cfg, minWnd: float64(max(cfg.MSS, 1))}
+	n.setBaseRTT(cfg.BaseRTT)
+	n.cwnd = n.maxWnd
+	return n
+}
+
+// Config returns the parameters n runs with.
+func (n *NSCC) Config() NSCCConfig { return n.cfg }
+
+// OnSend counts the bytes in flight, for quick adapt's ignore span.
+func (n *NSCC) OnSend(_ monotime.Time, bytes int) { n.inFlight += int64(bytes) }
+
+// OnAck runs the delay x ECN quadrants, quick adapt and fulfill.
+func (n *NSCC) OnAck(now monotime.Time, a Ack) {
+	n.inFlight = a.InFlight
+	marked := a.ECN
+	if marked {
+		n.stats.Congestions++
+		n.sawECN, n.lastECN = true, now
+	}
+	n.achieved += a.Bytes
+	n.received += a.Bytes
+	n.bytesIgnored += a.Bytes
+
+	var delay monotime.Duration
+	sample := a.RTT > 0
+	if sample {
+		if a.RTT < n.baseRTT {
+			n.setBaseRTT(a.RTT)
+		}
+		delay = a.RTT - n.baseRTT
+		n.updateDelay(delay, marked)
+	}
+	if n.quickAdapt(now, false, marked, delay) {
+		return
+	}
+	if sample {
+		switch target := n.cfg.Target; {
+		case !marked && delay >= target:
+			n.inc += n.cfg.FI * float64(a.Bytes)
+		case !marked:
+			n.proportionalIncrease(a.Bytes, delay)
+		case delay >= target:
+			n.multiplicativeDecrease(now)
+		default:
+			// Marked below the target: another hop's queue; UET
+			// only changes path, which is the core's business.
+		}
+		n.clamp()
+	}
+	if n.received > n.cfg.AdjustBytes || now.Sub(n.lastAdjust) > n.cfg.AdjustPeriod {
+		n.fulfill(now)
+	}
+}
+
+// OnLoss cuts the window by the NACKed bytes and arms quick adapt, on a
+// congested path only (see the file comment).
+func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
+	if n.cfg.LossNeedsCongestion && !n.congested(now) {
+		n.ignoredLosses++
+		return
+	}
+	n.triggerQA = true
+	if l.Timeout {
+		n.quickAdapt(now, true, false, 0)
+		return
+	}
+	n.bytesIgnored += l.Bytes
+	if n.quickAdapt(now, true, true, 0) {
+		return
+	}
+	n.cwnd -= float64(l.Bytes)
+	n.clamp()
+	n.stats.Decreases++
+}
+
+// OnTimer does nothing: NSCC is clocked by ACKs.
+func (n *NSCC) OnTimer(monotime.Time) {}
+
+// NextTimer is Never: NSCC has no timers.
+func (n *NSCC) NextTimer() monotime.Time { return monotime.Never }
+
+// Window is the congestion window in bytes, between one MSS and the
+// maximum window.
+func (n *NSCC) Window() int64 { return int64(n.cwnd) }
+
+// NextSend is 0: NSCC does not pace.
+func (n *NSCC) NextSend() monotime.Time { return 0 }
+
+// Stats reports the window and the cuts.
+func (n *NSCC) Stats() Stats {
+	s := n.stats
+	s.Window = n.Window()
+	s.IgnoredLosses = n.ignoredLosses
+	return s
+}
+
+// IgnoredLosses is how many loss reports came on an uncongested path and
+// left the window alone.
+func (n *NSCC) IgnoredLosses() uint64 { return n.ignoredLosses }
+
+// MaxWindow is the window's ceiling in bytes, MaxWindowBDPs x the BDP at
+// the base RTT.
+func (n *NSCC) MaxWindow() int64 { return int64(n.maxWnd) }
+
+// setBaseRTT resizes the maximum window for a new base RTT, as uec.cpp's
+// update_base_rtt does; the scaled constants keep the configured RTT.
+func (n *NSCC) setBaseRTT(rtt monotime.Duration) {
+	n.baseRTT = rtt
+	n.maxWnd = max(n.cfg.MaxWindowBDPs*n.cfg.LineRate/8*rtt.Seconds(), n.minWnd)
+	n.clamp()
+}
+
+func (n *NSCC) clamp() { n.cwnd = min(max(n.cwnd, n.minWnd), n.maxWnd) }
+
+// updateDelay feeds both averages. uec.cpp feeds an unmarked delay above
+// the target to the average as a quarter base RTT: a queue no switch
+// marked is not held against the window. The loss-judging average takes
+// raw delays, so a drop-tail queue without ECN still reads as congestion.
+func (n *NSCC) updateDelay(delay monotime.Duration, marked bool) {
+	s := float64(delay)
+	if !marked && delay > n.cfg.Target {
+		s = 0.25 * float64(n.baseRTT)
+	}
+	n.avgDelay += n.cfg.DelayWeight * (s - n.avgDelay)
+	n.lossDelay += n.cfg.LossDelayWeight * (float64(delay) - n.lossDelay)
+}
+
+// congested reports whether the path shows a queue: a recent delay above
+// the threshold or an ECN echo within the last base RTT + target.
+func (n *NSCC) congested(now monotime.Time) bool {
+	if n.lossDelay > float64(n.cfg.LossDelayThreshold) {
+		return true
+	}
+	return n.sawECN && now.Sub(n.lastECN) <= n.baseRTT+n.cfg.Target
+}
+
+// quickAdapt measures the bytes acked per base RTT + target. At the end
+// of a period in which something armed it (a loss, or a delay above
+// QAThreshold) and too little was acked, the window drops to what was:
+// the path delivers that much, whatever the window says. It reports
+// whether the ACK or NACK is spent (a quick adapt, or a marked one in the
+// span after it, which reflects the old window).
+func (n *NSCC) quickAdapt(now monotime.Time, isLoss, marked bool, delay monotime.Duration) bool {
+	spent := false
+	if marked && n.bytesIgnored < n.bytesToIgnore {
+		spent = true
+	} else if !n.qaStarted || now > n.qaEnd {
+		armed := n.triggerQA || isLoss || delay > n.cfg.QAThreshold
+		if n.qaStarted && armed && n.achieved < int64(n.maxWnd)>>n.cfg.QAGate {
+			n.cwnd = min(n.cwnd, max(float64(n.achieved), n.minWnd))
+			n.bytesToIgnore, n.bytesIgnored = n.inFlight, 0
+			n.stats.Decreases++
+			spent = true
+		}
+		n.triggerQA = false
+		n.achieved = 0
+		n.qaStarted, n.qaEnd = true, now.Add(n.baseRTT+n.cfg.Target)
+	}
+	if spent {
+		n.inc, n.received = 0, 0
+	}
+	return spent
+}
+
+// proportionalIncrease grows the window in proportion to how far below
+// the target the delay is, or fast once the delay has stayed under
+// FastIncreaseDelay for a window of ACKs (an idle path: go get it).
+func (n *NSCC) proportionalIncrease(bytes int64, delay monotime.Duration) {
+	if delay < n.cfg.FastIncreaseDelay {
+		n.fiCount += bytes
+		if n.fastInc || n.fiCount > int64(n.cwnd) {
+			n.cwnd += float64(bytes) * n.cfg.FastIncreaseScale
+			n.fastInc = true
+			return
+		}
+	} else {
+		n.fiCount = 0
+	}
+	n.fastInc = false
+	n.inc += n.cfg.Alpha * float64(bytes) * float64(n.cfg.Target-delay)
+}
+
+// multiplicativeDecrease cuts by how far the average delay is above the
+// target, at most by half and at most once per base RTT.
+func (n *NSCC) multiplicativeDecrease(now monotime.Time) {
+	n.fastInc, n.fiCount = false, 0
+	avg, target := n.avgDelay, float64(n.cfg.Target)
+	if avg <= target || (n.mdDone && now.Sub(n.lastMD) <= n.baseRTT) {
+		return
+	}
+	n.cwnd *= max(1-n.cfg.Gamma*(avg-target)/avg, 0.5)
+	n.mdDone, n.lastMD = true, now
+	n.stats.Decreases++
+}
+
+// fulfill applies the increase gathered since the last one. inc is in
+// bytes x bytes: over a window of ACKs the fair increase gathers
+// FI x cwnd, so dividing by cwnd gives FI per round trip.
+func (n *NSCC) fulfill(now monotime.Time) {
+	n.cwnd += n.inc / n.cwnd
+	if now.Sub(n.lastAdjust) >= n.cfg.AdjustPeriod {
+		n.cwnd += n.cfg.Eta
+		n.lastAdjust = now
+	}
+	n.inc, n.received = 0, 0
+	n.clamp()
+}

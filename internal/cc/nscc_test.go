@@ -1,0 +1,372 @@
+package cc
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// nsccPath is an ACK clock in fake time: each round the sender puts its
+// window on the wire and the ACKs come back evenly over one RTT of base
+// RTT + the round's queueing delay.
+type nsccPath struct {
+	n     *NSCC
+	now   monotime.Time
+	base  monotime.Duration
+	owed  int64 // bytes lost last round, acknowledged without an RTT sample
+	trace func(now monotime.Time, window int64)
+}
+
+const mss = 4096
+
+// round runs one window. lost says whether a packet is reported lost
+// (NACKed) instead of acknowledged.
+func (p *nsccPath) round(delay monotime.Duration, marked bool, lost func() bool) {
+	pkts := max(p.n.Window()/mss, 1)
+	rtt := p.base + delay
+	gap := rtt / monotime.Duration(pkts)
+	for range pkts {
+		p.n.OnSend(p.now, mss)
+	}
+	if p.owed > 0 {
+		p.n.OnAck(p.now, Ack{Bytes: p.owed, InFlight: pkts * mss})
+		p.owed = 0
+	}
+	for i := range pkts {
+		p.now = p.now.Add(gap)
+		if lost != nil && lost() {
+			p.n.OnLoss(p.now, Loss{Bytes: mss})
+			p.owed += mss
+		} else {
+			p.n.OnAck(p.now, Ack{Bytes: mss, RTT: rtt, ECN: marked, InFlight: (pkts - i - 1) * mss})
+		}
+		if w := p.n.Window(); w > p.n.MaxWindow() || w < mss {
+			panic("window out of bounds")
+		}
+		if p.trace != nil {
+			p.trace(p.now, p.n.Window())
+		}
+	}
+}
+
+func newNSCCPath(cfg NSCCConfig) *nsccPath {
+	return &nsccPath{n: NewNSCC(cfg), base: cfg.BaseRTT}
+}
+
+func TestNSCCDefaults(t *testing.T) {
+	c := NSCCDefaults(testParams)
+	// 100 Gbit/s x 12 us is the reference network: a = b = 1.
+	want := NSCCConfig{
+		LineRate: 100e9, BaseRTT: 12 * us, MSS: mss, Target: 12 * us, A: 1, B: 1,
+		Alpha: 4 * mss / float64(12*us), FI: 5 * mss, Eta: 0.15 * mss, Gamma: 0.8,
+		DelayWeight: 0.0125, QAThreshold: 48 * us, QAGate: 3, MaxWindowBDPs: 1.5,
+		AdjustBytes: 8 * mss, AdjustPeriod: 12 * us, FastIncreaseDelay: 1 * us,
+		FastIncreaseScale: 0.25, LossNeedsCongestion: true, LossDelayWeight: 0.125,
+		LossDelayThreshold: 12 * us,
+	}
+	if math.Abs(c.A-1) > 1e-12 || math.Abs(c.Alpha-want.Alpha) > 1e-12*want.Alpha {
+		t.Errorf("a %g alpha %g, want 1, %g", c.A, c.Alpha, want.Alpha)
+	}
+	c.A, c.Alpha, c.FI, c.Eta, c.FastIncreaseScale = want.A, want.Alpha, want.FI, want.Eta, want.FastIncreaseScale
+	if c != want {
+		t.Errorf("defaults %+v\nwant %+v", c, want)
+	}
+	alg, err := Parse("nscc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := alg.New(testParams).(*NSCC)
+	if n.Window() != 225000 || n.MaxWindow() != 225000 || n.NextSend() != 0 || n.NextTimer() != monotime.Never {
+		t.Errorf("fresh: window %d max %d next send %d timer %d, want 1.5 BDP, no pacing, no timer",
+			n.Window(), n.MaxWindow(), n.NextSend(), n.NextTimer())
+	}
+	// A sub-microsecond RTT keeps a 1 us target; a long path scales up.
+	if got := NSCCDefaults(Params{BaseRTT: 300 * monotime.Nanosecond}).Target; got != 1*us {
+		t.Errorf("target at 300 ns RTT %v, want 1us", got)
+	}
+	if got := NSCCDefaults(Params{LineRate: 10e9, BaseRTT: 10 * monotime.Millisecond}).A; math.Abs(got-12.5e6/150000) > 1e-9 {
+		t.Errorf("a at 10G x 10ms %g, want %g", got, 12.5e6/150000.0)
+	}
+}
+
+// TestNSCCDecrease: marked ACKs above the target shrink the window, by at
+// most half within any base RTT.
+func TestNSCCDecrease(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		delay    float64 // in targets; below the quick-adapt threshold of 4
+		deepest  float64 // the least factor one base RTT may apply
+		shrinkTo float64 // the window after 40 rounds, at most this x maxwnd
+	}{
+		{"twice the target", 2, 0.5, 0.05},
+		{"near quick adapt", 3.9, 0.5, 0.05},
+	} {
+		cfg := NSCCDefaults(testParams)
+		p := newNSCCPath(cfg)
+		type point struct {
+			at monotime.Time
+			w  int64
+		}
+		var pts []point
+		p.trace = func(now monotime.Time, w int64) { pts = append(pts, point{now, w}) }
+		delay := monotime.Duration(tt.delay * float64(cfg.Target))
+		for range 40 {
+			p.round(delay, true, nil)
+		}
+		worst := 1.0
+		for j := range pts {
+			for i := j - 1; i >= 0 && pts[j].at.Sub(pts[i].at) <= cfg.BaseRTT; i-- {
+				worst = min(worst, float64(pts[j].w)/float64(pts[i].w))
+			}
+		}
+		if worst < tt.deepest {
+			t.Errorf("%s: window fell to %.3f of itself within a base RTT, want >= %g", tt.name, worst, tt.deepest)
+		}
+		if max := float64(p.n.MaxWindow()); float64(p.n.Window()) > tt.shrinkTo*max {
+			t.Errorf("%s: window %d after 40 marked rounds, want <= %g x %g", tt.name, p.n.Window(), tt.shrinkTo, max)
+		}
+		if p.n.Stats().Decreases == 0 || p.n.Stats().Congestions == 0 {
+			t.Errorf("%s: stats %+v", tt.name, p.n.Stats())
+		}
+	}
+}
+
+// TestNSCCDecreaseBound: however far the average delay is above the
+// target, one decrease keeps half the window, and a second waits a base RTT.
+func TestNSCCDecreaseBound(t *testing.T) {
+	cfg := NSCCDefaults(testParams)
+	n := NewNSCC(cfg)
+	n.avgDelay = 100 * float64(cfg.Target)
+	w := n.Window()
+	marked := Ack{Bytes: mss, RTT: cfg.BaseRTT + 2*cfg.Target, ECN: true, InFlight: w}
+	at := monotime.Time(cfg.BaseRTT) // inside the first quick adapt period
+	n.OnAck(at, marked)
+	if got := n.Window(); got != w/2 {
+		t.Errorf("decrease at 100 targets: window %d -> %d, want %d", w, got, w/2)
+	}
+	// One base RTT on: no decrease, only fulfill's Eta.
+	n.OnAck(at.Add(cfg.BaseRTT), marked)
+	if want := float64(w/2) + cfg.Eta; n.cwnd != want {
+		t.Errorf("one base RTT later: window %g, want %g (no second decrease)", n.cwnd, want)
+	}
+	c := n.cwnd
+	n.OnAck(at.Add(cfg.BaseRTT+1), marked)
+	if n.cwnd != c/2 {
+		t.Errorf("past a base RTT: window %g -> %g, want %g", c, n.cwnd, c/2)
+	}
+}
+
+// TestNSCCIncrease: from a small window, unmarked ACKs grow it to the
+// maximum and not beyond, in each increasing quadrant.
+func TestNSCCIncrease(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		delay  float64 // in targets
+		rounds int     // to reach the maximum window
+	}{
+		{"fast increase (idle path)", 0, 30},
+		{"proportional increase", 0.5, 60},
+		{"fair increase above target", 2, 60},
+	} {
+		cfg := NSCCDefaults(testParams)
+		p := newNSCCPath(cfg)
+		for p.n.Window() > p.n.MaxWindow()/10 {
+			p.round(3*cfg.Target, true, nil)
+		}
+		start := p.n.Window()
+		delay := monotime.Duration(tt.delay * float64(cfg.Target))
+		last := start
+		var early int64 // growth in rounds 1-5, past the first's partial accounting
+		for r := range tt.rounds {
+			p.round(delay, false, nil)
+			w := p.n.Window()
+			if w < last {
+				t.Fatalf("%s: round %d window fell %d -> %d", tt.name, r, last, w)
+			}
+			if r >= 1 && r <= 5 {
+				early += w - last
+			}
+			last = w
+		}
+		if g := float64(early) / 5; tt.delay >= 1 && (g < 0.75*cfg.FI || g > 1.2*cfg.FI+4*cfg.Eta) {
+			// A round acks about a window, gathering FI x cwnd, and
+			// fulfill divides by cwnd; Eta adds once per base RTT.
+			t.Errorf("%s: grew %g per round trip, want about FI %g", tt.name, g, cfg.FI)
+		}
+		if last != p.n.MaxWindow() {
+			t.Errorf("%s: window %d after %d rounds from %d, want max %d", tt.name, last, tt.rounds, start, p.n.MaxWindow())
+		}
+	}
+}
+
+// TestNSCCLoss: a NACK cuts the window by its bytes on a congested path
+// only; a timeout there quick-adapts to what the path delivered.
+func TestNSCCLoss(t *testing.T) {
+	cfg := NSCCDefaults(testParams)
+	faithful := cfg
+	faithful.LossNeedsCongestion = false
+	for _, tt := range []struct {
+		name     string
+		cfg      NSCCConfig
+		delay    float64 // in targets
+		marked   bool
+		wantCut  bool
+		rounds   int
+		fromHalf bool // start the window at half the maximum
+	}{
+		{"delay above target", cfg, 2, false, true, 10, false},
+		{"ECN in the last RTT, low delay", cfg, 0.2, true, true, 10, true},
+		{"random loss, low delay", cfg, 0.2, false, false, 10, false},
+		{"random loss, uec.cpp reaction", faithful, 0.2, false, true, 10, false},
+	} {
+		p := newNSCCPath(tt.cfg)
+		if tt.fromHalf {
+			p.n.cwnd = p.n.maxWnd / 2
+		}
+		for range tt.rounds {
+			p.round(monotime.Duration(tt.delay*float64(cfg.Target)), tt.marked, nil)
+		}
+		before, dec := p.n.Window(), p.n.Stats().Decreases
+		p.n.OnLoss(p.now, Loss{Bytes: mss})
+		got := p.n.Window()
+		switch {
+		case tt.wantCut && got != before-mss:
+			t.Errorf("%s: NACK took window %d -> %d, want -%d", tt.name, before, got, mss)
+		case tt.wantCut && p.n.Stats().Decreases != dec+1:
+			t.Errorf("%s: decreases %d -> %d", tt.name, dec, p.n.Stats().Decreases)
+		case !tt.wantCut && (got != before || p.n.IgnoredLosses() != 1):
+			t.Errorf("%s: NACK took window %d -> %d (%d ignored), want unchanged", tt.name, before, got, p.n.IgnoredLosses())
+		}
+	}
+
+	// A stall on a congested path: one packet acked in the last quick
+	// adapt period, then the retransmission timer fires.
+	for _, tt := range []struct {
+		congested bool
+		cfg       NSCCConfig
+		want      int64 // window after the timeout; 0: unchanged
+	}{
+		{true, cfg, mss},
+		{false, cfg, 0},
+		{false, faithful, mss}, // uec.cpp: a tail loss on a clean path collapses the window
+	} {
+		congested := tt.congested
+		p := newNSCCPath(tt.cfg)
+		d := 0.2
+		if congested {
+			d = 2
+		}
+		for range 5 {
+			p.round(monotime.Duration(d*float64(cfg.Target)), false, nil)
+		}
+		p.now = p.now.Add(5 * cfg.BaseRTT)
+		p.n.OnAck(p.now, Ack{Bytes: mss}) // starts a period
+		p.n.OnAck(p.now, Ack{Bytes: mss})
+		p.now = p.now.Add(3 * cfg.BaseRTT)
+		before := p.n.Window()
+		p.n.OnLoss(p.now, Loss{Bytes: mss, Timeout: true})
+		want := tt.want
+		if want == 0 {
+			want = before
+		}
+		if p.n.Window() != want {
+			t.Errorf("timeout (congested %v, discriminating %v): window %d -> %d, want %d",
+				congested, tt.cfg.LossNeedsCongestion, before, p.n.Window(), want)
+		}
+	}
+}
+
+// TestNSCCRandomLoss: random loss on a path whose delay stays below the
+// target leaves the window near its maximum. For contrast, uec.cpp's
+// reaction (every NACK cuts its bytes) at 5% loss with a delay just below
+// the target, where its increase cannot keep up.
+func TestNSCCRandomLoss(t *testing.T) {
+	cfg := NSCCDefaults(testParams)
+	faithful := cfg
+	faithful.LossNeedsCongestion = false
+	for _, tt := range []struct {
+		name           string
+		cfg            NSCCConfig
+		loss           float64
+		delayLo, delay float64 // delay drawn from [delayLo, delayLo+delay) targets
+		lowest         float64 // least window seen, at least this x maxwnd
+		mean           float64 // mean window, at most this x maxwnd
+	}{
+		{"1% loss, delay below target", cfg, 0.01, 0, 0.9, 0.9, 1},
+		{"5% loss, delay near target", cfg, 0.05, 0.5, 0.5, 0.9, 1},
+		{"5% loss, delay near target, uec.cpp reaction", faithful, 0.05, 0.5, 0.5, 0, 0.7},
+	} {
+		p := newNSCCPath(tt.cfg)
+		r := rand.New(rand.NewPCG(7, 11))
+		lowest, sum, n := p.n.Window(), 0.0, 0.0
+		p.trace = func(_ monotime.Time, w int64) { lowest, sum, n = min(lowest, w), sum+float64(w), n+1 }
+		lost := func() bool { return r.Float64() < tt.loss }
+		for range 500 {
+			delay := monotime.Duration((tt.delayLo + r.Float64()*tt.delay) * float64(cfg.Target))
+			p.round(delay, false, lost)
+		}
+		max := float64(p.n.MaxWindow())
+		if float64(lowest) < tt.lowest*max || sum/n > tt.mean*max {
+			t.Errorf("%s: lowest window %.2f, mean %.2f of max", tt.name, float64(lowest)/max, sum/n/max)
+		}
+		if tt.cfg.LossNeedsCongestion && p.n.IgnoredLosses() == 0 {
+			t.Errorf("%s: no loss ignored", tt.name)
+		}
+	}
+}
+
+func TestNSCCNoAllocs(t *testing.T) {
+	n := NewNSCC(NSCCDefaults(testParams))
+	var now monotime.Time
+	i := 0
+	step := func() {
+		i++
+		now = now.Add(100 * monotime.Nanosecond)
+		n.OnSend(now, mss)
+		n.OnAck(now, Ack{Bytes: mss, RTT: 12*us + monotime.Duration(i%40)*us, ECN: i%3 == 0, InFlight: 40 * mss})
+		if i%100 == 0 {
+			n.OnLoss(now, Loss{Bytes: mss})
+		}
+		n.OnTimer(now)
+	}
+	if a := testing.AllocsPerRun(10000, step); a != 0 {
+		t.Errorf("%g allocations per send+ack+timer, want 0", a)
+	}
+}
+
+func TestNSCCDeterministic(t *testing.T) {
+	run := func() []int64 {
+		cfg := NSCCDefaults(testParams)
+		p := newNSCCPath(cfg)
+		r := rand.New(rand.NewPCG(3, 4))
+		var trace []int64
+		p.trace = func(_ monotime.Time, w int64) { trace = append(trace, w) }
+		for range 200 {
+			d := monotime.Duration(r.Float64() * 3 * float64(cfg.Target))
+			p.round(d, r.IntN(2) == 0, func() bool { return r.IntN(50) == 0 })
+		}
+		return append(trace, int64(p.n.Stats().Decreases), int64(p.n.IgnoredLosses()))
+	}
+	a, b := run(), run()
+	if len(a) != len(b) {
+		t.Fatalf("runs differ in length: %d, %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("runs differ at %d: %d, %d", i, a[i], b[i])
+		}
+	}
+}
+
+func BenchmarkNSCC(b *testing.B) {
+	n := NewNSCC(NSCCDefaults(testParams))
+	var now monotime.Time
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		now = now.Add(330 * monotime.Nanosecond)
+		n.OnSend(now, mss)
+		n.OnAck(now, Ack{Bytes: mss, RTT: 12*us + monotime.Duration(i%32)*us, ECN: i%16 == 0, InFlight: 40 * mss})
+	}
+}

@@ -1,0 +1,101 @@
+package core
+
+import (
+	"github.com/sdrnet/sdrnet/internal/cc"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// The core's side of internal/cc: it tells the connection's controller
+// what happened to its data and obeys the window and the departure time
+// the controller answers. A connection without a controller (cc "none")
+// pays one nil check per call.
+
+// initCC creates the connection's controller, if it has one.
+func (s *sender) initCC() {
+	cfg := &s.c.cfg
+	rate := cfg.LineRate
+	if rate == 0 {
+		rate = cfg.Rate
+	}
+	s.cc = cfg.CC.New(cc.Params{LineRate: rate, BaseRTT: cfg.BaseRTT, MSS: cfg.MTU})
+}
+
+// ccBlocked reports whether the controller's pacing holds the next data
+// packet back at now, and remembers until when so NextTimeout wakes the
+// driver then.
+func (s *sender) ccBlocked(now monotime.Time) bool {
+	if s.cc == nil {
+		return false
+	}
+	if next := s.cc.NextSend(); now < next {
+		s.pacedUntil = next
+		return true
+	}
+	s.pacedUntil = monotime.Never
+	return false
+}
+
+// ccHolds reports whether the controller's window holds back a chunk of
+// bytes about to start. The window admits whole chunks: the receiver
+// acknowledges whole chunks, so a chunk started and left unfinished would
+// hold its bytes in flight for ever.
+func (s *sender) ccHolds(bytes int64) bool {
+	if s.cc == nil || s.inflight == 0 {
+		return false
+	}
+	w := s.cc.Window()
+	return w > 0 && s.inflight+bytes > w
+}
+
+// ccSent reports a data packet of bytes on the wire.
+func (s *sender) ccSent(now monotime.Time, bytes int) {
+	if s.cc != nil {
+		s.cc.OnSend(now, bytes)
+	}
+}
+
+// ccAcked reports an ACK: bytes newly acknowledged, an RTT sample or 0,
+// and whether the receiver echoed a congestion mark.
+func (s *sender) ccAcked(now monotime.Time, bytes int64, rtt monotime.Duration, ecn bool) {
+	if s.cc != nil && (bytes > 0 || ecn) {
+		s.cc.OnAck(now, cc.Ack{Bytes: bytes, RTT: rtt, ECN: ecn, InFlight: s.inflight})
+	}
+}
+
+// ccLost reports bytes NACKed (timeout false) or timed out.
+func (s *sender) ccLost(now monotime.Time, bytes int64, timeout bool) {
+	if s.cc != nil && bytes > 0 {
+		s.cc.OnLoss(now, cc.Loss{Bytes: bytes, Timeout: timeout})
+	}
+}
+
+// ccTimeout runs the controller's timers when due.
+func (s *sender) ccTimeout(now monotime.Time) {
+	if s.cc == nil {
+		return
+	}
+	if now >= s.pacedUntil {
+		s.pacedUntil = monotime.Never
+	}
+	if now >= s.cc.NextTimer() {
+		s.cc.OnTimer(now)
+	}
+}
+
+// ccNextTimeout is when the controller next needs the driver: its own
+// timers, and the end of a pacing gap that held a packet back.
+func (s *sender) ccNextTimeout() monotime.Time {
+	if s.cc == nil {
+		return monotime.Never
+	}
+	return min(s.cc.NextTimer(), s.pacedUntil)
+}
+
+// CCStats returns the connection's congestion controller state; the zero
+// Stats when it has none.
+func (c *Conn) CCStats() cc.Stats {
+	if c.snd.cc == nil {
+		return cc.Stats{}
+	}
+	return c.snd.cc.Stats()
+}

@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/cc"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
+)
+
+// ccIncast runs a 7-to-1 incast of 1 MiB per sender on a leaf-spine with
+// shallow, ECN-marking switches, every sender under controller alg, and
+// returns the senders' controller state summed.
+func ccIncast(t *testing.T, alg string) (FlowsResult, fabricCounts, cc.Stats) {
+	t.Helper()
+	a, err := cc.Parse(alg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := New(1)
+	cfg := dcConfig(100e9, EECMP)
+	cfg.TierQueue = []int{256 << 10}
+	cfg.ECN = []ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
+	f, err := LeafSpine(eng, 2, 2, 4, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := flowsCfg(1, path.Single)
+	fc.Core.CC, fc.Core.LineRate, fc.Core.BaseRTT = a, 100e9, 8*monotime.Microsecond
+	fc.Core.MaxBytesInFlight = 1 << 20
+	fc.Limit = 50 * monotime.Millisecond
+	senders := []int{1, 2, 3, 4, 5, 6, 7}
+	res, err := RunFlows(&f.Topology, Incast(senders, 0, 1<<20), fc)
+	if err != nil {
+		t.Fatalf("%s: %v", alg, err)
+	}
+	var sum cc.Stats
+	for _, s := range senders {
+		for id := uint32(1); id <= uint32(len(f.Hosts)); id++ {
+			if c := f.Hosts[s].EP.Conn(id); c != nil {
+				st := c.CCStats()
+				sum.Decreases += st.Decreases
+				sum.Congestions += st.Congestions
+			}
+		}
+	}
+	return res, countFabric(f), sum
+}
+
+// TestCCIncast: switches mark ECN, receivers echo the marks, and the
+// controllers react. NSCC keeps the incast's completion while resending
+// a tenth of what no control does; DCQCN (ns-3 HPCC's default parameters)
+// cuts its rate and resends less, at the cost of time (Meta's "hard to
+// tune").
+func TestCCIncast(t *testing.T) {
+	none, noneFabric, noneCC := ccIncast(t, "none")
+	if noneCC != (cc.Stats{}) || noneFabric.drops == 0 {
+		t.Fatalf("none: %+v, %+v; want an incast that drops and no controller", noneCC, noneFabric)
+	}
+	for _, tt := range []struct {
+		alg      string
+		retxDiv  uint64 // resends at least this many times fewer than none
+		slowdown float64
+	}{
+		{"nscc", 10, 1.1},
+		{"dcqcn", 2, 8},
+	} {
+		res, fab, st := ccIncast(t, tt.alg)
+		if st.Congestions == 0 || st.Decreases == 0 {
+			t.Errorf("%s: %+v; want ECN echoes taken and cuts", tt.alg, st)
+		}
+		if res.Stats.RetxBytes*tt.retxDiv > none.Stats.RetxBytes || fab.drops >= noneFabric.drops {
+			t.Errorf("%s resent %d bytes (%d drops); none resent %d (%d drops)", tt.alg, res.Stats.RetxBytes,
+				fab.drops, none.Stats.RetxBytes, noneFabric.drops)
+		}
+		if float64(res.End) > tt.slowdown*float64(none.End) {
+			t.Errorf("%s took %v, none %v", tt.alg, monotime.Duration(res.End), monotime.Duration(none.End))
+		}
+		again, _, _ := ccIncast(t, tt.alg)
+		if again.End != res.End || again.Stats != res.Stats {
+			t.Errorf("%s: two runs differ", tt.alg)
+		}
+	}
+}

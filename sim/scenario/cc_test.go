@@ -1,0 +1,49 @@
+package scenario
+
+import (
+	"testing"
+)
+
+// TestRandomLossIsNotCongestion runs cells of SDR's long-haul experiment
+// (random loss, no queue) under each controller: none may fall more than
+// 10% behind no congestion control, since the loss says nothing about a
+// queue. Each controller runs the same grid, so cell i sees the same
+// seed, and the same losses, under all of them.
+func TestRandomLossIsNotCongestion(t *testing.T) {
+	src := []byte(`name: longhaul-cc
+topology:
+  host_rate: 400Gbps
+  trunk_rate: 400Gbps
+  trunk_delay: 12.5ms
+  loss: [1e-3, 1e-2]
+transport:
+  scheme: [sr-nack, "xor:32,8"]
+workload:
+  size: [1MiB, 16MiB]
+  count: 40
+`)
+	run := func(alg string) []Cell {
+		s, err := Parse("longhaul-cc.yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Set("transport.cc=" + alg); err != nil {
+			t.Fatal(err)
+		}
+		cells, err := Run(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cells
+	}
+	none := run("none")
+	for _, alg := range []string{"nscc", "dcqcn", "dcqcn-paper"} {
+		for i, c := range run(alg) {
+			base := none[i].Mean
+			t.Logf("%-8s %-40s %.2f ms (%.3f x none)", alg, c.Label, 1e3*c.Mean, c.Mean/base)
+			if c.Mean <= 0 || c.Mean > 1.1*base {
+				t.Errorf("%s %s: mean %.2f ms, none's %.2f ms", alg, c.Label, 1e3*c.Mean, 1e3*base)
+			}
+		}
+	}
+}
