@@ -142,7 +142,8 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 		return err
 	}
 	r := &report.Run{Scenario: s.Name, File: s.File, Description: s.Description, Seed: s.Seed, Full: o.full,
-		Finding: s.Finding, Differences: s.Differences, Compare: s.Compare, Params: s.Params, Cells: cells}
+		Finding: s.Finding, Differences: s.Differences, Compare: s.Compare, Params: s.Params, Cells: cells,
+		Verdicts: report.Judge(cells, s.Claims)}
 	if err := writeOutputs(out, r); err != nil {
 		return err
 	}

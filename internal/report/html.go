@@ -164,6 +164,9 @@ ul.cells { font-size: 13px; margin-top: 0; }
 {{end}}{{end}}
 {{if or .Finding .Ours}}<h2 id="finding">The paper's finding and ours</h2>
 {{if .Finding}}<p><strong>Paper:</strong> {{.Finding}}</p>{{end}}
+{{if .Verdicts}}<p><strong>The paper's claims, judged on this run</strong> (mean completion time of the better setting against the worse, in every setting of the other parameters):</p>
+<ul class="cells">{{range .Verdicts}}<li><strong>{{.Claim}}</strong> ({{.Better}} against {{.Worse}}, {{.Metric}}{{if gt .Factor 1.0}} at least {{.Factor}}x lower{{else}} lower{{end}}): {{.Summary}}.{{if .Groups}}<ul>{{range .Groups}}<li>{{if .Group}}{{.Group}}: {{end}}{{.Figures}}{{end}}</ul>{{end}}</li>
+{{end}}</ul>{{end}}
 {{if .Ours}}<p><strong>sdrnet</strong> (this run), {{join .Compare " and "}} ranked by mean completion time, fastest first, in brackets the queue p99 over time of the fabric's highest tier:</p>
 <ul class="cells">{{range .Ours}}<li>{{if .Group}}{{.Group}}: {{end}}{{range $i, $e := .Entries}}{{if $i}} &lt; {{end}}<strong>{{$e.Name}}</strong> {{seconds $e.Mean}}{{if $e.Queue}} ({{bytes $e.Queue}}){{end}}{{end}}</li>
 {{end}}</ul>{{end}}

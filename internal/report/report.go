@@ -20,6 +20,7 @@ type Run struct {
 	Finding     string           `json:"finding,omitempty"`
 	Differences string           `json:"differences,omitempty"`
 	Compare     []string         `json:"compare,omitempty"`
+	Verdicts    []Verdict        `json:"verdicts,omitempty"` // the finding's claims judged (Judge)
 	Seed        uint64           `json:"seed"`
 	Full        bool             `json:"full_grid"`
 	Params      []scenario.Param `json:"params"`

@@ -35,8 +35,11 @@ type Scenario struct {
 	// Differences says where our ranking departs from the finding, and
 	// why: written after the runs, checked against them.
 	Differences string
-	Seed        uint64
-	Params      []Param // in schema order
+	// Claims are the finding's comparisons, which the report judges
+	// against the run.
+	Claims []Claim
+	Seed   uint64
+	Params []Param // in schema order
 	// Quick holds the overrides that make the default, fast run; Full
 	// ignores them.
 	Quick []Param
@@ -63,7 +66,7 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
-var topLevel = []string{"name", "description", "finding", "differences", "compare", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "metrics"}
+var topLevel = []string{"name", "description", "finding", "claims", "differences", "compare", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "metrics"}
 
 // Parse checks a scenario given as YAML text; file names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
@@ -101,6 +104,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 			default:
 				s.Differences = v.Value
 			}
+		case "claims":
+			c, err := claimList(file, v)
+			if err != nil {
+				return nil, err
+			}
+			s.Claims = c
 		case "compare":
 			c, err := compareList(file, v)
 			if err != nil {
@@ -133,6 +142,9 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		return nil, &Error{Pos: file, Msg: "missing name: add `name: <short name>` at the top"}
 	}
 	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := s.checkClaims(); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -325,3 +325,27 @@ func runScenario(t *testing.T, name string, src []byte, workers int) []Cell {
 	}
 	return cells
 }
+
+func TestClaimErrors(t *testing.T) {
+	base := "name: c\ntransport:\n  cc: [none, nscc]\nclaims:\n"
+	for _, tc := range []struct{ claims, want string }{
+		{"  - claim: x\n    better: transport.cc=none\n", "needs claim"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.select=rr\n", "same parameters"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=none\n", "different values"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=bbr\n", "c.yaml:7:12: claims: transport.cc"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=dcqcn\n", "not in the scenario's grid"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: speed\n", "want mean, p99"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    factor: 0.5\n", "at least 1"},
+		{"  - claim: x\n    better: cc=none\n    worse: transport.cc=nscc\n", "parameter=value"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    why: no\n", `unknown key "why"`},
+	} {
+		_, err := Parse("c.yaml", []byte(base+tc.claims))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.claims, err, tc.want)
+		}
+	}
+	s, err := Parse("c.yaml", []byte(base+"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: retx_bytes\n    factor: 10\n"))
+	if err != nil || len(s.Claims) != 1 || s.Claims[0].Factor != 10 || s.Claims[0].Metric != "retx_bytes" {
+		t.Fatalf("%+v, %v", s, err)
+	}
+}

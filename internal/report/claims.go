@@ -1,0 +1,118 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/sdrnet/sdrnet/sim/scenario"
+)
+
+// Verdict is a paper's claim judged against a run: in each group of cells
+// that differ only in the claim's compared parameters, whether the better
+// setting's metric was at least Factor times lower. Every figure in it
+// comes from the cells.
+type Verdict struct {
+	Claim  string        `json:"claim"`
+	Better string        `json:"better"`
+	Worse  string        `json:"worse"`
+	Metric string        `json:"metric"`
+	Factor float64       `json:"factor"`
+	Holds  int           `json:"holds"` // groups where the claim held
+	Groups []VerdictPair `json:"groups"`
+}
+
+// VerdictPair is one group's comparison.
+type VerdictPair struct {
+	Group  string  `json:"group"` // the other parameters that vary
+	Better float64 `json:"better"`
+	Worse  float64 `json:"worse"`
+	Metric string  `json:"-"`
+}
+
+// Ratio is how many times the worse setting's figure exceeds the better's.
+func (p VerdictPair) Ratio() float64 { return p.Worse / p.Better }
+
+// Figures shows the pair in the metric's unit.
+func (p VerdictPair) Figures() string {
+	show := func(v float64) string { return seconds(v) }
+	switch p.Metric {
+	case "retx_bytes":
+		show = bytesIEC
+	case "drops":
+		show = func(v float64) string { return fmt.Sprintf("%.0f drops", v) }
+	}
+	ratio := "no change"
+	switch {
+	case p.Better > 0:
+		ratio = fmt.Sprintf("%.2fx", p.Ratio())
+	case p.Worse > 0:
+		ratio = "none against some"
+	}
+	return fmt.Sprintf("%s against %s (%s)", show(p.Better), show(p.Worse), ratio)
+}
+
+// Summary says in words how the claim fared.
+func (v Verdict) Summary() string {
+	switch {
+	case len(v.Groups) == 0:
+		return "not judged: this run has no pair of cells to compare (run the full grid)"
+	case v.Holds == len(v.Groups):
+		return fmt.Sprintf("holds in all %d settings", len(v.Groups))
+	case v.Holds == 0:
+		return fmt.Sprintf("does not hold in any of %d settings", len(v.Groups))
+	}
+	return fmt.Sprintf("holds in %d of %d settings", v.Holds, len(v.Groups))
+}
+
+// Judge evaluates claims against cells.
+func Judge(cells []scenario.Cell, claims []scenario.Claim) []Verdict {
+	var out []Verdict
+	for _, c := range claims {
+		v := Verdict{Claim: c.Text, Better: settingText(c.Better), Worse: settingText(c.Worse),
+			Metric: cmp.Or(c.Metric, "mean"), Factor: max(c.Factor, 1)}
+		compared := slices.Sorted(maps.Keys(c.Better))
+		var others []string
+		for _, k := range paramKeys(cells) {
+			if !slices.Contains(compared, k) && varies(cells, k) {
+				others = append(others, k)
+			}
+		}
+		worse := map[string]scenario.Cell{}
+		for _, cell := range cells {
+			if scenario.Matches(cell.Params, c.Where) && scenario.Matches(cell.Params, c.Worse) {
+				worse[describe(cell, others, true)] = cell
+			}
+		}
+		for _, cell := range cells {
+			if !scenario.Matches(cell.Params, c.Where) || !scenario.Matches(cell.Params, c.Better) {
+				continue
+			}
+			group := describe(cell, others, true)
+			w, ok := worse[group]
+			if !ok || cell.Runs == 0 || w.Runs == 0 {
+				continue
+			}
+			p := VerdictPair{Group: group, Better: scenario.ClaimValue(&cell, v.Metric),
+				Worse: scenario.ClaimValue(&w, v.Metric), Metric: v.Metric}
+			if p.Better*v.Factor < p.Worse {
+				v.Holds++
+			}
+			v.Groups = append(v.Groups, p)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func settingText(m map[string]string) string {
+	s := ""
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if s != "" {
+			s += ", "
+		}
+		s += k + "=" + m[k]
+	}
+	return s
+}

@@ -1,0 +1,40 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/sdrnet/sdrnet/sim/scenario"
+)
+
+func TestJudge(t *testing.T) {
+	cell := func(cc, kind string, mean float64, retx uint64) scenario.Cell {
+		return scenario.Cell{Runs: 1, Mean: mean, RetxBytes: retx,
+			Params: map[string]string{"transport.cc": cc, "workload.kind": kind, "topology.pfc": "off"}}
+	}
+	cells := []scenario.Cell{
+		cell("none", "incast", 2, 1000), cell("dcqcn", "incast", 3, 50),
+		cell("none", "allreduce", 1, 10), cell("dcqcn", "allreduce", 0.9, 0),
+	}
+	better, worse := map[string]string{"transport.cc": "none"}, map[string]string{"transport.cc": "dcqcn"}
+	for _, tt := range []struct {
+		name         string
+		claim        scenario.Claim
+		holds, total int
+		summary      string
+	}{
+		{"mean everywhere", scenario.Claim{Better: better, Worse: worse}, 1, 2, "holds in 1 of 2 settings"},
+		{"where", scenario.Claim{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}, 1, 1, "holds in all 1 settings"},
+		{"retx reversed", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Factor: 10}, 2, 2, "holds in all 2 settings"},
+		{"factor too high", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Factor: 30}, 1, 2, "holds in 1 of 2 settings"},
+		{"no pair", scenario.Claim{Better: better, Worse: map[string]string{"transport.cc": "nscc"}}, 0, 0, "not judged"},
+	} {
+		v := Judge(cells, []scenario.Claim{tt.claim})[0]
+		if v.Holds != tt.holds || len(v.Groups) != tt.total || len(v.Summary()) < len(tt.summary) || v.Summary()[:len(tt.summary)] != tt.summary {
+			t.Errorf("%s: %+v: %q", tt.name, v, v.Summary())
+		}
+	}
+	v := Judge(cells, []scenario.Claim{{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}})[0]
+	if g := v.Groups[0]; g.Better != 2 || g.Worse != 3 || g.Figures() != "2s against 3s (1.50x)" {
+		t.Errorf("pair %+v: %q", g, g.Figures())
+	}
+}

@@ -1,0 +1,175 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Claim is a paper's statement that one setting beats another, which the
+// report checks against the run instead of a person typing our figures:
+// in every group of cells that differ only in Better's and Worse's
+// parameters (and match Where), the cell matching Better should have a
+// Metric at least Factor times lower.
+//
+//	claims:
+//	  - claim: default DCQCN degrades performance   # the paper's words
+//	    better: transport.cc=none
+//	    worse: transport.cc=dcqcn
+//	    where: workload.kind=incast                 # optional
+//	    metric: mean                                # optional: mean, p99, p999, retx_bytes, drops
+//	    factor: 1                                   # optional
+type Claim struct {
+	Text          string
+	Better, Worse map[string]string
+	Where         map[string]string
+	Metric        string  // one of ClaimMetrics; "" means mean
+	Factor        float64 // 0 means 1
+	Pos           string
+}
+
+// ClaimMetrics are the cell figures a claim may compare; lower is better
+// for all of them.
+var ClaimMetrics = []string{"mean", "p99", "p999", "retx_bytes", "drops"}
+
+// ClaimValue is a cell's figure named by metric.
+func ClaimValue(c *Cell, metric string) float64 {
+	switch metric {
+	case "p99":
+		return c.P99
+	case "p999":
+		return c.P999
+	case "retx_bytes":
+		return float64(c.RetxBytes)
+	case "drops":
+		return float64(c.Drops)
+	}
+	return c.Mean
+}
+
+// Matches reports whether a cell's parameters include every pair of want.
+func Matches(params, want map[string]string) bool {
+	for k, v := range want {
+		if params[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+var claimKeys = []string{"claim", "better", "worse", "where", "metric", "factor"}
+
+// claimList reads a scenario's claims.
+func claimList(file string, n *yaml.Node) ([]Claim, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, errAt(file, n, "claims: want a list of mappings with %s", strings.Join(claimKeys, ", "))
+	}
+	var out []Claim
+	for _, it := range n.Content {
+		if it.Kind != yaml.MappingNode {
+			return nil, errAt(file, it, "claims: each claim is a mapping with %s", strings.Join(claimKeys, ", "))
+		}
+		c := Claim{Pos: fmt.Sprintf("%s:%d:%d", file, it.Line, it.Column)}
+		for i := 0; i+1 < len(it.Content); i += 2 {
+			k, v := it.Content[i], it.Content[i+1]
+			if v.Kind != yaml.ScalarNode {
+				return nil, errAt(file, v, "claims: %s: want a string", k.Value)
+			}
+			var err error
+			switch k.Value {
+			case "claim":
+				c.Text = v.Value
+			case "better":
+				c.Better, err = settings(file, v, true)
+			case "worse":
+				c.Worse, err = settings(file, v, true)
+			case "where":
+				c.Where, err = settings(file, v, false)
+			case "metric":
+				if !slices.Contains(ClaimMetrics, v.Value) {
+					return nil, errAt(file, v, "claims: metric %q: want %s", v.Value, strings.Join(ClaimMetrics, ", "))
+				}
+				c.Metric = v.Value
+			case "factor":
+				f, perr := strconv.ParseFloat(v.Value, 64)
+				if perr != nil || f < 1 {
+					return nil, errAt(file, v, "claims: factor %q: want a number of at least 1, like 10", v.Value)
+				}
+				c.Factor = f
+			default:
+				return nil, errAt(file, k, "claims: unknown key %q; known keys: %s", k.Value, strings.Join(claimKeys, ", "))
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if c.Text == "" || c.Better == nil || c.Worse == nil {
+			return nil, errAt(file, it, "claims: a claim needs claim (the paper's words), better and worse (like transport.cc=none)")
+		}
+		if !sameKeys(c.Better, c.Worse) {
+			return nil, errAt(file, it, "claims: better and worse must set the same parameters, with different values")
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// settings reads "k=v, k=v" with every key a parameter and every value
+// valid for it.
+func settings(file string, n *yaml.Node, needOne bool) (map[string]string, error) {
+	out := map[string]string{}
+	for part := range strings.SplitSeq(n.Value, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		f, known := schema[k]
+		if !ok || !known {
+			return nil, errAt(file, n, "claims: %q: want parameter=value pairs, like transport.cc=dcqcn", part)
+		}
+		if _, err := f.parse(v); err != nil {
+			return nil, errAt(file, n, "claims: %s: %q: %v", k, v, err)
+		}
+		out[k] = v
+	}
+	if needOne && len(out) == 0 {
+		return nil, errAt(file, n, "claims: want at least one parameter=value, like transport.cc=none")
+	}
+	return out, nil
+}
+
+func sameKeys(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	differ := false
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok {
+			return false
+		}
+		differ = differ || v != w
+	}
+	return differ
+}
+
+// checkClaims makes sure every claim can be judged: the grid has cells on
+// both sides.
+func (s *Scenario) checkClaims() error {
+	for _, c := range s.Claims {
+		for _, side := range []map[string]string{c.Better, c.Worse, c.Where} {
+			for k, v := range side {
+				i := slices.IndexFunc(s.Params, func(p Param) bool { return p.Path == k })
+				if i < 0 && schema[k].def != v || i >= 0 && !slices.Contains(s.Params[i].Values, v) {
+					return &Error{Pos: c.Pos, Msg: fmt.Sprintf("claims: %s=%s is not in the scenario's grid", k, v)}
+				}
+			}
+		}
+	}
+	return nil
+}
