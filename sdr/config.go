@@ -55,8 +55,13 @@ type Config struct {
 	CC string
 	// LineRate is the link rate in bits per second a controller starts
 	// from (DCQCN's initial rate, NSCC's maximum window with the RTT);
-	// zero means Rate, or 10 Gbit/s when that is zero too.
+	// zero means Rate, or, when that is zero too, a guess of 10 Gbit/s
+	// that NSCC raises while its window is the only limit and the path
+	// shows no queue.
 	LineRate float64
+	// MinRTO is the least retransmission timeout; zero means
+	// DefaultMinRTO. Negative is an error.
+	MinRTO time.Duration
 
 	// bind, when set, replaces real UDP sockets (tests).
 	bind func() udp.Bind
@@ -72,6 +77,20 @@ func (c *Config) orDefault() Config {
 // DefaultLineRate is where a congestion controller starts when neither
 // LineRate nor Rate is set.
 const DefaultLineRate = 10e9
+
+// DefaultMinRTO is the least retransmission timeout of a real
+// connection. The core's own floor (100 us) suits a simulated datacenter,
+// where nothing but queues delays an ACK. On a host the peer's loop
+// batches, Go's scheduler runs a goroutine up to 10 ms late when others
+// are busy, and the kernel defers softirqs, so ACKs come milliseconds
+// late with nothing lost, and each timer fired then resends a whole chunk
+// for nothing: over loopback on a loaded 2-core machine, 1 GiB with a
+// 2 ms floor still resent up to 130 MiB, 10 ms up to 2.5 MiB, 30 ms
+// nothing (docs/benchmarks.md). 25 ms is QUIC's default max_ack_delay
+// (RFC 9000), the delay a peer may add to an ACK. Losses are found by
+// NACKs first; the timer is the backstop for a lost tail, where 25 ms
+// more costs little, and on a long path the RTT sets the timeout anyway.
+const DefaultMinRTO = 25 * time.Millisecond
 
 // DefaultCC is the congestion controller of the zero Config.
 const DefaultCC = "none"
@@ -90,9 +109,14 @@ func (c Config) check() (core.Config, error) {
 	case window < 0:
 		window = 0
 	}
+	minRTO := c.MinRTO
+	if minRTO == 0 {
+		minRTO = DefaultMinRTO
+	}
 	cc := core.Config{MTU: c.MTU, ChunkSize: c.ChunkSize, MaxMsgs: c.MaxMsgs,
 		MaxBytesInFlight: window, Rate: c.Rate, Paths: c.Paths,
-		HandshakeTimeout: monotime.FromStd(c.HandshakeTimeout), IdleTimeout: monotime.FromStd(c.IdleTimeout)}
+		HandshakeTimeout: monotime.FromStd(c.HandshakeTimeout), IdleTimeout: monotime.FromStd(c.IdleTimeout),
+		MinRTO: monotime.FromStd(minRTO)}
 	name := c.Scheme
 	if name == "" {
 		name = "sr-nack"
@@ -115,7 +139,8 @@ func (c Config) check() (core.Config, error) {
 	case c.LineRate > 0:
 		cc.LineRate = c.LineRate
 	case c.Rate == 0:
-		cc.LineRate = DefaultLineRate
+		// A guess: NSCC doubles it while its window is the only limit.
+		cc.LineRate, cc.LearnLineRate = DefaultLineRate, true
 	}
 	switch {
 	case c.Select != "":
@@ -130,6 +155,9 @@ func (c Config) check() (core.Config, error) {
 	}
 	if c.Rate < 0 {
 		return cc, fmt.Errorf("sdr: Config.Rate %g is negative", c.Rate)
+	}
+	if c.MinRTO < 0 {
+		return cc, fmt.Errorf("sdr: Config.MinRTO %v is negative", c.MinRTO)
 	}
 	// Let the core check the rest, and report it as ours.
 	if _, err := core.NewEndpoint().NewConn(1, 1, udpAddrZero, cc); err != nil {

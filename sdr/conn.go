@@ -3,6 +3,7 @@ package sdr
 import (
 	"context"
 	"errors"
+	congestion "github.com/sdrnet/sdrnet/internal/cc"
 	"net/netip"
 	"sync"
 
@@ -259,6 +260,8 @@ func (c *Conn) RemoteAddr() netip.AddrPort { return c.core.Peer() }
 type Stats struct {
 	core.ConnStats
 	Paths []path.Stats // per path, when the connection sprays over several
+	// CC is the congestion controller's state; zero without one.
+	CC congestion.Stats
 }
 
 // Stats returns the connection's counters.
@@ -267,6 +270,7 @@ func (c *Conn) Stats() Stats {
 	_ = c.e.call(func() {
 		s.ConnStats = c.core.Stats()
 		s.Paths = c.core.PathStats()
+		s.CC = c.core.CCStats()
 	})
 	return s
 }

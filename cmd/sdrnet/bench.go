@@ -31,6 +31,9 @@ type benchResult struct {
 	ParityBytes uint64        `json:"parity_bytes"`
 	RTOs        uint64        `json:"rtos"`
 	SRTT        float64       `json:"srtt_s"`
+	CC          string        `json:"cc"`
+	CCWindow    int64         `json:"cc_window_bytes"`
+	CCDecreases uint64        `json:"cc_decreases"`
 	PathStats   []pathSummary `json:"paths_detail,omitempty"`
 }
 
@@ -205,7 +208,8 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 	res := &benchResult{Scheme: tf.scheme, Paths: tf.paths, MsgBytes: msgSize, Messages: count, Bytes: total,
 		Seconds: elapsed.Seconds(), GoodputBps: float64(total) * 8 / elapsed.Seconds(),
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
-		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds()}
+		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds(),
+		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases}
 	for _, p := range st.Paths {
 		res.PathStats = append(res.PathStats, pathSummary{Sent: p.Sent, Acked: p.Acked, Lost: p.Lost,
 			SRTT: p.SRTT.Seconds(), State: p.State})
@@ -224,6 +228,9 @@ func printBench(w io.Writer, r *benchResult) {
 		d(r.Completion.P999), d(r.Completion.Max))
 	fmt.Fprintf(w, "retransmitted %s, parity %s, %d RTOs, smoothed RTT %s\n", units.FormatSize(int64(r.RetxBytes)),
 		units.FormatSize(int64(r.ParityBytes)), r.RTOs, d(r.SRTT))
+	if r.CC != "none" {
+		fmt.Fprintf(w, "congestion control %s: window %s at the end, %d decreases\n", r.CC, units.FormatSize(r.CCWindow), r.CCDecreases)
+	}
 	if len(r.PathStats) > 1 {
 		fmt.Fprintf(w, "%6s %10s %10s %8s %12s %s\n", "path", "sent", "acked", "lost", "srtt", "state")
 		for i, p := range r.PathStats {

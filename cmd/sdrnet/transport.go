@@ -34,6 +34,7 @@ type transportFlags struct {
 	window    sizeFlag
 	cc        string
 	lineRate  rateFlag
+	minRTO    durationFlag
 }
 
 func (f *transportFlags) register(cmd *cobra.Command) {
@@ -42,6 +43,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	f.msg = sizeFlag{min: sdr.MinStreamMsgSize, max: 1 << 30, n: 8 << 20, text: "8MiB"}
 	f.handshake = durationFlag{max: time.Hour, d: 10 * time.Second, text: "10s"}
 	f.window = sizeFlag{min: 4096, max: 1 << 40}
+	f.minRTO = durationFlag{max: time.Minute, d: sdr.DefaultMinRTO, text: sdr.DefaultMinRTO.String()}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn or none")
 	fl.IntVar(&f.paths, "paths", 1, "UDP source ports to spray each connection over (1..128)")
@@ -55,6 +57,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.window, "window", "unacknowledged bytes in flight (default: --rate x 100ms, or 2MiB unpaced)")
 	fl.StringVar(&f.cc, "cc", sdr.DefaultCC, "congestion control: "+strings.Join(cc.Names(), ", "))
 	fl.Var(&f.lineRate, "line-rate", "link rate the congestion controller starts from (default: --rate, or 10Gbps)")
+	fl.Var(&f.minRTO, "min-rto", "least retransmission timeout")
 }
 
 // config checks the flags and returns the sdr configuration.
@@ -84,7 +87,7 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	}
 	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
 		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d,
-		MaxBytesInFlight: window, CC: f.cc, LineRate: f.lineRate.bps}, nil
+		MaxBytesInFlight: window, CC: f.cc, LineRate: f.lineRate.bps, MinRTO: f.minRTO.d}, nil
 }
 
 // stream returns the stream settings; size declares the stream's length

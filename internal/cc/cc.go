@@ -109,6 +109,10 @@ type Params struct {
 	BaseRTT monotime.Duration
 	// MSS is the payload bytes of a full packet; zero means 4096.
 	MSS int
+	// LearnLineRate says LineRate is a guess, not the link's rate (a real
+	// host rarely knows its path's): a controller that can raises it
+	// while its window is the only limit and the path shows no queue.
+	LearnLineRate bool
 }
 
 // Defaults of Params' zero fields.

@@ -38,6 +38,18 @@ import (
 //   - An ACK without a clean RTT sample counts its bytes (quick adapt,
 //     fulfill) but skips the delay quadrants; uec.cpp substitutes the
 //     average delay.
+//   - The line rate may be learned (LearnLineRate, from
+//     Params.LearnLineRate). UET knows its NIC's rate; a host sending
+//     over UDP does not know its path's, and a guess too low caps the
+//     window below the path's BDP for ever (on loopback, 10 Gbit/s x a
+//     20 us base RTT is half a 64 KiB chunk). While learning, a period
+//     (base RTT + target) in which the window sat at its maximum, the
+//     sender filled it, no ACK was marked and the fast delay average
+//     stayed below the target, with no loss, doubles the line rate: the
+//     maximum window and the window itself double, and the gains scaled
+//     by the BDP are rescaled, like slow start. A period with a queue
+//     does not double; the window law works under the learned maximum,
+//     which never shrinks.
 
 func init() {
 	register("nscc", func(p Params) Controller { return NewNSCC(NSCCDefaults(p)) })
@@ -55,6 +67,7 @@ const (
 	nsccAdjMSS  = 8                         // fulfill every 8 MSS acked
 	nsccQAGate  = 3                         // quick adapt below maxwnd>>3
 	nsccLossEW  = 1.0 / 8                   // weight of the loss-judging delay EWMA
+	nsccMaxRate = 1e12                      // bit/s, the most a learned line rate reaches
 )
 
 // NSCCConfig is every parameter of an NSCC sender; NSCCDefaults derives
@@ -90,6 +103,13 @@ type NSCCConfig struct {
 	FastIncreaseDelay monotime.Duration // delays below it for a window of ACKs grow fast: 1 us
 	FastIncreaseScale float64           // window growth per byte acked then: 0.25 x a
 
+	// LearnLineRate doubles LineRate while the window is the only limit
+	// and the path shows no queue (see the file comment). Ours; false
+	// unless Params.LearnLineRate.
+	LearnLineRate bool
+	// MaxLineRate bounds what learning reaches: 1 Tbit/s.
+	MaxLineRate float64
+
 	// LossNeedsCongestion makes losses act only on a congested path (see
 	// the file comment). Ours; true by default.
 	LossNeedsCongestion bool
@@ -123,6 +143,8 @@ func NSCCDefaults(p Params) NSCCConfig {
 		AdjustPeriod:        p.BaseRTT,
 		FastIncreaseDelay:   nsccFastDly,
 		FastIncreaseScale:   0.25 * a,
+		LearnLineRate:       p.LearnLineRate,
+		MaxLineRate:         nsccMaxRate,
 		LossNeedsCongestion: true,
 		LossDelayWeight:     nsccLossEW,
 		LossDelayThreshold:  target,
@@ -157,17 +179,29 @@ type NSCC struct {
 	bytesIgnored  int64
 	inFlight      int64
 
+	// Line-rate learning (LearnLineRate): whether it runs, the end of
+	// its period, and whether the period kept the window full
+	// and the path clear.
+	learning  bool
+	learnEnd  monotime.Time
+	learnFull bool
+	learnOK   bool
+
 	ignoredLosses uint64
 	stats         Stats
 }
 
 // NewNSCC returns an NSCC sender at its maximum window, where UET starts.
 func NewNSCC(cfg NSCCConfig) *NSCC {
-	n := &NSCC{cfg: cfg, minWnd: float64(max(cfg.MSS, 1))}
+	n := &NSCC{cfg: cfg, minWnd: float64(max(cfg.MSS, 1)), learning: cfg.LearnLineRate}
 	n.setBaseRTT(cfg.BaseRTT)
 	n.cwnd = n.maxWnd
 	return n
 }
+
+// LineRate is the line rate n sizes its maximum window with: the
+// configured one, or what learning has raised it to.
+func (n *NSCC) LineRate() float64 { return n.cfg.LineRate }
 
 // Config returns the parameters n runs with.
 func (n *NSCC) Config() NSCCConfig { return n.cfg }
@@ -196,6 +230,9 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 		delay = a.RTT - n.baseRTT
 		n.updateDelay(delay, marked)
 	}
+	if n.learning {
+		n.learn(now, a, marked)
+	}
 	if n.quickAdapt(now, false, marked, delay) {
 		return
 	}
@@ -218,9 +255,46 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	}
 }
 
+// learn runs line-rate learning on an ACK. A period ends every base RTT
+// + target; one in which every ACK found the window full (in flight
+// within one MSS of it, at the maximum) and the path clear (no mark, the
+// fast delay average below the target, no loss) doubles the line rate.
+func (n *NSCC) learn(now monotime.Time, a Ack, marked bool) {
+	full := n.cwnd >= n.maxWnd && float64(a.InFlight+a.Bytes)+n.minWnd >= n.cwnd
+	clear := !marked && n.lossDelay < float64(n.cfg.Target)
+	if n.learnEnd == 0 || now > n.learnEnd {
+		if n.learnEnd != 0 && n.learnFull && n.learnOK && n.cfg.LineRate < n.cfg.MaxLineRate {
+			n.scaleLineRate(2)
+		}
+		n.learnEnd = now.Add(n.baseRTT + n.cfg.Target)
+		n.learnFull, n.learnOK = full, clear
+		return
+	}
+	n.learnFull = n.learnFull && full
+	n.learnOK = n.learnOK && clear
+}
+
+// scaleLineRate multiplies the line rate by f, rescaling the maximum
+// window, the window and the gains NSCCDefaults scales with the BDP.
+func (n *NSCC) scaleLineRate(f float64) {
+	f = min(f, n.cfg.MaxLineRate/n.cfg.LineRate)
+	c := &n.cfg
+	c.LineRate *= f
+	c.A *= f
+	c.Alpha *= f
+	c.FI *= f
+	c.Eta *= f
+	c.FastIncreaseScale *= f
+	n.setBaseRTT(n.baseRTT)
+	n.cwnd = min(n.cwnd*f, n.maxWnd)
+}
+
 // OnLoss cuts the window by the NACKed bytes and arms quick adapt, on a
 // congested path only (see the file comment).
 func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
+	if n.learning {
+		n.learnOK = false // no doubling in a period with a loss
+	}
 	if n.cfg.LossNeedsCongestion && !n.congested(now) {
 		n.ignoredLosses++
 		return

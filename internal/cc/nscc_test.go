@@ -64,7 +64,7 @@ func TestNSCCDefaults(t *testing.T) {
 		DelayWeight: 0.0125, QAThreshold: 48 * us, QAGate: 3, MaxWindowBDPs: 1.5,
 		AdjustBytes: 8 * mss, AdjustPeriod: 12 * us, FastIncreaseDelay: 1 * us,
 		FastIncreaseScale: 0.25, LossNeedsCongestion: true, LossDelayWeight: 0.125,
-		LossDelayThreshold: 12 * us,
+		LossDelayThreshold: 12 * us, MaxLineRate: 1e12,
 	}
 	if math.Abs(c.A-1) > 1e-12 || math.Abs(c.Alpha-want.Alpha) > 1e-12*want.Alpha {
 		t.Errorf("a %g alpha %g, want 1, %g", c.A, c.Alpha, want.Alpha)

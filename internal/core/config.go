@@ -74,9 +74,18 @@ type Config struct {
 	// LineRate is the sender's link rate in bits per second, where the
 	// controller starts; zero: Rate, else the controller's default.
 	LineRate float64
+	// LearnLineRate says LineRate is a guess: a controller that can
+	// (NSCC) raises it while its window is the only limit and the path
+	// shows no queue.
+	LearnLineRate bool
 	// BaseRTT is the unloaded round trip the controller assumes until it
 	// measures one; zero: the controller's default.
 	BaseRTT monotime.Duration
+	// MinRTO is the least retransmission timeout; zero means MinRTO
+	// (100 us, a datacenter's). A host whose scheduler delays the peer's
+	// ACKs by more than that should set more, or its timers fire for
+	// packets that are merely late.
+	MinRTO monotime.Duration
 }
 
 // withDefaults fills zero fields and checks the rest.
@@ -107,6 +116,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
 	}
+	if c.MinRTO == 0 {
+		c.MinRTO = MinRTO
+	}
 	switch {
 	case c.MTU < MinMTU || c.MTU > MaxMTU:
 		return c, fmt.Errorf("MTU %d out of range %d..%d", c.MTU, MinMTU, MaxMTU)
@@ -126,6 +138,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("paths %d out of range 1..%d", c.Paths, MaxPaths)
 	case c.HandshakeTimeout < 0:
 		return c, fmt.Errorf("handshake timeout %v is negative", c.HandshakeTimeout)
+	case c.MinRTO < 0:
+		return c, fmt.Errorf("minimum RTO %v is negative", c.MinRTO)
 	}
 	if code := c.Scheme.Code(); code != nil && code.K()+code.M() > reliability.MaxShards {
 		return c, fmt.Errorf("erasure code (%d,%d) has more than %d shards", code.K(), code.M(), reliability.MaxShards)

@@ -17,7 +17,7 @@ func (s *sender) initCC() {
 	if rate == 0 {
 		rate = cfg.Rate
 	}
-	s.cc = cfg.CC.New(cc.Params{LineRate: rate, BaseRTT: cfg.BaseRTT, MSS: cfg.MTU})
+	s.cc = cfg.CC.New(cc.Params{LineRate: rate, BaseRTT: cfg.BaseRTT, MSS: cfg.MTU, LearnLineRate: cfg.LearnLineRate})
 }
 
 // ccBlocked reports whether the controller's pacing holds the next data

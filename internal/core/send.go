@@ -548,15 +548,17 @@ func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte,
 	return wire.MessageLen
 }
 
-// MinRTO is the smallest retransmission timeout (UET's minimum RTO): in a
-// datacenter, queueing alone varies the RTT by tens of microseconds.
+// MinRTO is the default smallest retransmission timeout (UET's minimum
+// RTO): in a datacenter, queueing alone varies the RTT by tens of
+// microseconds. Config.MinRTO overrides it.
 const MinRTO = 100 * monotime.Microsecond
 
 // rto is m's retransmission timeout: its scheme's, but never below the
 // smoothed RTT plus four deviations (RFC 6298), so a queue that builds up
-// does not fire timers for packets that are merely late, nor below MinRTO.
+// does not fire timers for packets that are merely late, nor below the
+// configured minimum.
 func (s *sender) rto(m *sendMsg) monotime.Duration {
-	return max(m.scheme.RetransmitTimeout(s.rtt.Smoothed()), s.rtt.Conservative(), MinRTO)
+	return max(m.scheme.RetransmitTimeout(s.rtt.Smoothed()), s.rtt.Conservative(), s.c.cfg.MinRTO)
 }
 
 // zeroPayload returns n zero bytes, the payload of virtual messages.

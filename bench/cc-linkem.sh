@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/cc-linkem.sh: one sdrnet connection per congestion controller
+# through the user-space link emulator, in two settings:
+#
+#  1. bottleneck: 1 Gbit/s, 20 ms RTT (10 ms each way), a shallow drop-tail
+#     queue (256 KiB, about 2 ms), no loss; one path, the sender unpaced
+#     (it does not know the rate). Goal: >= 0.9 of the bottleneck with
+#     under 1% of the data resent.
+#  2. lossy long haul (bench/linkem.sh's): 1 Gbit/s as 8 paths of
+#     125 Mbit/s, 50 ms RTT, 1% random loss each way, SR-NACK paced at
+#     950 Mbit/s. Goal: >= 0.9 x 1 Gbit/s x (1 - loss).
+#
+#   bash bench/cc-linkem.sh
+#
+# Two connections sharing one bottleneck are not measured: the emulator's
+# rate and queue are per path (per client source port), so two
+# connections through one emulator each get a bottleneck of their own.
+#
+# Knobs (environment): CCS="none nscc" SIZE=512MiB LOSSY_SIZE=1GiB
+# QUEUE=256KiB RUN_TIMEOUT=300.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+CCS=${CCS:-"none nscc"}
+SIZE=${SIZE:-512MiB}
+LOSSY_SIZE=${LOSSY_SIZE:-1GiB}
+QUEUE=${QUEUE:-256KiB}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
+go build -o "$tmp/sdrnet" ./cmd/sdrnet
+
+wait_udp() {
+  for _ in $(seq 100); do
+    ss -Hlun "sport = :$1" 2>/dev/null | grep -q . && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# through NAME SPEC CLIENT-ARGS...: bench --listen <- linkem <- bench --connect.
+through() {
+  local name=$1 spec=$2 rc=0 p1 p2 srv lk
+  shift 2
+  p1=$(free_port)
+  p2=$(free_port)
+  while [ "$p2" = "$p1" ]; do p2=$(free_port); done
+  "$tmp/sdrnet" bench --listen "127.0.0.1:$p1" "$@" >"$tmp/$name.srv" 2>&1 &
+  srv=$!
+  pids+=("$srv")
+  "$tmp/sdrnet" linkem --listen "127.0.0.1:$p2" --target "127.0.0.1:$p1" --spec "$spec" --stats 1h >"$tmp/$name.lk" 2>&1 &
+  lk=$!
+  pids+=("$lk")
+  wait_udp "$p1" && wait_udp "$p2"
+  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$p2" --json "$@" >"$tmp/$name.json" || rc=$?
+  kill -INT "$lk" 2>/dev/null || true
+  wait "$lk" 2>/dev/null || true
+  kill -INT "$srv" 2>/dev/null || true
+  wait "$srv" 2>/dev/null || true
+  [ "$rc" -eq 0 ] || echo "$name: exit $rc" >&2
+  return "$rc"
+}
+lkstat() { grep '^forward:' "$tmp/$1.lk" | tail -1 | sed -E "s/.*[ (]$2 ([0-9]+).*/\1/"; }
+
+machine
+echo
+rows=()
+for c in $CCS; do
+  spec="delay=10ms,rate=1Gbps,queue=$QUEUE"
+  if through "bn-$c" "$spec" --cc "$c" --size "$SIZE"; then
+    f="$tmp/bn-$c.json"
+    g=$(calc "$(jnum "$f" goodput_bps) / 1e6")
+    pct=$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")
+    rows+=("bottleneck|$c|\"$spec\", --size $SIZE|$(printf %.0f "$g")|$(printf %.2f "$(calc "$g / 1000")") (goal 0.9)|$(printf %.2f "$pct") (goal < 1)|$(jnum "$f" rtos)|$(lkstat "bn-$c" queue)")
+    echo "bottleneck $c: ${rows[-1]}" >&2
+  fi
+  spec="delay=25ms,rate=125Mbps,loss=1%"
+  if through "lossy-$c" "$spec" --cc "$c" --scheme sr-nack --paths 8 --rate 950Mbps --size "$LOSSY_SIZE" --msg 16MiB; then
+    f="$tmp/lossy-$c.json"
+    g=$(calc "$(jnum "$f" goodput_bps) / 1e6")
+    pct=$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")
+    rows+=("lossy long haul|$c|\"$spec\" x 8 paths, --rate 950Mbps, --size $LOSSY_SIZE|$(printf %.0f "$g")|$(printf %.2f "$(calc "$g / 891")") of 891 (goal 1)|$(printf %.2f "$pct")|$(jnum "$f" rtos)|$(lkstat "lossy-$c" queue)")
+    echo "lossy $c: ${rows[-1]}" >&2
+  fi
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| setting | cc | emulator and sender | goodput Mbit/s | ratio | resent % | RTOs | emulator queue drops |"
+echo "|---|---|---|---|---|---|---|---|"
+for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
