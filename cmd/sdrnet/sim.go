@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -148,6 +149,7 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 		return err
 	}
 	printSummary(cmd.OutOrStdout(), cells)
+	printVerdicts(cmd.OutOrStdout(), r.Verdicts)
 	fmt.Fprintf(stderr, "wrote %s/{results.csv,tiers.csv,results.json,report.html} in %v\n", out, time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -208,6 +210,24 @@ func printSummary(w io.Writer, cells []scenario.Cell) {
 			rate, units.FormatSize(int64(c.RetxBytes)), units.FormatSize(int64(c.ParityBytes)), model, ratio)
 	}
 	tw.Flush()
+}
+
+// printVerdicts says how the paper's claims fared, with the range of the
+// worse/better ratios over the settings judged.
+func printVerdicts(w io.Writer, vs []report.Verdict) {
+	for _, v := range vs {
+		fmt.Fprintf(w, "claim: %s (%s against %s, %s): %s", v.Claim, v.Better, v.Worse, v.Metric, v.Summary())
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, g := range v.Groups {
+			if g.Better > 0 {
+				lo, hi = min(lo, g.Ratio()), max(hi, g.Ratio())
+			}
+		}
+		if lo <= hi {
+			fmt.Fprintf(w, "; worse/better %.2fx to %.2fx", lo, hi)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func fmtSeconds(s float64) string {
