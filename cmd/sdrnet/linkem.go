@@ -18,7 +18,9 @@ func newLinkemCmd() *cobra.Command {
 		Short: "Run a user-space link emulator: a UDP proxy that delays, rate-limits, drops, reorders and duplicates",
 		Long: `linkem forwards UDP datagrams from --listen to --target and back, impairing
 them on the way (the kernel here has no netem). Each client source port is
-a path, so a connection sprayed over many ports sees per-path faults.
+a path, so a connection sprayed over many ports sees per-path faults. The
+target may answer from several ports of its own (recv --paths N): a path
+takes replies from any port of the target's host, and drops the rest.
 
 SPEC is a list of clauses, [selector:]key=value,... with selectors path[N],
 path[N-M], port[P], port[P-Q]; keys apply to both directions unless
@@ -72,5 +74,9 @@ func printLinkem(w io.Writer, s linkem.Stats) {
 		fmt.Fprintf(w, "%s: received %d, forwarded %d, dropped %d (loss %d, queue %d, failed path %d), duplicated %d, reordered %d\n",
 			d.name, d.s.Received, d.s.Forwarded, d.s.Dropped(), d.s.DroppedLoss, d.s.DroppedQueue, d.s.DroppedFail,
 			d.s.Duplicated, d.s.Reordered)
+	}
+	if s.Rejected > 0 || s.Foreign > 0 {
+		fmt.Fprintf(w, "refused: %d from clients beyond the path limit, %d from hosts other than the target\n",
+			s.Rejected, s.Foreign)
 	}
 }

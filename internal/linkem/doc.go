@@ -13,10 +13,13 @@
 // A [Proxy] listens on a front address and forwards every datagram to one
 // target. For each client source address it opens its own socket toward the
 // target (a NAT-like mapping), so replies from the target come back to that
-// socket and are forwarded to the right client. sdrnet sprays one connection
-// over many UDP source ports, so each client source address is a path: paths
-// are numbered 0, 1, 2, ... in the order their first datagram arrives, and
-// can also be selected by client source port.
+// socket and are forwarded to the right client. The socket takes replies
+// from any port of the target's host, since a multipath target answers from
+// several ports (sdrnet recv --paths N); datagrams from other hosts are
+// dropped (Stats.Foreign). sdrnet sprays one connection over many UDP
+// source ports, so each client source address is a path: paths are
+// numbered 0, 1, 2, ... in the order their first datagram arrives, and can
+// also be selected by client source port.
 //
 // Every path has two directions, forward (client to target) and reverse
 // (target to client), each with its own [Impairment] and its own state. A

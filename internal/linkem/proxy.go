@@ -28,6 +28,7 @@ type Proxy struct {
 	front       *net.UDPConn
 	frontBatch  batchConn
 	target      *net.UDPAddr
+	targetIP    netip.Addr // unmapped, to recognize replies from any of its ports
 	start       time.Time
 	done        chan struct{}
 	maxDatagram int
@@ -52,6 +53,7 @@ type Proxy struct {
 	closeOnce sync.Once
 	closeErr  error
 	rejected  atomic.Uint64
+	foreign   atomic.Uint64 // datagrams to a path's socket from another host
 }
 
 // path is one client source address and the proxy's socket toward the
@@ -61,7 +63,7 @@ type path struct {
 	client netip.AddrPort
 	local  netip.AddrPort // the proxy's socket toward the target
 	addr   *net.UDPAddr   // the client, as the front socket writes to it
-	conn   *net.UDPConn   // connected to the target
+	conn   *net.UDPConn   // unconnected: writes go to the target, replies come from any of its ports
 	batch  batchConn
 	links  [2]*link // by direction
 
@@ -96,6 +98,7 @@ func Listen(listen, target string, cfg Config) (*Proxy, error) {
 		front:       front,
 		frontBatch:  newBatchConn(front),
 		target:      ta,
+		targetIP:    ta.AddrPort().Addr().Unmap(),
 		start:       time.Now(),
 		done:        make(chan struct{}),
 		maxDatagram: orDefault(cfg.MaxDatagram, DefaultMaxDatagram),
@@ -114,7 +117,7 @@ func Listen(listen, target string, cfg Config) (*Proxy, error) {
 	p.rev = engine{
 		start: p.start, in: make(chan *batch, engineQueue), done: p.done,
 		maxDatagram: p.maxDatagram, maxInFlight: maxInFlight, grid: grid,
-		classify: func(b *batch, _ int) *link { return b.from.links[reverse] },
+		classify: p.classifyReverse,
 		write:    p.writeReverse,
 		newWaker: newWaker,
 	}
@@ -249,6 +252,31 @@ func (p *Proxy) classifyForward(b *batch, i int) *link {
 	return pa.links[forward]
 }
 
+// classifyReverse takes a reply that arrived on a path's socket through
+// that path's reverse link. The socket is not connected, because a
+// multipath target (sdrnet recv --paths N) answers from any of its N
+// source ports; it takes replies from any port of the target's host, and
+// drops what other hosts send it.
+func (p *Proxy) classifyReverse(b *batch, i int) *link {
+	ua, ok := b.msgs[i].Addr.(*net.UDPAddr)
+	if !ok || !p.fromTarget(ua) {
+		p.foreign.Add(1)
+		return nil
+	}
+	return b.from.links[reverse]
+}
+
+// fromTarget says whether a datagram from a came from the target's host.
+func (p *Proxy) fromTarget(a *net.UDPAddr) bool {
+	src := a.AddrPort().Addr().Unmap()
+	if src == p.targetIP {
+		return true
+	}
+	// A target on the unspecified address (":9000") is this host, reached
+	// over loopback, where it answers from.
+	return p.targetIP.IsUnspecified() && src.IsLoopback()
+}
+
 // newPath opens a socket toward the target for a new client and starts
 // reading the target's replies from it. It returns nil when the proxy is
 // closed, has MaxPaths paths already, or cannot open a socket.
@@ -258,7 +286,7 @@ func (p *Proxy) newPath(client netip.AddrPort, addr *net.UDPAddr) *path {
 	if p.closed || len(p.paths) >= p.maxPaths {
 		return nil
 	}
-	conn, err := net.DialUDP("udp", nil, p.target)
+	conn, err := listenToward(p.target)
 	if err != nil {
 		return nil
 	}
@@ -273,6 +301,26 @@ func (p *Proxy) newPath(client netip.AddrPort, addr *net.UDPAddr) *path {
 	p.wg.Add(1)
 	go p.read(conn, pa.batch, &p.rev, pa, pathBatches, pathBatchLen)
 	return pa
+}
+
+// listenToward opens an unconnected socket on the local address the
+// kernel would use to reach target, on a fresh port. A connected socket
+// (DialUDP) would be simpler, but the kernel drops every datagram it gets
+// from an address other than the one it is connected to, and a multipath
+// target replies from several ports. Binding the route's source address,
+// rather than the wildcard, keeps the socket's address the one the target
+// sees (PathStats.Local).
+func listenToward(target *net.UDPAddr) (*net.UDPConn, error) {
+	probe, err := net.DialUDP("udp", nil, target) // connect(2) sends nothing
+	if err != nil {
+		return nil, err
+	}
+	la, _ := probe.LocalAddr().(*net.UDPAddr)
+	probe.Close()
+	if la == nil {
+		return nil, fmt.Errorf("linkem: no local address toward %v", target)
+	}
+	return net.ListenUDP("udp", &net.UDPAddr{IP: la.IP, Zone: la.Zone})
 }
 
 // newPath makes path number index for a client, with its links.
@@ -302,7 +350,7 @@ func (p *Proxy) writeForward(due []pending) {
 	for _, pa := range p.touched {
 		pa.out = pa.out[:0]
 		for k := range pa.outBufs {
-			pa.out = append(pa.out, message{Buffers: pa.outBufs[k : k+1 : k+1]})
+			pa.out = append(pa.out, message{Buffers: pa.outBufs[k : k+1 : k+1], Addr: p.target})
 		}
 		st := &pa.links[forward].stats
 		writeAll(pa.batch, pa.out,
@@ -381,6 +429,9 @@ type Stats struct {
 	Paths            []PathStats // by index
 	Forward, Reverse DirStats    // sums over the paths
 	Rejected         uint64      // datagrams from clients beyond MaxPaths (or no socket)
+	// Foreign counts datagrams that reached a path's socket from a host
+	// other than the target's; they are dropped.
+	Foreign uint64
 
 	// ForwardLate and ReverseLate say how far behind schedule the proxy
 	// wrote; much lateness means it is short of CPU.
@@ -393,7 +444,9 @@ func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	paths := append([]*path(nil), p.paths...)
 	p.mu.Unlock()
-	return collectStats(paths, p.rejected.Load(), &p.fwd, &p.rev)
+	s := collectStats(paths, p.rejected.Load(), &p.fwd, &p.rev)
+	s.Foreign = p.foreign.Load()
+	return s
 }
 
 func collectStats(paths []*path, rejected uint64, fwd, rev *engine) Stats {

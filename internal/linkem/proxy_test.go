@@ -504,3 +504,48 @@ func TestIPv6(t *testing.T) {
 		t.Fatalf("got %q, %v", buf[:n], err)
 	}
 }
+
+// TestRepliesFromAnyTargetPort: a multipath target (sdrnet recv --paths N)
+// answers from several source ports. Each reaches the client whose path
+// socket it was sent to; a datagram from another host is dropped and
+// counted in Stats.Foreign.
+func TestRepliesFromAnyTargetPort(t *testing.T) {
+	tg := newTarget(t, false)
+	p := startProxy(t, tg.addr(), Config{})
+	c := dial(t, p)
+	send(t, p, c, 0, 1, 8)
+	waitFor(t, 10*time.Second, "the target to hear the client", func() bool { return tg.count() == 1 })
+	local := p.Stats().Paths[0].Local
+
+	listen := func(ip net.IP) *net.UDPConn {
+		s, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		if err != nil {
+			t.Skipf("no %v: %v", ip, err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	// Another host: 127.0.0.2 is loopback on Linux, but not the target's
+	// address. Send its datagram first, so the reply that follows proves
+	// it was dropped rather than delayed.
+	other := listen(net.IPv4(127, 0, 0, 2))
+	if _, err := other.WriteToUDPAddrPort([]byte("foreign"), local); err != nil {
+		t.Skipf("cannot send from 127.0.0.2: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the foreign datagram to be dropped", func() bool { return p.Stats().Foreign == 1 })
+	for i, s := range []*net.UDPConn{tg.conn, listen(net.IPv4(127, 0, 0, 1))} {
+		want := fmt.Sprintf("reply %d", i)
+		if _, err := s.WriteToUDPAddrPort([]byte(want), local); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, 64)
+		n, err := c.Read(buf)
+		if err != nil || string(buf[:n]) != want {
+			t.Fatalf("reply from target port %v: got %q, %v; want %q", s.LocalAddr(), buf[:n], err, want)
+		}
+	}
+	if s := p.Stats(); s.Reverse.Forwarded != 2 || s.Foreign != 1 {
+		t.Errorf("reverse forwarded %d, foreign %d; want 2 and 1", s.Reverse.Forwarded, s.Foreign)
+	}
+}

@@ -423,3 +423,45 @@ func FuzzStreamFrame(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHandshake builds a HELLO or ACCEPT from fuzzed fields. The decoder
+// must accept exactly the handshakes the format allows - a sender and a
+// parameter in every field, a chunk of at most 2^MaxChunkShift packets, K
+// and M both set or both zero, and the listener's connection id 0 on a
+// HELLO and only there - and return the fields it was given; a truncated
+// or over-long copy is rejected.
+func FuzzHandshake(f *testing.F) {
+	f.Add(true, uint8(0), uint32(0), uint32(7), uint8(16), uint8(2), uint8(32), uint8(8), uint16(4096), uint8(4), uint32(1024), uint64(12345))
+	f.Add(false, uint8(0), uint32(7), uint32(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(64), uint8(0), uint32(1), uint64(0))
+	f.Add(true, uint8(0xff), uint32(1), uint32(0), uint8(0), uint8(0), uint8(1), uint8(0), uint16(0), uint8(255), uint32(0), uint64(1<<63))
+	f.Fuzz(func(t *testing.T, hello bool, flags uint8, conn, source uint32, paths, scheme, k, m uint8,
+		mtu uint16, shift uint8, maxMsgs uint32, echo uint64) {
+		typ := wire.TypeAccept
+		if hello {
+			typ = wire.TypeHello
+		}
+		in := wire.Handshake{Conn: conn, Flags: flags, Source: source, Paths: paths, Scheme: scheme, K: k, M: m,
+			MTU: mtu, ChunkShift: shift, MaxMsgs: maxMsgs, Echo: echo}
+		valid := source != 0 && paths != 0 && mtu != 0 && shift <= wire.MaxChunkShift && maxMsgs != 0 &&
+			(k == 0) == (m == 0) && hello == (conn == 0)
+		buf := make([]byte, wire.HandshakeLen+1)
+		n, err := in.Encode(buf, typ)
+		if err != nil || n != wire.HandshakeLen {
+			t.Fatalf("Encode(%+v, %v) = %d, %v", in, typ, n, err)
+		}
+		got, gotType, err := wire.ParseHandshake(buf[:n])
+		if (err == nil) != valid {
+			t.Fatalf("ParseHandshake of %+v (%v): error %v, oracle says valid=%v", in, typ, err, valid)
+		}
+		if err != nil {
+			checkSentinel(t, "ParseHandshake", err)
+		} else if got != in || gotType != typ {
+			t.Fatalf("ParseHandshake = %+v %v, want %+v %v", got, gotType, in, typ)
+		}
+		for _, l := range []int{n - 1, n + 1} {
+			if _, _, err := wire.ParseHandshake(buf[:l]); err == nil {
+				t.Fatalf("ParseHandshake accepted a %d-byte handshake", l)
+			}
+		}
+	})
+}
