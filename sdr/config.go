@@ -1,6 +1,7 @@
 package sdr
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -43,8 +44,8 @@ type Config struct {
 	Rate float64
 	// HandshakeTimeout bounds Dial; zero means 10 s.
 	HandshakeTimeout time.Duration
-	// IdleTimeout closes a connection whose peer is silent this long;
-	// zero means 30 s.
+	// IdleTimeout closes a connection whose peer is silent this long,
+	// keepalives included; zero means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// SocketBuffer is the socket buffer size in bytes; zero means 4 MiB
 	// (forced past the system cap when running as root).
@@ -73,6 +74,13 @@ func (c *Config) orDefault() Config {
 	}
 	return *c
 }
+
+// DefaultIdleTimeout: a peer silent this long is dead. Keepalives go out
+// every third of it, so a live idle peer answers twice over; 5 s is 100
+// round trips of a 50 ms long-haul path, past any loss burst the
+// reliability schemes ride out, yet a dead peer is reported well before a
+// user reaches for Ctrl-C.
+const DefaultIdleTimeout = 5 * time.Second
 
 // DefaultLineRate is where a congestion controller starts when neither
 // LineRate nor Rate is set.
@@ -115,7 +123,7 @@ func (c Config) check() (core.Config, error) {
 	}
 	cc := core.Config{MTU: c.MTU, ChunkSize: c.ChunkSize, MaxMsgs: c.MaxMsgs,
 		MaxBytesInFlight: window, Rate: c.Rate, Paths: c.Paths,
-		HandshakeTimeout: monotime.FromStd(c.HandshakeTimeout), IdleTimeout: monotime.FromStd(c.IdleTimeout),
+		HandshakeTimeout: monotime.FromStd(c.HandshakeTimeout), IdleTimeout: monotime.FromStd(cmp.Or(c.IdleTimeout, DefaultIdleTimeout)),
 		MinRTO: monotime.FromStd(minRTO)}
 	name := c.Scheme
 	if name == "" {

@@ -38,6 +38,11 @@ func (c *Conn) closed(err error) {
 	if pe, ok := errors.AsType[*core.PeerClosedError](err); ok {
 		err = &PeerAbortError{Code: pe.Code, Reason: pe.Reason}
 	}
+	if errors.Is(err, core.ErrIdleTimeout) {
+		st := c.core.Stats()
+		err = &PeerSilentError{Peer: c.core.Peer(), Silent: c.e.now().Sub(c.core.LastHeard()).Std(),
+			Sent: st.AckedBytes, Received: st.RecvBytes}
+	}
 	c.closeOnce.Do(func() {
 		c.err = err
 		close(c.done)

@@ -3,6 +3,8 @@ package sdr
 import (
 	"errors"
 	"fmt"
+	"net/netip"
+	"time"
 
 	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/internal/wire"
@@ -22,7 +24,27 @@ var (
 	// ErrStreamCorrupt: a stream's bytes do not match the length or digest
 	// its sender declared.
 	ErrStreamCorrupt = errors.New("sdr: stream corrupt")
+	// ErrPeerSilent: the peer stopped answering, keepalives included,
+	// for Config.IdleTimeout (see PeerSilentError).
+	ErrPeerSilent = errors.New("sdr: peer silent")
 )
+
+// PeerSilentError says which peer fell silent, for how long, and how much
+// had been delivered each way.
+type PeerSilentError struct {
+	Peer     netip.AddrPort
+	Silent   time.Duration
+	Sent     uint64 // bytes of our messages the peer had whole
+	Received uint64 // payload bytes we received from it
+}
+
+func (e *PeerSilentError) Error() string {
+	return fmt.Sprintf("peer %v silent for %v (keepalives unanswered); it had %d bytes of ours whole (%s), we had received %d bytes (%s)",
+		e.Peer, e.Silent.Round(time.Millisecond), e.Sent, units.FormatSize(int64(e.Sent)), e.Received, units.FormatSize(int64(e.Received)))
+}
+
+// Is makes errors.Is(err, ErrPeerSilent) true.
+func (e *PeerSilentError) Is(target error) bool { return target == ErrPeerSilent }
 
 // Close codes the stream functions use to tell the peer why they gave up.
 const (

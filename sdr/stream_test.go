@@ -7,10 +7,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sdrnet/sdrnet/internal/datapath/udp"
 	"github.com/sdrnet/sdrnet/internal/linkem"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
@@ -238,5 +240,34 @@ func TestStreamConfigErrors(t *testing.T) {
 		if _, err := a.SendStream(context.Background(), bytes.NewReader(nil), &sc); err == nil {
 			t.Errorf("%+v accepted", sc)
 		}
+	}
+}
+
+// TestPeerSilent: a peer that vanishes (SIGKILL, a cable pulled) is
+// reported within the idle timeout, naming it and what was delivered.
+func TestPeerSilent(t *testing.T) {
+	mem := udp.NewMemoryNetwork()
+	var mu sync.Mutex
+	var dead netip.AddrPort
+	mem.SetLoss(func(from, _ netip.AddrPort, _ []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return from == dead
+	})
+	a, b := pair(t, Config{IdleTimeout: 300 * time.Millisecond}, mem)
+	transfer(t, a, b, payload(100_000, 1))
+	mu.Lock()
+	dead = b.LocalAddr()
+	mu.Unlock()
+	start := time.Now()
+	select {
+	case <-a.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a silent peer went unnoticed")
+	}
+	var pe *PeerSilentError
+	if !errors.As(a.Err(), &pe) || !errors.Is(a.Err(), ErrPeerSilent) || pe.Peer != b.LocalAddr() ||
+		pe.Sent != 100_000 || pe.Silent < 300*time.Millisecond {
+		t.Fatalf("after %v: %v (%+v)", time.Since(start), a.Err(), pe)
 	}
 }

@@ -218,6 +218,9 @@ func (c *Conn) onPing(now monotime.Time, p *wire.Ping) {
 	}
 }
 
+// LastHeard is when the connection last heard from its peer.
+func (c *Conn) LastHeard() monotime.Time { return c.lastHeard }
+
 // lifeTimeout is the connection-management deadline: the next HELLO, the
 // next keepalive, the handshake or the idle timeout.
 func (c *Conn) lifeTimeout() monotime.Time {

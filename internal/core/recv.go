@@ -397,6 +397,7 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		copy(m.buf[uint64(p)*uint64(m.geo.MTU):], d.Payload)
 	}
 	r.c.stats.RecvPackets++
+	r.c.stats.RecvBytes += uint64(len(d.Payload))
 	if p+1 < m.hi {
 		r.c.stats.OutOfOrder++
 		if d.Flags&wire.FlagRetransmit == 0 {

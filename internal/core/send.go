@@ -375,6 +375,7 @@ func (s *sender) rewind(now monotime.Time, m *sendMsg, from uint32) {
 
 // finish reports m delivered and frees its slot.
 func (s *sender) finish(m *sendMsg) {
+	s.c.stats.AckedBytes += m.geo.MsgLen
 	s.inflight -= m.inflight
 	s.c.emit(EventSendDone, m.seq, nil)
 	s.release(m)
