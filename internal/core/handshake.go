@@ -125,6 +125,9 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 	cfg.MTU = min(cfg.MTU, int(h.MTU))
 	cfg.MaxMsgs = min(cfg.MaxMsgs, 1<<bits.TrailingZeros32(h.MaxMsgs))
 	cfg.ChunkSize = chunkFor(cfg.MTU, cfg.ChunkSize)
+	if _, err := cfg.withDefaults(); err != nil {
+		return // an ACCEPT we cannot honour (MTU below MinMTU, a zero window) is not our peer's
+	}
 	if rtt := now.Sub(monotime.Time(h.Echo)); rtt > 0 && monotime.Time(h.Echo) >= c.dialStart {
 		cfg.InitialRTT = rtt
 		if cfg.BaseRTT == 0 { // the congestion controller's first estimate
