@@ -63,12 +63,15 @@ func TestCCIncast(t *testing.T) {
 		slowdown float64
 	}{
 		{"nscc", 10, 1.1},
+		{"credit", 100, 1.05},
 		{"dcqcn", 2, 8},
 	} {
 		res, fab, st := ccIncast(t, tt.alg)
-		if st.Congestions == 0 || st.Decreases == 0 {
+		if tt.alg != "credit" && (st.Congestions == 0 || st.Decreases == 0) {
 			t.Errorf("%s: %+v; want ECN echoes taken and cuts", tt.alg, st)
 		}
+		t.Logf("%s: %v, resent %d, drops %d (none: %v, %d, %d)", tt.alg, monotime.Duration(res.End), res.Stats.RetxBytes, fab.drops,
+			monotime.Duration(none.End), none.Stats.RetxBytes, noneFabric.drops)
 		if res.Stats.RetxBytes*tt.retxDiv > none.Stats.RetxBytes || fab.drops >= noneFabric.drops {
 			t.Errorf("%s resent %d bytes (%d drops); none resent %d (%d drops)", tt.alg, res.Stats.RetxBytes,
 				fab.drops, none.Stats.RetxBytes, noneFabric.drops)
@@ -80,5 +83,28 @@ func TestCCIncast(t *testing.T) {
 		if again.End != res.End || again.Stats != res.Stats {
 			t.Errorf("%s: two runs differ", tt.alg)
 		}
+	}
+}
+
+// TestCreditSingleFlow: receiver-driven credit paced at the line rate
+// costs a lone flow next to nothing: it only waits for its first grant.
+func TestCreditSingleFlow(t *testing.T) {
+	run := func(alg string) monotime.Duration {
+		a, _ := cc.Parse(alg)
+		f, err := LeafSpine(New(1), 2, 2, 4, dcConfig(100e9, EECMP))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc := flowsCfg(1, path.Single)
+		fc.Core.CC, fc.Core.LineRate, fc.Core.BaseRTT = a, 100e9, 8*monotime.Microsecond
+		res, err := RunFlows(&f.Topology, Incast([]int{5}, 0, 16<<20), fc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.FCT(0)
+	}
+	none, credit := run("none"), run("credit")
+	if credit > none+none/50 {
+		t.Errorf("16 MiB alone: %v with credit, %v without", credit, none)
 	}
 }

@@ -139,10 +139,13 @@ func (p Params) WithDefaults() Params {
 // BDP is the bandwidth-delay product in bytes.
 func (p Params) BDP() int64 { return int64(p.LineRate / 8 * p.BaseRTT.Seconds()) }
 
-// Algorithm makes controllers of one kind. Its zero value is None.
+// Algorithm makes controllers of one kind. Its zero value is None. A
+// receiver-driven algorithm (credit) has no sender controller: its
+// receivers pace the credit they grant instead (ReceiverCredit).
 type Algorithm struct {
-	name string
-	make func(Params) Controller
+	name   string
+	make   func(Params) Controller
+	credit bool
 }
 
 // Name returns the algorithm's name, as Parse takes it.
@@ -154,7 +157,17 @@ func (a Algorithm) Name() string {
 }
 
 // IsNone reports whether the algorithm controls nothing.
-func (a Algorithm) IsNone() bool { return a.make == nil }
+func (a Algorithm) IsNone() bool { return a.make == nil && !a.credit }
+
+// ReceiverCredit returns the pacer of a receiver's credit grants for a
+// receiver-driven algorithm, nil for a sender-driven one.
+func (a Algorithm) ReceiverCredit(p Params) *CreditPacer {
+	if !a.credit {
+		return nil
+	}
+	p = p.WithDefaults()
+	return NewCreditPacer(p.LineRate)
+}
 
 // New returns a controller for one connection, nil for None.
 func (a Algorithm) New(p Params) Controller {
@@ -172,7 +185,7 @@ func register(name string, make func(Params) Controller) { algorithms[name] = ma
 
 // Names returns the names Parse accepts, sorted.
 func Names() []string {
-	names := []string{"none"}
+	names := []string{"none", creditName}
 	for n := range algorithms {
 		names = append(names, n)
 	}
@@ -187,6 +200,9 @@ func Parse(name string) (Algorithm, error) {
 	}
 	if m, ok := algorithms[name]; ok {
 		return Algorithm{name: name, make: m}, nil
+	}
+	if name == creditName {
+		return Algorithm{name: name, credit: true}, nil
 	}
 	return Algorithm{}, fmt.Errorf("congestion control %q: want %s", name, strings.Join(Names(), ", "))
 }

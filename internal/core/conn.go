@@ -57,6 +57,7 @@ const (
 	ctrlDoneAck                     // receiver: whole-message ACK for an old id
 	ctrlAbort                       // sender: tell the receiver seq is too large
 	ctrlDecoded                     // receiver: report packets erasure decoding rebuilt
+	ctrlCredit                      // receiver: a CTS carrying more credit for seq
 )
 
 type ctrlItem struct {
@@ -336,6 +337,8 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 	switch it.kind {
 	case ctrlCTS:
 		return c.rcv.encodeCTS(now, it.seq, buf)
+	case ctrlCredit:
+		return c.rcv.encodeCredit(now, it.seq, buf)
 	case ctrlAck:
 		return c.rcv.encodeAck(it.seq, buf)
 	case ctrlNack:

@@ -58,6 +58,7 @@ type Endpoint struct {
 	accepted map[acceptKey]*Conn
 	events   ring[Event]
 	stats    EndpointStats
+	credit   *creditScheduler // receiver-driven control's shared pacer (credit.go)
 }
 
 // NewEndpoint returns an endpoint with no connections.

@@ -44,6 +44,10 @@ type recvMsg struct {
 
 	ctsAt    monotime.Time
 	ctsTries uint32
+	credit   uint64        // receiver-driven control: bytes the sender may send
+	creditQd bool          // a CTS carrying the credit is queued
+	lastData monotime.Time // when a DATA packet last arrived
+
 	// Where the first and the furthest packet so far stand in the sender's
 	// first-pass order, and when they arrived: the receiver's measure of
 	// the sender's packet rate that losses do not skew.
@@ -93,6 +97,10 @@ type receiver struct {
 	reorder monotime.Duration
 	ec      ecPool
 	ceSeen  bool // a DATA or PARITY packet arrived CE-marked since the last ACK
+	// Receiver-driven control (credit.go): the endpoint's scheduler, and
+	// the oldest message that may still want credit.
+	credit    *creditScheduler
+	creditSeq uint32
 }
 
 func (r *receiver) init(c *Conn) {
@@ -101,6 +109,8 @@ func (r *receiver) init(c *Conn) {
 	r.deadline = monotime.Never
 	r.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	r.ec.init(c)
+	r.credit, r.creditSeq = nil, 0
+	r.initCredit()
 }
 
 // PostRecv posts buf to receive the next message the peer sends (the n-th
@@ -141,7 +151,11 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 		gapAt: monotime.Never, renackAt: monotime.Never, ftoAt: monotime.Never, ctsDue: monotime.Never,
 		ackLo: ^uint32(0)}
 	r.nextSeq++
-	c.ctrl.push(ctrlItem{kind: ctrlCTS, seq: seq})
+	if r.credit != nil {
+		r.wake() // its first grant is its CTS
+	} else {
+		c.ctrl.push(ctrlItem{kind: ctrlCTS, seq: seq})
+	}
 	return RecvHandle(seq), nil
 }
 
@@ -286,7 +300,12 @@ func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, sche
 	}
 	m.have = m.have[:m.nchunks]
 	clear(m.have)
-	m.ctsDue = monotime.Never
+	if r.credit == nil {
+		m.ctsDue = monotime.Never
+	} else if m.credit > geo.MsgLen { // granted for the buffer: give back what the message cannot use
+		r.credit.pacer.Refund(int64(m.credit - geo.MsgLen))
+		m.credit = geo.MsgLen
+	}
 	if m.ctsTries == 1 {
 		r.rtt.Update(now.Sub(m.ctsAt))
 	}
@@ -398,6 +417,9 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	}
 	r.c.stats.RecvPackets++
 	r.c.stats.RecvBytes += uint64(len(d.Payload))
+	if r.credit != nil {
+		r.creditArrived(now, m)
+	}
 	if p+1 < m.hi {
 		r.c.stats.OutOfOrder++
 		if d.Flags&wire.FlagRetransmit == 0 {
@@ -467,6 +489,7 @@ func (r *receiver) chunkPackets(m *recvMsg, c uint32) uint32 {
 
 func (r *receiver) complete(m *recvMsg) {
 	m.state = recvDone
+	r.wake() // the next message may take credit now
 	r.reorder -= r.reorder / 16 // forget old reordering, slowly
 	m.gapAt, m.renackAt, m.ftoAt = monotime.Never, monotime.Never, monotime.Never
 	r.ec.release(&m.ec)
@@ -505,7 +528,17 @@ func (r *receiver) encodeCTS(now monotime.Time, seq uint32, buf []byte) int {
 	if m.seq != seq || m.state != recvPosted || m.known {
 		return 0
 	}
-	cts := wire.CTS{Conn: r.c.peerID, Msg: r.c.msgID(seq), BufLen: m.size, Credit: m.size}
+	return r.writeCTS(now, m, buf)
+}
+
+// writeCTS writes m's CTS: its whole buffer as credit, or under
+// receiver-driven control the credit granted so far.
+func (r *receiver) writeCTS(now monotime.Time, m *recvMsg, buf []byte) int {
+	credit := m.size
+	if r.credit != nil {
+		credit = m.credit
+	}
+	cts := wire.CTS{Conn: r.c.peerID, Msg: r.c.msgID(m.seq), BufLen: m.size, Credit: credit}
 	n, _ := cts.Encode(buf)
 	m.ctsAt = now
 	m.ctsTries++
@@ -605,11 +638,19 @@ func (r *receiver) encodeNack(now monotime.Time, seq uint32, buf []byte) int {
 	return n
 }
 
-func (r *receiver) nextTimeout() monotime.Time { return r.deadline }
+func (r *receiver) nextTimeout() monotime.Time {
+	if r.credit != nil {
+		return min(r.deadline, r.credit.due())
+	}
+	return r.deadline
+}
 
 // handleTimeout runs the receive-side timers of every posted message:
 // CTS retransmission, SR-NACK gap reports and the EC fallback.
 func (r *receiver) handleTimeout(now monotime.Time) {
+	if r.credit != nil {
+		r.credit.tick(now)
+	}
 	if now < r.deadline {
 		return
 	}
@@ -630,7 +671,11 @@ func (r *receiver) expire(now monotime.Time, m *recvMsg) {
 	rtt := r.roundTrip()
 	if m.ctsDue <= now {
 		m.ctsDue = monotime.Never
-		r.c.ctrl.push(ctrlItem{kind: ctrlCTS, seq: m.seq})
+		if r.credit != nil {
+			r.creditExpired(now, m)
+		} else {
+			r.c.ctrl.push(ctrlItem{kind: ctrlCTS, seq: m.seq})
+		}
 	}
 	if m.gapAt <= now { // gaps below gapHi have stood for the NACK delay
 		r.queueNack(m, wire.NackGap, m.nackedTo, m.gapHi)

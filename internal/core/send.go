@@ -17,6 +17,7 @@ type sendMsg struct {
 	used    bool
 	granted bool
 	bufLen  uint64
+	credit  uint64 // bytes the receiver lets us send (its CTS), at most bufLen
 	data    []byte
 	scheme  reliability.Scheme
 	code    reliability.Codec
@@ -72,6 +73,7 @@ type sendTimer struct {
 type grant struct {
 	gen    uint16
 	bufLen uint64
+	credit uint64
 	ok     bool
 }
 
@@ -178,14 +180,16 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	m.sentAt = m.sentAt[:nchunks]
 	if g := &s.grants[seq&c.slotMask]; g.ok && g.gen == c.msgID(seq).Gen {
 		g.ok = false
-		s.grant(m, g.bufLen)
+		s.grant(m, g.bufLen, g.credit)
 	}
 	s.nextSeq++
 	return SendHandle(seq), nil
 }
 
-// grant lets m's first pass start once the receiver has room for it.
-func (s *sender) grant(m *sendMsg, bufLen uint64) {
+// grant lets m's first pass start once the receiver has room for it, as
+// far as its credit reaches.
+func (s *sender) grant(m *sendMsg, bufLen, credit uint64) {
+	m.credit = credit
 	if m.geo.MsgLen > bufLen {
 		s.fail(m, ErrMessageTooLarge)
 		s.c.ctrl.push(ctrlItem{kind: ctrlAbort, seq: m.seq})
@@ -208,7 +212,9 @@ func (s *sender) lookup(id wire.MsgID) *sendMsg {
 func (s *sender) onCTS(_ monotime.Time, cts *wire.CTS) {
 	if m := s.lookup(cts.Msg); m != nil {
 		if !m.granted {
-			s.grant(m, cts.BufLen)
+			s.grant(m, cts.BufLen, cts.Credit)
+		} else {
+			m.credit = max(m.credit, cts.Credit) // CTSs may arrive out of order
 		}
 		return
 	}
@@ -222,7 +228,11 @@ func (s *sender) onCTS(_ monotime.Time, cts *wire.CTS) {
 	if s.c.genAge(cts.Msg, upcoming) < 0 {
 		return
 	}
-	s.grants[cts.Msg.Slot] = grant{gen: cts.Msg.Gen, bufLen: cts.BufLen, ok: true}
+	if g := &s.grants[cts.Msg.Slot]; g.ok && g.gen == cts.Msg.Gen {
+		g.credit = max(g.credit, cts.Credit)
+		return
+	}
+	s.grants[cts.Msg.Slot] = grant{gen: cts.Msg.Gen, bufLen: cts.BufLen, credit: cts.Credit, ok: true}
 }
 
 // chunkBytes is the payload length of chunk i of m.
@@ -492,6 +502,9 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		}
 		p := m.next
 		size := int64(m.geo.PayloadLen(p))
+		if uint64(p)*uint64(m.geo.MTU)+uint64(size) > m.credit {
+			return 0 // the receiver has not granted this far yet
+		}
 		if limit := s.c.cfg.MaxBytesInFlight; limit > 0 && s.inflight > 0 && s.inflight+size > limit {
 			return 0
 		}

@@ -20,7 +20,7 @@ transport:
   scheme: [sr-nack, "xor:32,8"]
 workload:
   size: [1MiB, 16MiB]
-  count: 40
+  count: 200
 `)
 	run := func(alg string) []Cell {
 		s, err := Parse("longhaul-cc.yaml", src)
@@ -37,7 +37,7 @@ workload:
 		return cells
 	}
 	none := run("none")
-	for _, alg := range []string{"nscc", "dcqcn", "dcqcn-paper"} {
+	for _, alg := range []string{"nscc", "dcqcn", "dcqcn-paper", "credit"} {
 		for i, c := range run(alg) {
 			base := none[i].Mean
 			t.Logf("%-8s %-40s %.2f ms (%.3f x none)", alg, c.Label, 1e3*c.Mean, c.Mean/base)

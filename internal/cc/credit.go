@@ -1,0 +1,45 @@
+package cc
+
+import "github.com/sdrnet/sdrnet/internal/monotime"
+
+// Credit is receiver-driven congestion control (Ultra Ethernet's RCCC,
+// Meta's receiver-driven admission at byte granularity): a sender sends a
+// message's bytes only as far as the receiver's credit reaches, and the
+// receiver grants credit, a quantum at a time and round-robin over the
+// messages that want it, no faster than its own line rate. However many
+// senders converge on it, the bytes in flight toward a receiver are what
+// its link drains in the time a grant takes to come back as data: an
+// incast queues at the senders, not in the fabric.
+//
+// The receiver's pacing is all there is: the senders run no controller,
+// so credit does nothing for congestion that is not at the receiver's
+// link (a hot spine), which sender-driven control (NSCC) addresses.
+const creditName = "credit"
+
+// CreditPacer spaces a receiver's grants to its line rate. The core calls
+// Ready before each grant and Granted after it, with non-decreasing times.
+type CreditPacer struct {
+	rate float64
+	next monotime.Time
+}
+
+// NewCreditPacer returns a pacer granting rate bits per second.
+func NewCreditPacer(rate float64) *CreditPacer { return &CreditPacer{rate: rate} }
+
+// Ready reports whether a grant may go at now.
+func (p *CreditPacer) Ready(now monotime.Time) bool { return now >= p.next }
+
+// Next is when the next grant may go.
+func (p *CreditPacer) Next() monotime.Time { return p.next }
+
+// Refund gives back bytes granted that will never be sent (credit for a
+// buffer larger than its message).
+func (p *CreditPacer) Refund(bytes int64) {
+	p.next = p.next.Add(-monotime.TransmitTime(int(bytes), p.rate))
+}
+
+// Granted records bytes granted at now. Time the receiver left idle is not
+// banked: a pacer that had nothing to grant starts afresh.
+func (p *CreditPacer) Granted(now monotime.Time, bytes int64) {
+	p.next = max(p.next, now).Add(monotime.TransmitTime(int(bytes), p.rate))
+}

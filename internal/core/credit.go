@@ -1,0 +1,197 @@
+package core
+
+import (
+	"github.com/sdrnet/sdrnet/internal/cc"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// Receiver-driven congestion control (cc "credit"): the receivers of an
+// endpoint share one pacer, and grant their posted messages credit - the
+// bytes the sender may send - a chunk at a time, round-robin over their
+// connections, no faster than the endpoint's line rate. A grant is a CTS
+// whose Credit field grows; senders never send past it (send.go).
+
+// linkOverhead is what Ethernet (preamble, gap, header, FCS), IPv4 and UDP
+// add to every datagram on the wire.
+const linkOverhead = 66
+
+// creditScheduler is an endpoint's grant pacer and the receivers it serves.
+type creditScheduler struct {
+	pacer *cc.CreditPacer
+	conns []*Conn
+	turn  int  // the connection whose turn is next
+	idle  bool // nothing wanted credit at the last look
+	// ahead bounds a message's credit beyond what has arrived, so a
+	// sender that is not sending yet does not take the grants others
+	// could use: twice the bandwidth-delay product.
+	ahead uint64
+}
+
+// initCredit joins a connection whose algorithm is receiver-driven to its
+// endpoint's scheduler.
+func (r *receiver) initCredit() {
+	cfg := &r.c.cfg
+	rate := cfg.LineRate
+	if rate == 0 {
+		rate = cfg.Rate
+	}
+	p := cc.Params{LineRate: rate, BaseRTT: cfg.BaseRTT, MSS: cfg.MTU}.WithDefaults()
+	// Credit counts payload bytes, but the link also carries each packet's
+	// headers (ours, UDP, IP, Ethernet): grant at the rate that leaves the
+	// link 1% of headroom, or the receiver's queue grows without end.
+	payload := float64(cfg.MTU) / float64(cfg.MTU+wire.MessageLen+linkOverhead)
+	p.LineRate *= 0.99 * payload
+	pacer := cfg.CC.ReceiverCredit(p)
+	if pacer == nil {
+		return
+	}
+	e := r.c.ep
+	if e.credit == nil {
+		e.credit = &creditScheduler{pacer: pacer, ahead: uint64(max(2*p.BDP(), int64(4*cfg.ChunkSize)))}
+	}
+	r.credit = e.credit
+	for _, c := range e.credit.conns {
+		if c == r.c {
+			return // adopt() initialises a dialed connection again
+		}
+	}
+	e.credit.conns = append(e.credit.conns, r.c)
+}
+
+// wake says a receive may want credit now.
+func (r *receiver) wake() {
+	if r.credit != nil {
+		r.credit.idle = false
+	}
+}
+
+// due is when the scheduler next needs to run: at once when it may have
+// grants to make and the pacer allows, never when nothing wants credit.
+func (s *creditScheduler) due() monotime.Time {
+	if s.idle {
+		return monotime.Never
+	}
+	return s.pacer.Next()
+}
+
+// tick makes the grants the pacer allows at now.
+func (s *creditScheduler) tick(now monotime.Time) {
+	for !s.idle && s.pacer.Ready(now) {
+		c, m := s.pick()
+		if m == nil {
+			s.idle = true
+			return
+		}
+		q := min(uint64(c.cfg.ChunkSize), m.creditWant()-m.credit)
+		m.credit += q
+		c.rcv.queueCredit(m)
+		s.pacer.Granted(now, int64(q))
+	}
+}
+
+// pick returns the next message to grant, round-robin over connections
+// and oldest first within one.
+func (s *creditScheduler) pick() (*Conn, *recvMsg) {
+	for i := range s.conns {
+		c := s.conns[(s.turn+i)%len(s.conns)]
+		if c.closed {
+			continue
+		}
+		if m := c.rcv.wantingCredit(s.ahead); m != nil {
+			s.turn = (s.turn + i + 1) % len(s.conns)
+			return c, m
+		}
+	}
+	return nil, nil
+}
+
+// wantingCredit returns the oldest posted message that may take more.
+func (r *receiver) wantingCredit(ahead uint64) *recvMsg {
+	for seq := r.creditSeq; seq != r.nextSeq; seq++ {
+		m := &r.slots[seq&r.c.slotMask]
+		if m.seq != seq || m.state != recvPosted || m.credit >= m.creditWant() {
+			if seq == r.creditSeq {
+				r.creditSeq++ // done with: never looked at again
+			}
+			continue
+		}
+		if m.credit-min(m.credit, m.arrivedBytes()) < ahead {
+			return m
+		}
+		return nil // the oldest is far enough ahead; later ones wait their turn
+	}
+	return nil
+}
+
+// creditWant is how much credit the message can use: its length once
+// known, else the buffer's.
+func (m *recvMsg) creditWant() uint64 {
+	if m.known {
+		return m.geo.MsgLen
+	}
+	return m.size
+}
+
+// arrivedBytes is about how many bytes of the message arrived.
+func (m *recvMsg) arrivedBytes() uint64 {
+	if !m.known {
+		return 0
+	}
+	return uint64(m.pktCount) * uint64(m.geo.MTU)
+}
+
+// creditArrived notes a DATA packet of m: one that brings m's credit
+// back within reach of its bound lets the scheduler grant again.
+func (r *receiver) creditArrived(now monotime.Time, m *recvMsg) {
+	m.lastData = now
+	out := m.credit - min(m.credit, m.arrivedBytes())
+	if out < r.credit.ahead && out+uint64(m.geo.MTU) >= r.credit.ahead {
+		r.wake()
+	}
+}
+
+// queueCredit asks for a CTS with m's credit, once however many grants
+// come before it leaves.
+func (r *receiver) queueCredit(m *recvMsg) {
+	if !m.creditQd {
+		m.creditQd = true
+		r.c.ctrl.push(ctrlItem{kind: ctrlCredit, seq: m.seq})
+	}
+}
+
+// encodeCredit writes a CTS carrying m's credit so far, and arms its
+// retransmission: a lost grant would leave the sender waiting.
+func (r *receiver) encodeCredit(now monotime.Time, seq uint32, buf []byte) int {
+	m := &r.slots[seq&r.c.slotMask]
+	if m.seq != seq || m.state != recvPosted {
+		return 0
+	}
+	m.creditQd = false
+	n := r.writeCTS(now, m, buf)
+	m.ctsDue = now.Add(3 * r.roundTrip() / 2)
+	r.deadline = min(r.deadline, m.ctsDue)
+	return n
+}
+
+// creditExpired runs when a granted message's CTS timer fires. If the
+// sender has credit it has not used and has been silent a round trip and
+// a half, our last grant was lost: resend it (grants are cumulative, so
+// only the last one matters).
+func (r *receiver) creditExpired(now monotime.Time, m *recvMsg) {
+	var sent uint64 // how far the sender got, by the furthest packet seen
+	if m.known {
+		sent = min(uint64(m.hi)*uint64(m.geo.MTU), m.geo.MsgLen)
+	}
+	wait := 3 * r.roundTrip() / 2
+	switch {
+	case m.credit == 0 || m.credit <= sent:
+		// The sender used its credit: it waits for more, nothing is lost.
+	case m.lastData.Add(wait) <= now:
+		r.queueCredit(m)
+	default:
+		m.ctsDue = m.lastData.Add(wait)
+		r.deadline = min(r.deadline, m.ctsDue)
+	}
+}
+
