@@ -194,4 +194,3 @@ func (r *receiver) creditExpired(now monotime.Time, m *recvMsg) {
 		r.deadline = min(r.deadline, m.ctsDue)
 	}
 }
-

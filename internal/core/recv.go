@@ -489,7 +489,7 @@ func (r *receiver) chunkPackets(m *recvMsg, c uint32) uint32 {
 
 func (r *receiver) complete(m *recvMsg) {
 	m.state = recvDone
-	r.wake() // the next message may take credit now
+	r.wake()                    // the next message may take credit now
 	r.reorder -= r.reorder / 16 // forget old reordering, slowly
 	m.gapAt, m.renackAt, m.ftoAt = monotime.Never, monotime.Never, monotime.Never
 	r.ec.release(&m.ec)
