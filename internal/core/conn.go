@@ -101,6 +101,7 @@ type Conn struct {
 	ranges  []wire.Range // NACK scratch
 	scratch ecScratch
 	mp      multipath
+	prot    *protection // nil: packets go unprotected (protect.go)
 
 	stats ConnStats
 }

@@ -7,8 +7,9 @@
 //	0      version (1)
 //	1      type (DATA, PARITY, ACK, NACK, CTS, CLOSE, HELLO, ACCEPT, PING)
 //	2      flags (per type)
-//	3      authentication tag length in bytes (0 in version 1; a later
-//	       version appends an AEAD tag of this length after the body)
+//	3      protection (protect.go): 0 none; header or full mean a trailer
+//	       with an AEAD tag and a packet number follows the body, which
+//	       the connection checks and removes before the decoders see it
 //	4..7   destination connection id, big endian
 //
 // All multi-byte integers are big endian. Decoders never panic: truncated,
@@ -90,7 +91,7 @@ var (
 	ErrVersion      = errors.New("wire: unknown protocol version")
 	ErrType         = errors.New("wire: unknown packet type")
 	ErrInconsistent = errors.New("wire: inconsistent header fields")
-	ErrAuthTag      = errors.New("wire: authentication tag present but not supported in version 1")
+	ErrAuthTag      = errors.New("wire: protected packet reached a decoder unopened")
 	ErrBufferSmall  = errors.New("wire: buffer too small")
 )
 
