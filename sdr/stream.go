@@ -202,6 +202,9 @@ func (c *Conn) RecvStream(ctx context.Context, w io.Writer, sc *StreamConfig) (i
 	}
 	for i := 0; ; i++ {
 		r := posted[i%cfg.Depth]
+		if r == nil { // the connection ended before it could be posted
+			return total, incomplete(c.endCause())
+		}
 		n, err := r.Wait(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -234,13 +237,32 @@ func (c *Conn) RecvStream(ctx context.Context, w io.Writer, sc *StreamConfig) (i
 		}
 		digest.Write(payload)
 		total += int64(len(payload))
-		if err := r.Complete(); err != nil {
+		// Once the peer has gone, receives that arrived before it left are
+		// still drained; completing and posting are then moot.
+		if err := r.Complete(); err != nil && !isDone(c.done) {
 			return total, incomplete(err)
 		}
-		if posted[i%cfg.Depth], err = c.PostRecv(r.buf); err != nil {
+		if posted[i%cfg.Depth], err = c.PostRecv(r.buf); err != nil && !isDone(c.done) {
 			return total, incomplete(err)
 		}
 	}
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// endCause is why the connection ended.
+func (c *Conn) endCause() error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return ErrConnClosed
 }
 
 // endStream checks the sender's END against what arrived and answers with
