@@ -2,6 +2,7 @@ package sdr
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net/netip"
 
@@ -107,7 +108,11 @@ func Listen(addr string, cfg *Config) (*Listener, error) {
 		return nil, fmt.Errorf("sdr: listen %s: %w", addr, err)
 	}
 	e.accepted = make(chan *Conn, 64)
-	if cerr := e.call(func() { err = e.core.Listen(cc) }); cerr != nil {
+	// The cookie secret of the listener's stateless retry (no state for a
+	// peer before it proves its address): fresh for each listener.
+	lc := core.ListenConfig{Secret: make([]byte, 32)}
+	_, _ = rand.Read(lc.Secret) // never fails (crypto/rand panics rather)
+	if cerr := e.call(func() { err = e.core.ListenWith(cc, lc) }); cerr != nil {
 		return nil, cerr
 	}
 	if err != nil {
@@ -132,8 +137,32 @@ func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
 	}
 }
 
-// Stats returns what the listener's endpoint dropped: datagrams that
-// failed to decode or named no connection.
+// StopAccepting makes the listener take no new connection: a dialer that
+// proves its address is refused (its Dial fails with core.ErrRefused),
+// one that does not is only sent a Retry. The connections accepted and
+// taken by Accept keep working; those still queued for Accept are closed.
+// A single-peer receiver calls it once it has its peer.
+func (l *Listener) StopAccepting() {
+	_ = l.e.call(func() {
+		l.e.core.StopAccepting()
+		for {
+			select {
+			case c, ok := <-l.e.accepted:
+				if !ok {
+					return
+				}
+				_ = c.core.Close(1, "not accepting")
+			default:
+				return
+			}
+		}
+	})
+}
+
+// Stats returns what the listener's endpoint dropped (datagrams that
+// failed to decode or named no connection), how it answered HELLOs
+// (Retries, BadCookies, Refused, Unanswered) and how many connections it
+// holds (Conns, HalfOpen).
 func (l *Listener) Stats() core.EndpointStats {
 	var s core.EndpointStats
 	_ = l.e.call(func() { s = l.e.core.Stats() })

@@ -271,7 +271,7 @@ func (e *endpoint) flush(now monotime.Time) monotime.Time {
 				break
 			}
 			e.tx[n] = udp.Message{Buf: e.txBufs[n], N: t.Len, Payload: t.Payload,
-				Addr: t.Conn.Peer(), Path: int(t.Path)}
+				Addr: t.Addr, Path: int(t.Path)}
 			if t.Data {
 				e.pace.sent(now, t.Len+len(t.Payload))
 			}

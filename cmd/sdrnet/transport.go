@@ -143,6 +143,9 @@ stream is kept as FILE.partial, so nothing received is lost.`,
 				return err
 			}
 			defer conn.Close()
+			// One peer per recv: any other is refused from now on (and a
+			// spoofed HELLO never gets past the listener's Retry).
+			l.StopAccepting()
 			start := time.Now()
 			pw := newProgress(cmd.ErrOrStderr(), "recv", 0, start)
 			n, err := conn.RecvStream(ctx, io.MultiWriter(sink, pw), tf.stream(0))

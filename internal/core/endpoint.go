@@ -28,7 +28,11 @@ type Path uint16
 // stays valid until that message's send completes or fails; a driver
 // gathers the two (writev, UDP GSO) or copies them into one buffer.
 type Transmit struct {
-	Conn    *Conn // the datagram goes to Conn.Peer()
+	// Addr is where the datagram goes: Conn.Peer(), or for a listener's
+	// stateless answer to a HELLO (a Retry or Refusal) the HELLO's
+	// source, with Conn nil.
+	Addr    netip.AddrPort
+	Conn    *Conn
 	Path    Path
 	Len     int
 	Payload []byte
@@ -38,10 +42,31 @@ type Transmit struct {
 }
 
 // EndpointStats counts datagrams the endpoint could not hand to a
-// connection.
+// connection, what a listener did with HELLOs, and (Conns, HalfOpen) how
+// many connections the endpoint holds now.
 type EndpointStats struct {
 	Malformed   uint64 // failed to decode
 	UnknownConn uint64 // named no connection of this endpoint
+	// Retries counts HELLOs without a valid cookie, answered with a
+	// Retry and no state.
+	Retries uint64
+	// BadCookies counts the HELLOs among those whose cookie was forged,
+	// expired, or issued to another address, port or connection id.
+	BadCookies uint64
+	// Refused counts verified HELLOs turned away: connection limits
+	// reached, or the endpoint stopped accepting.
+	Refused uint64
+	// Unanswered counts HELLOs dropped because the queue of stateless
+	// answers was full.
+	Unanswered uint64
+	// HalfOpenExpired counts accepted connections closed because their
+	// dialer never confirmed them.
+	HalfOpenExpired uint64
+	// Reaped counts closed connections removed from the endpoint.
+	Reaped uint64
+	// Conns and HalfOpen are the connections the endpoint holds now, and
+	// of those the accepted ones not confirmed yet.
+	Conns, HalfOpen int
 }
 
 // Endpoint is one side's protocol state: a set of connections.
@@ -59,6 +84,13 @@ type Endpoint struct {
 	events   ring[Event]
 	stats    EndpointStats
 	credit   *creditScheduler // receiver-driven control's shared pacer (credit.go)
+	// adm is a listener's admission state (cookie.go); halfOpen holds
+	// its accepted connections not yet confirmed, with their deadlines.
+	adm      *admission
+	halfOpen map[*Conn]monotime.Time
+	// retried holds the cookies of dialing connections told to retry.
+	retried map[*Conn]*retryState
+	reapDue bool // a closed connection waits to be reaped
 }
 
 // NewEndpoint returns an endpoint with no connections.
@@ -93,7 +125,11 @@ func (e *Endpoint) NewConn(id, peerID uint32, peer netip.AddrPort, cfg Config) (
 func (e *Endpoint) Conn(id uint32) *Conn { return e.conns[id] }
 
 // Stats returns the endpoint's counters.
-func (e *Endpoint) Stats() EndpointStats { return e.stats }
+func (e *Endpoint) Stats() EndpointStats {
+	s := e.stats
+	s.Conns, s.HalfOpen = len(e.conns), len(e.halfOpen)
+	return s
+}
 
 // HandleDatagram feeds one received datagram that arrived on path. The
 // endpoint does not keep b. A datagram that fails to decode or names no
@@ -161,6 +197,7 @@ func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []
 		}
 		return err
 	}
+	e.confirm(c)
 	return nil
 }
 
@@ -173,6 +210,7 @@ func (e *Endpoint) HandleTimeout(now monotime.Time) {
 	for _, c := range e.order {
 		c.handleTimeout(now)
 	}
+	e.expireHalfOpen(now)
 }
 
 // NextTimeout returns the earliest timer deadline, if any timer is armed.
@@ -181,6 +219,7 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 	for _, c := range e.order {
 		t = min(t, c.nextTimeout())
 	}
+	t = min(t, e.halfOpenTimeout())
 	return t, t != monotime.Never
 }
 
@@ -189,6 +228,12 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 // packet, MTU plus wire.ParityLen bytes, since control and parity packets
 // are written whole.
 func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) {
+	if t, ok := e.pollAnswer(buf); ok {
+		return t, true
+	}
+	if e.reapDue {
+		e.reap()
+	}
 	n := len(e.order)
 	for i := range n {
 		j := e.next + i
@@ -201,10 +246,16 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) 
 			if e.next == n {
 				e.next = 0
 			}
-			t := Transmit{Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: c.snd.payload}
+			t := Transmit{Addr: c.peer, Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: c.snd.payload}
 			c.snd.payload = nil
 			return t, true
 		}
+		if c.closed {
+			e.reapDue = true
+		}
+	}
+	if e.reapDue {
+		e.reap()
 	}
 	return Transmit{}, false
 }

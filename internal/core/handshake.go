@@ -11,9 +11,13 @@ import (
 
 // Connection establishment. A dialer sends HELLO (to connection id 0) with
 // its id and parameters until an ACCEPT arrives or the handshake times
-// out; a listening endpoint answers each HELLO with ACCEPT, creating the
-// connection on the first and repeating the answer for duplicates (its
-// ACCEPT may be lost). Both ends then use the smaller MTU and message
+// out. A listening endpoint first answers with a Retry carrying a cookie
+// (see cookie.go: no state before the dialer proves its address); the
+// dialer repeats its HELLO with the cookie at once, and the listener
+// answers that with ACCEPT, creating the connection on the first and
+// repeating the answer for duplicates (its ACCEPT may be lost). The
+// dialer confirms with a PONG, which ends the connection's half-open
+// time. Both ends then use the smaller MTU and message
 // window. Established connections keep each other alive with PINGs and
 // close when the peer stays silent past the idle timeout.
 
@@ -37,19 +41,10 @@ type acceptKey struct {
 	id   uint32
 }
 
-// Listen makes the endpoint accept connections with cfg: each HELLO from a
+// Listen makes the endpoint accept connections with cfg and the default
+// admission settings (ListenWith): each HELLO with a valid cookie from a
 // new peer creates one and raises EventAccepted.
-func (e *Endpoint) Listen(cfg Config) error {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return err
-	}
-	e.listen = &cfg
-	if e.accepted == nil {
-		e.accepted = make(map[acceptKey]*Conn)
-	}
-	return nil
-}
+func (e *Endpoint) Listen(cfg Config) error { return e.ListenWith(cfg, ListenConfig{}) }
 
 // allocID returns an unused local connection id.
 func (e *Endpoint) allocID() uint32 {
@@ -81,17 +76,9 @@ func (e *Endpoint) add(c *Conn) {
 	e.order = append(e.order, c)
 }
 
-// hello handles a HELLO from a dialer at from.
-func (e *Endpoint) hello(now monotime.Time, from netip.AddrPort, h *wire.Handshake) error {
-	if e.listen == nil {
-		return ErrNotListening
-	}
-	key := acceptKey{from, h.Source}
-	if c := e.accepted[key]; c != nil && !c.closed {
-		c.acceptEcho, c.acceptDue = h.Echo, true // our ACCEPT was lost
-		c.heard(now)
-		return nil
-	}
+// admit creates the connection a verified HELLO asks for; it is
+// half-open until the dialer speaks on it.
+func (e *Endpoint) admit(now monotime.Time, from netip.AddrPort, h *wire.Handshake, key acceptKey) error {
 	cfg := *e.listen
 	cfg.MTU = min(cfg.MTU, int(h.MTU))
 	cfg.MaxMsgs = min(cfg.MaxMsgs, 1<<bits.TrailingZeros32(h.MaxMsgs))
@@ -105,6 +92,7 @@ func (e *Endpoint) hello(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 	c.heard(now)
 	e.add(c)
 	e.accepted[key] = c
+	e.halfOpen[c] = now.Add(e.adm.lc.HalfOpenTimeout)
 	c.emit(EventAccepted, 0, nil)
 	return nil
 }
@@ -116,9 +104,30 @@ func chunkFor(mtu, want int) int {
 	return mtu << (bits.Len(uint(pk)) - 1)
 }
 
-// accept handles the ACCEPT that answers our HELLO.
+// maxRetries bounds the Retries a dial follows at once: each makes the
+// dialer send a HELLO, so a forged stream of them must not drive it.
+const maxRetries = 8
+
+// retryState is a dialing connection's cookie from the listener's Retry.
+type retryState struct {
+	cookie wire.Cookie
+	n      int // Retries followed
+}
+
+// accept handles the ACCEPT that answers our HELLO: a Retry, a Refusal
+// or the connection's acceptance.
 func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 	if c.state != stateDialing {
+		return
+	}
+	switch {
+	case h.Flags&wire.FlagRetry != 0:
+		c.ep.retry(now, c, &h.Cookie)
+		return
+	case h.Flags&wire.FlagRefuse != 0:
+		if sent := monotime.Time(h.Echo); sent >= c.dialStart && sent <= now { // it answers a HELLO of ours
+			c.shutdown(ErrRefused)
+		}
 		return
 	}
 	cfg := c.cfg
@@ -138,7 +147,31 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 	c.peerID = h.Source
 	c.state = stateEstablished
 	c.heard(now)
+	delete(c.ep.retried, c)
+	// Confirm at once: the listener holds the connection half-open until
+	// it hears from us on it. A PONG with no timestamp is that word; it
+	// asks for no answer and gives no RTT sample.
+	c.pongDue, c.pongEcho = true, 0
 	c.emit(EventEstablished, 0, nil)
+}
+
+// retry takes the cookie of a Retry to dialing connection c and repeats
+// the HELLO with it now.
+func (e *Endpoint) retry(now monotime.Time, c *Conn, ck *wire.Cookie) {
+	if e.retried == nil {
+		e.retried = make(map[*Conn]*retryState)
+	}
+	r := e.retried[c]
+	if r == nil {
+		r = &retryState{}
+		e.retried[c] = r
+	}
+	if r.cookie == *ck || r.n >= maxRetries {
+		return
+	}
+	r.cookie = *ck
+	r.n++
+	c.helloDue = now
 }
 
 // adopt replaces the parameters of a connection that has no messages yet.
@@ -160,6 +193,12 @@ func (c *Conn) handshake(now monotime.Time, buf []byte) int {
 	case c.state == stateDialing && now >= c.helloDue:
 		t = wire.TypeHello
 		h.Echo = uint64(now)
+		if r := c.ep.retried[c]; r != nil {
+			h.Flags, h.Cookie = wire.FlagCookie, r.cookie
+		}
+		// Every HELLO leaves from the same source port (path 0): the
+		// listener's cookie is bound to it.
+		c.mp.path = 0
 		// Resend after a second, then back off to 4 s; a lost HELLO costs
 		// little, a dead peer is found by the handshake timeout.
 		c.helloDue = now.Add(min(monotime.Second<<min(c.helloTries, 2), 4*monotime.Second))

@@ -428,25 +428,50 @@ func FuzzStreamFrame(f *testing.F) {
 // must accept exactly the handshakes the format allows - a sender and a
 // parameter in every field, a chunk of at most 2^MaxChunkShift packets, K
 // and M both set or both zero, and the listener's connection id 0 on a
-// HELLO and only there - and return the fields it was given; a truncated
-// or over-long copy is rejected.
+// HELLO and only there; on a HELLO only FlagCookie, which appends the
+// cookie; on an ACCEPT FlagRetry (no sender, only a cookie) or FlagRefuse
+// (no sender, no parameters), not both - and return the fields it was
+// given; a truncated or over-long copy is rejected.
 func FuzzHandshake(f *testing.F) {
-	f.Add(true, uint8(0), uint32(0), uint32(7), uint8(16), uint8(2), uint8(32), uint8(8), uint16(4096), uint8(4), uint32(1024), uint64(12345))
-	f.Add(false, uint8(0), uint32(7), uint32(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(64), uint8(0), uint32(1), uint64(0))
-	f.Add(true, uint8(0xff), uint32(1), uint32(0), uint8(0), uint8(0), uint8(1), uint8(0), uint16(0), uint8(255), uint32(0), uint64(1<<63))
+	f.Add(true, uint8(0), uint32(0), uint32(7), uint8(16), uint8(2), uint8(32), uint8(8), uint16(4096), uint8(4), uint32(1024), uint64(12345), uint32(0), uint64(0))
+	f.Add(false, uint8(0), uint32(7), uint32(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(64), uint8(0), uint32(1), uint64(0), uint32(0), uint64(0))
+	f.Add(true, uint8(0xff), uint32(1), uint32(0), uint8(0), uint8(0), uint8(1), uint8(0), uint16(0), uint8(255), uint32(0), uint64(1<<63), uint32(1), uint64(2))
+	f.Add(true, wire.FlagCookie, uint32(0), uint32(7), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(0), uint32(8), uint64(5), uint32(99), uint64(0xfeed))
+	f.Add(false, wire.FlagRetry, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(0), uint32(99), uint64(0xfeed))
+	f.Add(false, wire.FlagRefuse, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0))
+	f.Add(false, wire.FlagRetry|wire.FlagRefuse, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0))
 	f.Fuzz(func(t *testing.T, hello bool, flags uint8, conn, source uint32, paths, scheme, k, m uint8,
-		mtu uint16, shift uint8, maxMsgs uint32, echo uint64) {
+		mtu uint16, shift uint8, maxMsgs uint32, echo uint64, ctime uint32, mac uint64) {
 		typ := wire.TypeAccept
 		if hello {
 			typ = wire.TypeHello
 		}
 		in := wire.Handshake{Conn: conn, Flags: flags, Source: source, Paths: paths, Scheme: scheme, K: k, M: m,
-			MTU: mtu, ChunkShift: shift, MaxMsgs: maxMsgs, Echo: echo}
-		valid := source != 0 && paths != 0 && mtu != 0 && shift <= wire.MaxChunkShift && maxMsgs != 0 &&
-			(k == 0) == (m == 0) && hello == (conn == 0)
-		buf := make([]byte, wire.HandshakeLen+1)
+			MTU: mtu, ChunkShift: shift, MaxMsgs: maxMsgs, Echo: echo,
+			Cookie: wire.Cookie{Time: ctime}}
+		binary.BigEndian.PutUint64(in.Cookie.MAC[3:], mac)
+		params := source != 0 && paths != 0 && mtu != 0 && shift <= wire.MaxChunkShift && maxMsgs != 0 && (k == 0) == (m == 0)
+		want := in // what the decoder must return when valid
+		var valid bool
+		switch {
+		case hello:
+			valid = flags&^wire.FlagCookie == 0 && conn == 0 && params
+			if flags&wire.FlagCookie == 0 {
+				want.Cookie = wire.Cookie{}
+			}
+		case flags == 0:
+			valid = conn != 0 && params
+			want.Cookie = wire.Cookie{}
+		case flags == wire.FlagRetry:
+			valid = conn != 0 && source == 0
+			want = wire.Handshake{Conn: conn, Flags: flags, Cookie: in.Cookie}
+		case flags == wire.FlagRefuse:
+			valid = conn != 0 && source == 0 && paths == 0 && scheme == 0 && k == 0 && m == 0 && mtu == 0 && shift == 0 && maxMsgs == 0
+			want.Cookie = wire.Cookie{}
+		}
+		buf := make([]byte, wire.HelloCookieLen+1)
 		n, err := in.Encode(buf, typ)
-		if err != nil || n != wire.HandshakeLen {
+		if err != nil || n != in.Len(typ) {
 			t.Fatalf("Encode(%+v, %v) = %d, %v", in, typ, n, err)
 		}
 		got, gotType, err := wire.ParseHandshake(buf[:n])
@@ -455,8 +480,8 @@ func FuzzHandshake(f *testing.F) {
 		}
 		if err != nil {
 			checkSentinel(t, "ParseHandshake", err)
-		} else if got != in || gotType != typ {
-			t.Fatalf("ParseHandshake = %+v %v, want %+v %v", got, gotType, in, typ)
+		} else if got != want || gotType != typ {
+			t.Fatalf("ParseHandshake = %+v %v, want %+v %v", got, gotType, want, typ)
 		}
 		for _, l := range []int{n - 1, n + 1} {
 			if _, _, err := wire.ParseHandshake(buf[:l]); err == nil {

@@ -10,11 +10,33 @@ package wire
 //	20..23 max messages in flight
 //	24..31 timestamp (Hello: the dialer's clock; Accept: echoed)
 //
-// A Hello goes to connection id 0, the listener.
+// A Hello goes to connection id 0, the listener. A listener creates no
+// state for a Hello until its sender has proved it receives at its source
+// address (QUIC's stateless retry): it answers a Hello without a valid
+// cookie with a Retry, and the dialer repeats its Hello with the cookie.
+//
+// HELLO, flags: FlagCookie. Without it the Hello is the 32 bytes above;
+// with it a cookie follows (HelloCookieLen bytes in all):
+//
+//	32..35 cookie time (the listener's coarse clock when it issued it)
+//	36..51 cookie MAC
+//
+// ACCEPT, flags: none, FlagRetry or FlagRefuse (not both). A plain
+// Accept is the 32 bytes above. A Retry (ACCEPT with FlagRetry) goes to
+// the dialer's connection id, names no sender and carries only a cookie,
+// in 32 bytes, so it is never larger than the Hello it answers:
+//
+//	8..11  0 (no connection exists yet)
+//	12..15 cookie time
+//	16..31 cookie MAC
+//
+// A Refusal (ACCEPT with FlagRefuse) tells a dialer whose address the
+// listener has verified that it takes no connection from it: sender 0,
+// bytes 12..23 zero, 24..31 the echoed timestamp.
 type Handshake struct {
 	Conn       uint32 // destination: 0 for a Hello
 	Flags      uint8
-	Source     uint32 // the sender's own connection id
+	Source     uint32 // the sender's own connection id; 0 in a Retry or Refusal
 	Paths      uint8
 	Scheme     uint8
 	K, M       uint8
@@ -22,30 +44,89 @@ type Handshake struct {
 	ChunkShift uint8
 	MaxMsgs    uint32
 	Echo       uint64
+	// Cookie is the address-validation token of a Retry and of a Hello
+	// with FlagCookie; zero otherwise.
+	Cookie Cookie
 }
 
-// HandshakeLen is the length of a HELLO or ACCEPT.
-const HandshakeLen = 32
+// Cookie is a listener's address-validation token: when it was issued and
+// a MAC only the listener can compute. Its meaning is the listener's
+// business; the wire only carries it.
+type Cookie struct {
+	Time uint32 // the listener's coarse clock at issue
+	MAC  [CookieMACLen]byte
+}
 
-// Encode writes h as a packet of type t (TypeHello or TypeAccept).
+// Handshake flags.
+const (
+	// FlagCookie says a HELLO carries the cookie of a Retry.
+	FlagCookie uint8 = 1 << 0
+	// FlagRetry makes an ACCEPT a Retry: repeat the Hello with this cookie.
+	FlagRetry uint8 = 1 << 0
+	// FlagRefuse makes an ACCEPT a Refusal: no connection.
+	FlagRefuse uint8 = 1 << 1
+)
+
+// Handshake lengths.
+const (
+	// HandshakeLen is the length of a HELLO without a cookie and of every
+	// ACCEPT (Retry and Refusal included).
+	HandshakeLen = 32
+	// CookieMACLen is the length of a cookie's MAC.
+	CookieMACLen = 16
+	// CookieLen is the length of a cookie on the wire.
+	CookieLen = 4 + CookieMACLen
+	// HelloCookieLen is the length of a HELLO with FlagCookie.
+	HelloCookieLen = HandshakeLen + CookieLen
+)
+
+// Len returns the length of h encoded as a packet of type t.
+func (h *Handshake) Len(t Type) int {
+	if t == TypeHello && h.Flags&FlagCookie != 0 {
+		return HelloCookieLen
+	}
+	return HandshakeLen
+}
+
+// Encode writes h as a packet of type t (TypeHello or TypeAccept). A Retry
+// carries only Conn, Flags and Cookie.
 func (h *Handshake) Encode(b []byte, t Type) (int, error) {
 	if t != TypeHello && t != TypeAccept {
 		return 0, ErrType
 	}
-	if len(b) < HandshakeLen {
+	n := h.Len(t)
+	if len(b) < n {
 		return 0, ErrBufferSmall
 	}
 	putHeader(b, t, h.Flags, h.Conn)
 	be.PutUint32(b[8:], h.Source)
+	if t == TypeAccept && h.Flags&FlagRetry != 0 {
+		h.Cookie.put(b[12:])
+		return n, nil
+	}
 	b[12], b[13], b[14], b[15] = h.Paths, h.Scheme, h.K, h.M
 	be.PutUint16(b[16:], h.MTU)
 	b[18], b[19] = h.ChunkShift, 0
 	be.PutUint32(b[20:], h.MaxMsgs)
 	be.PutUint64(b[24:], h.Echo)
-	return HandshakeLen, nil
+	if n == HelloCookieLen {
+		h.Cookie.put(b[HandshakeLen:])
+	}
+	return n, nil
 }
 
-// ParseHandshake decodes a HELLO or ACCEPT.
+func (c *Cookie) put(b []byte) {
+	be.PutUint32(b, c.Time)
+	copy(b[4:CookieLen], c.MAC[:])
+}
+
+func getCookie(b []byte) Cookie {
+	c := Cookie{Time: be.Uint32(b)}
+	copy(c.MAC[:], b[4:CookieLen])
+	return c
+}
+
+// ParseHandshake decodes a HELLO or ACCEPT (a Retry or Refusal included).
 func ParseHandshake(b []byte) (Handshake, Type, error) {
 	h, err := ParseHeader(b)
 	if err != nil {
@@ -54,18 +135,48 @@ func ParseHandshake(b []byte) (Handshake, Type, error) {
 	if h.Type != TypeHello && h.Type != TypeAccept {
 		return Handshake{}, 0, ErrType
 	}
-	if len(b) != HandshakeLen {
+	want := HandshakeLen
+	switch {
+	case h.Type == TypeHello && h.Flags&^FlagCookie != 0,
+		h.Type == TypeAccept && (h.Flags&^(FlagRetry|FlagRefuse) != 0 || h.Flags == FlagRetry|FlagRefuse):
 		if len(b) < HandshakeLen {
 			return Handshake{}, 0, ErrTruncated
 		}
 		return Handshake{}, 0, ErrInconsistent
+	case h.Type == TypeHello && h.Flags&FlagCookie != 0:
+		want = HelloCookieLen
+	}
+	if len(b) != want {
+		if len(b) < want {
+			return Handshake{}, 0, ErrTruncated
+		}
+		return Handshake{}, 0, ErrInconsistent
+	}
+	if (h.Type == TypeHello) != (h.Conn == 0) {
+		return Handshake{}, 0, ErrInconsistent
+	}
+	if h.Type == TypeAccept && h.Flags&FlagRetry != 0 {
+		if be.Uint32(b[8:]) != 0 {
+			return Handshake{}, 0, ErrInconsistent
+		}
+		return Handshake{Conn: h.Conn, Flags: h.Flags, Cookie: getCookie(b[12:])}, h.Type, nil
 	}
 	hs := Handshake{Conn: h.Conn, Flags: h.Flags, Source: be.Uint32(b[8:]),
 		Paths: b[12], Scheme: b[13], K: b[14], M: b[15], MTU: be.Uint16(b[16:]),
 		ChunkShift: b[18], MaxMsgs: be.Uint32(b[20:]), Echo: be.Uint64(b[24:])}
+	if h.Type == TypeAccept && h.Flags&FlagRefuse != 0 {
+		// A Refusal names no sender and no parameters.
+		if hs.Source != 0 || be.Uint64(b[12:]) != 0 || be.Uint32(b[20:]) != 0 {
+			return Handshake{}, 0, ErrInconsistent
+		}
+		return hs, h.Type, nil
+	}
 	if b[19] != 0 || hs.Source == 0 || hs.Paths == 0 || hs.MTU == 0 || hs.ChunkShift > MaxChunkShift ||
-		hs.MaxMsgs == 0 || (hs.K == 0) != (hs.M == 0) || (h.Type == TypeHello) != (hs.Conn == 0) {
+		hs.MaxMsgs == 0 || (hs.K == 0) != (hs.M == 0) {
 		return Handshake{}, 0, ErrInconsistent
+	}
+	if want == HelloCookieLen {
+		hs.Cookie = getCookie(b[HandshakeLen:])
 	}
 	return hs, h.Type, nil
 }

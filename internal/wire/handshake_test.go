@@ -14,14 +14,18 @@ func TestHandshakeRoundTrip(t *testing.T) {
 	}{
 		{wire.TypeHello, wire.Handshake{Source: 7, Paths: 16, Scheme: 5, K: 32, M: 8, MTU: 4096, ChunkShift: 4, MaxMsgs: 1024, Echo: 1 << 50}},
 		{wire.TypeAccept, wire.Handshake{Conn: 7, Source: 9, Paths: 1, Scheme: 3, MTU: 1500, MaxMsgs: 1, Echo: 3}},
+		{wire.TypeHello, wire.Handshake{Flags: wire.FlagCookie, Source: 7, Paths: 1, MTU: 4096, MaxMsgs: 8, Echo: 9,
+			Cookie: wire.Cookie{Time: 0xdeadbeef, MAC: [16]byte{1, 2, 3, 15: 16}}}},
+		{wire.TypeAccept, wire.Handshake{Conn: 7, Flags: wire.FlagRetry, Cookie: wire.Cookie{Time: 1, MAC: [16]byte{15: 0xff}}}},
+		{wire.TypeAccept, wire.Handshake{Conn: 7, Flags: wire.FlagRefuse, Echo: 1 << 40}},
 	}
 	for _, tt := range tests {
-		buf := make([]byte, wire.HandshakeLen)
+		buf := make([]byte, wire.HelloCookieLen+8)
 		n, err := tt.h.Encode(buf, tt.typ)
-		if err != nil || n != wire.HandshakeLen {
+		if err != nil || n != tt.h.Len(tt.typ) {
 			t.Fatalf("Encode = %d, %v", n, err)
 		}
-		got, typ, err := wire.ParseHandshake(buf)
+		got, typ, err := wire.ParseHandshake(buf[:n])
 		if err != nil || typ != tt.typ || got != tt.h {
 			t.Fatalf("ParseHandshake = %+v %v %v, want %+v %v", got, typ, err, tt.h, tt.typ)
 		}
@@ -30,6 +34,27 @@ func TestHandshakeRoundTrip(t *testing.T) {
 				t.Fatalf("truncated to %d bytes: no error", i)
 			}
 		}
+		if _, _, err := wire.ParseHandshake(buf[:n+1]); !errors.Is(err, wire.ErrInconsistent) {
+			t.Fatalf("one byte too long: %v", err)
+		}
+	}
+}
+
+// TestHandshakeLengths checks the anti-amplification rule: a Retry, the
+// only thing a listener sends to an unverified address, is never longer
+// than the smallest Hello.
+func TestHandshakeLengths(t *testing.T) {
+	hello := wire.Handshake{Source: 7, Paths: 1, MTU: 4096, MaxMsgs: 8}
+	retry := wire.Handshake{Conn: 7, Flags: wire.FlagRetry}
+	if r, h := retry.Len(wire.TypeAccept), hello.Len(wire.TypeHello); r > h {
+		t.Fatalf("Retry is %d bytes, Hello %d", r, h)
+	}
+	hello.Flags = wire.FlagCookie
+	if n := hello.Len(wire.TypeHello); n != wire.HelloCookieLen {
+		t.Fatalf("Hello with cookie: %d bytes", n)
+	}
+	if _, err := hello.Encode(make([]byte, wire.HandshakeLen), wire.TypeHello); !errors.Is(err, wire.ErrBufferSmall) {
+		t.Fatalf("Hello with cookie into 32 bytes: %v", err)
 	}
 }
 
@@ -48,15 +73,24 @@ func TestHandshakeInconsistent(t *testing.T) {
 		{"chunk shift 17", wire.TypeHello, func(h *wire.Handshake) { h.ChunkShift = 17 }},
 		{"K without M", wire.TypeHello, func(h *wire.Handshake) { h.K = 4 }},
 		{"no messages", wire.TypeHello, func(h *wire.Handshake) { h.MaxMsgs = 0 }},
+		{"unknown hello flag", wire.TypeHello, func(h *wire.Handshake) { h.Flags = 1 << 1 }},
+		{"unknown accept flag", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags = 3, 1<<2 }},
+		{"retry and refuse", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags = 3, wire.FlagRetry|wire.FlagRefuse }},
+		{"retry with a sender", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags = 3, wire.FlagRetry }},
+		{"retry to the listener", wire.TypeAccept, func(h *wire.Handshake) { h.Flags, h.Source = wire.FlagRetry, 0 }},
+		{"refusal with a sender", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags = 3, wire.FlagRefuse }},
+		{"refusal with parameters", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags, h.Source = 3, wire.FlagRefuse, 0 }},
+		{"cookie hello to a connection", wire.TypeHello, func(h *wire.Handshake) { h.Conn, h.Flags = 3, wire.FlagCookie }},
 	}
 	for _, tt := range tests {
 		h := ok
 		tt.edit(&h)
-		buf := make([]byte, wire.HandshakeLen)
-		if _, err := h.Encode(buf, tt.typ); err != nil {
+		buf := make([]byte, wire.HelloCookieLen)
+		n, err := h.Encode(buf, tt.typ)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := wire.ParseHandshake(buf); !errors.Is(err, wire.ErrInconsistent) {
+		if _, _, err := wire.ParseHandshake(buf[:n]); !errors.Is(err, wire.ErrInconsistent) {
 			t.Errorf("%s: err = %v, want ErrInconsistent", tt.name, err)
 		}
 	}
