@@ -113,6 +113,10 @@ type Params struct {
 	// host rarely knows its path's): a controller that can raises it
 	// while its window is the only limit and the path shows no queue.
 	LearnLineRate bool
+	// MaxTarget caps a delay-steered controller's target queueing delay
+	// (NSCC's, one base RTT otherwise); zero means the controller's
+	// default (NSCC: 1 ms).
+	MaxTarget monotime.Duration
 }
 
 // Defaults of Params' zero fields.

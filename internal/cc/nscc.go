@@ -50,6 +50,33 @@ import (
 //     by the BDP are rescaled, like slow start. A period with a queue
 //     does not double; the window law works under the learned maximum,
 //     which never shrinks.
+//   - The target is capped (MaxTarget, default 1 ms). uec.cpp's target is
+//     one base RTT, sized for a 12 us datacenter; on a 20 ms path that is
+//     a 20 ms queue, ten times a shallow 256 KiB buffer at 1 Gbit/s, so
+//     the law never sees its target before the queue overflows. Past the
+//     cap, the queue NSCC steers to stays a fixed delay, whatever the
+//     propagation delay (L4S aims at 1 ms; CoDel at 5 ms). The scaling b
+//     (Target / 12 us) takes the capped target, and the proportional
+//     gain is bounded (MaxGain): one base RTT of ACKs at a delay d below
+//     the target adds at most MaxGain x (Target - d) x the line rate, the
+//     bytes the missing queue would hold, so the window closes at most
+//     the gap per round trip instead of overshooting it many times over
+//     (uec.cpp's gain, scaled by a and b, grows with the square of the
+//     RTT). Below a 109 us base RTT at 4 KiB packets the bound is above
+//     uec.cpp's gain and changes nothing. The fast increase (an idle
+//     path) is bounded alike (fastScale).
+//   - Delay alone is a congestion signal on a path that has not shown ECN
+//     (DelayWithoutECN, default on). uec.cpp holds an unmarked delay
+//     above the target against no one (the average takes it as a quarter
+//     base RTT) because its switches mark: a queue no switch marked is
+//     another hop's. Loopback, the kernel and most WAN paths never mark,
+//     so NSCC without this fills a drop-tail queue until it overflows.
+//     Until the first ECN echo of the connection, an unmarked ACK at or
+//     above the target takes the decrease quadrant, cut by how far the
+//     fast delay average (LossDelayWeight, about 8 ACKs) is above the
+//     target: one late ACK is not sustained delay, a queue is. Random
+//     loss does not move the delay, so it still costs nothing. The first
+//     ECN echo switches to uec.cpp's law for good.
 
 func init() {
 	register("nscc", func(p Params) Controller { return NewNSCC(NSCCDefaults(p)) })
@@ -68,6 +95,11 @@ const (
 	nsccQAGate  = 3                         // quick adapt below maxwnd>>3
 	nsccLossEW  = 1.0 / 8                   // weight of the loss-judging delay EWMA
 	nsccMaxRate = 1e12                      // bit/s, the most a learned line rate reaches
+	// nsccMaxTarget caps the default target: a shallow WAN queue
+	// (256 KiB at 1 Gbit/s is 2.1 ms) holds it with room for a host's
+	// scheduling noise, and a datacenter's (12 us) is far below it.
+	nsccMaxTarget = 1 * monotime.Millisecond
+	nsccMaxGain   = 1.0 // proportional gain bound, in gaps per round trip
 )
 
 // NSCCConfig is every parameter of an NSCC sender; NSCCDefaults derives
@@ -80,17 +112,25 @@ type NSCCConfig struct {
 	// Target is the queueing delay the law steers to. uec.cpp: 1 RTT
 	// without trimming (0.75 with); SDR does not trim, so BaseRTT, but at
 	// least 1 us so the proportional region is not swallowed by the fast
-	// increase one (delay < 1 us).
+	// increase one (delay < 1 us), and at most MaxTarget.
 	Target monotime.Duration
-	A      float64 // scaling a = BDP / (100 Gbit/s x 12 us), dimensionless
-	B      float64 // scaling b = Target / 12 us, dimensionless
+	// MaxTarget caps the default target (see the file comment): 1 ms,
+	// Params.MaxTarget when set. Ours; NSCCDefaults applies it.
+	MaxTarget monotime.Duration
+	A         float64 // scaling a = BDP / (100 Gbit/s x 12 us), dimensionless
+	B         float64 // scaling b = Target / 12 us, dimensionless
 	// Alpha is the proportional increase gain, 4 x MSS x a x b / Target,
 	// in bytes per picosecond: an ACK adds Alpha x acked x (Target - delay)
 	// to the increase, up to about 4 x MSS x a x b per RTT.
+	// Alpha is at most MaxGain x LineRate / 8 bytes per picosecond
+	// (NSCCDefaults applies it; ours): a round trip of ACKs closes at
+	// most MaxGain times the gap to the target.
 	Alpha float64
-	FI    float64 // fair increase, 5 x MSS x a bytes per RTT of ACKs at or above the target
-	Eta   float64 // bytes added once per AdjustPeriod, 0.15 x MSS x a
-	Gamma float64 // multiplicative decrease gain, 0.8; a cut keeps at least half
+	// MaxGain bounds Alpha; 1 by default, 0 for uec.cpp's unbounded gain.
+	MaxGain float64
+	FI      float64 // fair increase, 5 x MSS x a bytes per RTT of ACKs at or above the target
+	Eta     float64 // bytes added once per AdjustPeriod, 0.15 x MSS x a
+	Gamma   float64 // multiplicative decrease gain, 0.8; a cut keeps at least half
 
 	DelayWeight float64 // weight of a sample in the average delay, 0.0125 per ACK
 
@@ -115,23 +155,36 @@ type NSCCConfig struct {
 	LossNeedsCongestion bool
 	LossDelayWeight     float64           // weight of a sample in the loss-judging delay: 1/8
 	LossDelayThreshold  monotime.Duration // a loss-judging delay above it is congestion: Target
+
+	// DelayWithoutECN makes an unmarked delay at or above the target a
+	// congestion signal until the connection's first ECN echo (see the
+	// file comment). Ours; true by default.
+	DelayWithoutECN bool
 }
 
 // NSCCDefaults returns uec.cpp's parameters for p.
 func NSCCDefaults(p Params) NSCCConfig {
 	p = p.WithDefaults()
-	target := max(p.BaseRTT, nsccMinQDly)
+	maxTarget := p.MaxTarget
+	if maxTarget <= 0 {
+		maxTarget = nsccMaxTarget
+	}
+	target := min(max(p.BaseRTT, nsccMinQDly), max(maxTarget, nsccMinQDly))
 	mss := float64(p.MSS)
 	a := float64(p.BDP()) / nsccRefBDP
 	b := float64(target) / float64(nsccRefRTT)
+	alpha := 4 * mss * a * b / float64(target)
+	alpha = min(alpha, nsccMaxGain*p.LineRate/8/1e12)
 	return NSCCConfig{
 		LineRate:            p.LineRate,
 		BaseRTT:             p.BaseRTT,
 		MSS:                 p.MSS,
 		Target:              target,
+		MaxTarget:           maxTarget,
 		A:                   a,
 		B:                   b,
-		Alpha:               4 * mss * a * b / float64(target),
+		Alpha:               alpha,
+		MaxGain:             nsccMaxGain,
 		FI:                  5 * mss * a,
 		Eta:                 0.15 * mss * a,
 		Gamma:               0.8,
@@ -148,6 +201,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 		LossNeedsCongestion: true,
 		LossDelayWeight:     nsccLossEW,
 		LossDelayThreshold:  target,
+		DelayWithoutECN:     true,
 	}
 }
 
@@ -238,12 +292,14 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	}
 	if sample {
 		switch target := n.cfg.Target; {
+		case !marked && delay >= target && n.delayOnly():
+			n.multiplicativeDecrease(now, n.lossDelay)
 		case !marked && delay >= target:
 			n.inc += n.cfg.FI * float64(a.Bytes)
 		case !marked:
 			n.proportionalIncrease(a.Bytes, delay)
 		case delay >= target:
-			n.multiplicativeDecrease(now)
+			n.multiplicativeDecrease(now, n.avgDelay)
 		default:
 			// Marked below the target: another hop's queue; UET
 			// only changes path, which is the core's business.
@@ -354,16 +410,21 @@ func (n *NSCC) clamp() { n.cwnd = min(max(n.cwnd, n.minWnd), n.maxWnd) }
 
 // updateDelay feeds both averages. uec.cpp feeds an unmarked delay above
 // the target to the average as a quarter base RTT: a queue no switch
-// marked is not held against the window. The loss-judging average takes
+// marked is not held against the window (unless in delay-only mode,
+// where no switch marks). The loss-judging average takes
 // raw delays, so a drop-tail queue without ECN still reads as congestion.
 func (n *NSCC) updateDelay(delay monotime.Duration, marked bool) {
 	s := float64(delay)
-	if !marked && delay > n.cfg.Target {
+	if !marked && delay > n.cfg.Target && !n.delayOnly() {
 		s = 0.25 * float64(n.baseRTT)
 	}
 	n.avgDelay += n.cfg.DelayWeight * (s - n.avgDelay)
 	n.lossDelay += n.cfg.LossDelayWeight * (float64(delay) - n.lossDelay)
 }
+
+// delayOnly reports whether an unmarked delay above the target is
+// congestion: DelayWithoutECN and no ECN echo yet.
+func (n *NSCC) delayOnly() bool { return n.cfg.DelayWithoutECN && !n.sawECN }
 
 // congested reports whether the path shows a queue: a recent delay above
 // the threshold or an ECN echo within the last base RTT + target.
@@ -409,7 +470,7 @@ func (n *NSCC) proportionalIncrease(bytes int64, delay monotime.Duration) {
 	if delay < n.cfg.FastIncreaseDelay {
 		n.fiCount += bytes
 		if n.fastInc || n.fiCount > int64(n.cwnd) {
-			n.cwnd += float64(bytes) * n.cfg.FastIncreaseScale
+			n.cwnd += float64(bytes) * n.fastScale()
 			n.fastInc = true
 			return
 		}
@@ -420,11 +481,27 @@ func (n *NSCC) proportionalIncrease(bytes int64, delay monotime.Duration) {
 	n.inc += n.cfg.Alpha * float64(bytes) * float64(n.cfg.Target-delay)
 }
 
-// multiplicativeDecrease cuts by how far the average delay is above the
+// fastScale is FastIncreaseScale, bounded like the proportional gain
+// when MaxGain is set: a round trip of fast increase adds at most
+// MaxGain x the target's queue at the line rate. FastIncreaseScale
+// (0.25 x a) grows with the BDP, so on a 1 Gbit/s, 20 ms path it would
+// quintuple the window per round trip and flood a shallow queue; in a
+// datacenter (a window of at most 1.5 BDP, a target of one base RTT) the
+// bound is slack.
+func (n *NSCC) fastScale() float64 {
+	if n.cfg.MaxGain <= 0 {
+		return n.cfg.FastIncreaseScale
+	}
+	gap := n.cfg.MaxGain * n.cfg.LineRate / 8 * n.cfg.Target.Seconds()
+	return min(n.cfg.FastIncreaseScale, gap/n.cwnd)
+}
+
+// multiplicativeDecrease cuts by how far the average delay avg (uec.cpp's
+// slow one on a marked ACK, the fast one in delay-only mode) is above the
 // target, at most by half and at most once per base RTT.
-func (n *NSCC) multiplicativeDecrease(now monotime.Time) {
+func (n *NSCC) multiplicativeDecrease(now monotime.Time, avg float64) {
 	n.fastInc, n.fiCount = false, 0
-	avg, target := n.avgDelay, float64(n.cfg.Target)
+	target := float64(n.cfg.Target)
 	if avg <= target || (n.mdDone && now.Sub(n.lastMD) <= n.baseRTT) {
 		return
 	}

@@ -65,6 +65,7 @@ func TestNSCCDefaults(t *testing.T) {
 		AdjustBytes: 8 * mss, AdjustPeriod: 12 * us, FastIncreaseDelay: 1 * us,
 		FastIncreaseScale: 0.25, LossNeedsCongestion: true, LossDelayWeight: 0.125,
 		LossDelayThreshold: 12 * us, MaxLineRate: 1e12,
+		MaxTarget: 1 * monotime.Millisecond, MaxGain: 1, DelayWithoutECN: true,
 	}
 	if math.Abs(c.A-1) > 1e-12 || math.Abs(c.Alpha-want.Alpha) > 1e-12*want.Alpha {
 		t.Errorf("a %g alpha %g, want 1, %g", c.A, c.Alpha, want.Alpha)
@@ -205,6 +206,9 @@ func TestNSCCIncrease(t *testing.T) {
 // only; a timeout there quick-adapts to what the path delivered.
 func TestNSCCLoss(t *testing.T) {
 	cfg := NSCCDefaults(testParams)
+	// On a path that marks: delay-only mode would cut the window for the
+	// unmarked delay above the target before any loss (TestNSCCDelayOnly).
+	cfg.DelayWithoutECN = false
 	faithful := cfg
 	faithful.LossNeedsCongestion = false
 	for _, tt := range []struct {
@@ -368,5 +372,123 @@ func BenchmarkNSCC(b *testing.B) {
 		now = now.Add(330 * monotime.Nanosecond)
 		n.OnSend(now, mss)
 		n.OnAck(now, Ack{Bytes: mss, RTT: 12*us + monotime.Duration(i%32)*us, ECN: i%16 == 0, InFlight: 40 * mss})
+	}
+}
+
+// TestNSCCTargetCap: the target is one base RTT up to MaxTarget (1 ms),
+// and past it the proportional gain closes at most the gap per round
+// trip at the line rate.
+func TestNSCCTargetCap(t *testing.T) {
+	ms := monotime.Millisecond
+	for _, tt := range []struct {
+		p          Params
+		wantTarget monotime.Duration
+		wantAlpha  float64 // bytes per ps; 0: uec.cpp's, unbounded
+	}{
+		{testParams, 12 * us, 0},
+		{Params{LineRate: 100e9, BaseRTT: 100 * us}, 100 * us, 0}, // below 109 us the bound is slack
+		{Params{LineRate: 1e9, BaseRTT: 20 * ms}, 1 * ms, 1e9 / 8 / 1e12},
+		{Params{LineRate: 1e9, BaseRTT: 20 * ms, MaxTarget: 5 * ms}, 5 * ms, 1e9 / 8 / 1e12},
+		{Params{LineRate: 1e9, BaseRTT: 500 * us, MaxTarget: 5 * ms}, 500 * us, 1e9 / 8 / 1e12},
+	} {
+		c := NSCCDefaults(tt.p)
+		p := tt.p.WithDefaults()
+		uec := 4 * float64(p.MSS) * float64(p.BDP()) / nsccRefBDP * (float64(c.Target) / float64(nsccRefRTT)) / float64(c.Target)
+		want := tt.wantAlpha
+		if want == 0 {
+			want = uec
+		}
+		if c.Target != tt.wantTarget || math.Abs(c.Alpha-want) > 1e-9*want || c.QAThreshold != 4*c.Target ||
+			c.LossDelayThreshold != c.Target || math.Abs(c.B-float64(c.Target)/float64(12*us)) > 1e-9 {
+			t.Errorf("%+v: target %v alpha %g (uec.cpp %g) b %g, want %v, %g", tt.p, c.Target, c.Alpha, uec, c.B, tt.wantTarget, want)
+		}
+	}
+}
+
+// bottleneck is a fluid drop-tail bottleneck for nsccPath: a window
+// beyond the BDP queues, and beyond the BDP + the buffer is lost.
+type bottleneck struct {
+	bdp, buffer, rate float64 // bytes, bytes, bytes per ps
+}
+
+// run drives p through rounds and returns the mean utilization of the
+// link, the bytes lost and the largest queue, over the rounds after warm.
+func (b bottleneck) run(p *nsccPath, rounds, warm int, marks bool) (util, lost, maxQ float64) {
+	var sumU float64
+	for i := range rounds {
+		w := float64(p.n.Window())
+		q := max(w-b.bdp, 0)
+		over := int64(max(q-b.buffer, 0)) / mss
+		q = min(q, b.buffer)
+		drop := func() bool {
+			if over > 0 {
+				over--
+				return true
+			}
+			return false
+		}
+		if i >= warm {
+			sumU += min(w/b.bdp, 1)
+			maxQ = max(maxQ, q)
+			lost += float64(int64(max(w-b.bdp-b.buffer, 0))/mss) * mss
+		}
+		p.round(monotime.Duration(q/b.rate), marks && q > b.buffer/4, drop)
+	}
+	return sumU / float64(rounds-warm), lost, maxQ
+}
+
+// TestNSCCDelayOnly: on a 1 Gbit/s, 20 ms path with a 256 KiB drop-tail
+// queue that never marks, NSCC holds the queue below the buffer and the
+// link near full; uec.cpp's law (no delay-only mode, a 20 ms target)
+// overflows it round after round. Random loss on the same path does not
+// collapse the window.
+func TestNSCCDelayOnly(t *testing.T) {
+	ms := monotime.Millisecond
+	params := Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss}
+	b := bottleneck{bdp: 1e9 / 8 * 0.02, buffer: 256 << 10, rate: 1e9 / 8 / 1e12}
+
+	cfg := NSCCDefaults(params)
+	p := newNSCCPath(cfg)
+	util, lost, maxQ := b.run(p, 400, 100, false)
+	t.Logf("delay-only: utilization %.3f, lost %.0f B, largest queue %.0f B (%v)", util, lost, maxQ, monotime.Duration(maxQ/b.rate))
+	if util < 0.9 || lost > 0 || maxQ >= b.buffer {
+		t.Errorf("delay-only: utilization %.3f, lost %.0f B, largest queue %.0f B: want >= 0.9, none, < %.0f", util, lost, maxQ, b.buffer)
+	}
+
+	uec := NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, MaxTarget: 20 * ms})
+	uec.DelayWithoutECN, uec.MaxGain = false, 0
+	uec.Alpha = 4 * mss * uec.A * uec.B / float64(uec.Target)
+	p = newNSCCPath(uec)
+	_, lostUEC, _ := b.run(p, 400, 100, false)
+	t.Logf("uec.cpp: lost %.0f B", lostUEC)
+	if lostUEC == 0 {
+		t.Errorf("uec.cpp's law lost nothing on an unmarked shallow queue; the test shows nothing")
+	}
+
+	// The first ECN echo ends delay-only mode: an unmarked delay above
+	// the target is another hop's queue again.
+	p = newNSCCPath(cfg)
+	p.round(cfg.Target/2, true, nil)
+	if p.n.delayOnly() {
+		t.Errorf("still delay-only after an ECN echo")
+	}
+	before := p.n.Window()
+	for range 3 {
+		p.round(3*cfg.Target, false, nil)
+	}
+	if p.n.Window() < before {
+		t.Errorf("after ECN, unmarked delay cut the window %d -> %d", before, p.n.Window())
+	}
+
+	// 1% random loss without a queue: the window stays at its maximum.
+	p = newNSCCPath(cfg)
+	r := rand.New(rand.NewPCG(3, 5))
+	lowest := p.n.Window()
+	p.trace = func(_ monotime.Time, w int64) { lowest = min(lowest, w) }
+	for range 200 {
+		p.round(monotime.Duration(r.Float64()*0.5*float64(cfg.Target)), false, func() bool { return r.Float64() < 0.01 })
+	}
+	if float64(lowest) < 0.9*float64(p.n.MaxWindow()) {
+		t.Errorf("random loss: lowest window %.2f of max", float64(lowest)/float64(p.n.MaxWindow()))
 	}
 }
