@@ -46,6 +46,15 @@ type Config struct {
 	// Seed seeds every random decision. Zero is a seed like any other.
 	Seed uint64
 
+	// Shared makes one bottleneck of all paths: every path's datagrams of
+	// a direction cross one token bucket and one drop-tail queue, with
+	// Default's Rate, Burst and Queue for that direction, so several
+	// connections (each path is a client source port) compete for it as
+	// flows do for a router's port. Delay, jitter, loss and the rest stay
+	// per path. Paths and Ports may not set another Rate, Burst or Queue.
+	// Without it each path has a bottleneck of its own.
+	Shared bool
+
 	// MaxDatagram is the longest datagram forwarded; zero means
 	// DefaultMaxDatagram.
 	MaxDatagram int
@@ -173,6 +182,22 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 func (c *Config) Validate() error {
 	if err := c.Default.validate(); err != nil {
 		return fmt.Errorf("linkem: default: %w", err)
+	}
+	if c.Shared {
+		for _, sel := range []struct {
+			name string
+			m    map[int]Path
+		}{{"path", c.Paths}, {"port", c.Ports}} {
+			for i, p := range sel.m {
+				for dir, pair := range [][2]*Impairment{{&p.Forward, &c.Default.Forward}, {&p.Reverse, &c.Default.Reverse}} {
+					a, d := pair[0], pair[1]
+					if a.Rate != d.Rate || a.Burst != d.Burst || a.Queue != d.Queue {
+						return fmt.Errorf("linkem: %s[%d]: %s rate, burst and queue belong to the shared bottleneck (shared=1): set them in the default clause",
+							sel.name, i, [...]string{"forward", "reverse"}[dir])
+					}
+				}
+			}
+		}
 	}
 	for i, p := range c.Paths {
 		if i < 0 {

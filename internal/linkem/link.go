@@ -53,15 +53,11 @@ func (c *counters) snapshot() DirStats {
 // link is one direction of one path: its impairment and state. Only the
 // direction's engine goroutine touches it, except the atomic counters.
 type link struct {
-	im    Impairment
-	queue float64 // drop-tail limit in bytes
-
-	// Token bucket: free is when the last admitted datagram leaves the
-	// bucket (ns since start, fractional so rounding never adds up),
-	// tokens the bytes left in it then.
-	free   float64
-	tokens float64
-	primed bool
+	im Impairment
+	// bucket is the token bucket and queue the link's datagrams cross:
+	// its own, or one every path's link of a direction shares
+	// (Config.Shared).
+	bucket *shaper
 
 	last int64 // latest in-order departure (jitter never reorders)
 	bad  bool  // Gilbert-Elliott state
@@ -82,8 +78,30 @@ const (
 	streamDup
 )
 
+// shaper is a token bucket with a drop-tail queue in front: one link's,
+// or, with Config.Shared, one direction's for all paths. Only the
+// direction's engine goroutine touches it.
+type shaper struct {
+	rate  float64 // bits per second; 0: unlimited
+	burst int64   // bucket depth in bytes
+	queue float64 // drop-tail limit in bytes
+
+	// free is when the last admitted datagram leaves the bucket (ns since
+	// start, fractional so rounding never adds up), tokens the bytes left
+	// in it then.
+	free   float64
+	tokens float64
+	primed bool
+}
+
+func newShaper(im *Impairment) *shaper {
+	return &shaper{rate: im.Rate, burst: im.Burst, queue: float64(orDefault(im.Queue, DefaultQueue))}
+}
+
+// newLink makes a link with a bucket of its own; newPath replaces it
+// with a shared one under Config.Shared.
 func newLink(im Impairment, seed uint64, index, dir int) *link {
-	l := &link{im: im, queue: float64(orDefault(im.Queue, DefaultQueue))}
+	l := &link{im: im, bucket: newShaper(&im)}
 	stream := func(kind int) *rand.Rand {
 		id := uint64(index)<<8 | uint64(dir)<<4 | uint64(kind)
 		hi := splitmix(seed ^ splitmix(id))
@@ -118,31 +136,31 @@ func (l *link) admit(now int64, n int) (at int64, dup bool, v verdict) {
 
 	// Token bucket with a drop-tail queue in front.
 	dep := now
-	if im.Rate > 0 {
+	if b := l.bucket; b.rate > 0 {
 		size := float64(n)
-		bytesPerNs := im.Rate / 8e9
-		depth := max(float64(im.Burst), size)
+		bytesPerNs := b.rate / 8e9
+		depth := max(float64(b.burst), size)
 		t := float64(now)
 		switch {
-		case !l.primed: // the bucket starts full
-			l.primed, l.tokens, l.free = true, depth, t
-		case t > l.free:
-			l.tokens = min(depth, l.tokens+(t-l.free)*bytesPerNs)
-			l.free = t
+		case !b.primed: // the bucket starts full
+			b.primed, b.tokens, b.free = true, depth, t
+		case t > b.free:
+			b.tokens = min(depth, b.tokens+(t-b.free)*bytesPerNs)
+			b.free = t
 		}
 		// The backlog still to drain, in bytes, is the bucket's lag behind
 		// now at the bucket's rate.
-		if (l.free-t)*bytesPerNs+size > l.queue {
+		if (b.free-t)*bytesPerNs+size > b.queue {
 			l.stats.dropQueue.Add(1)
 			return 0, false, dropQueue
 		}
-		if l.tokens >= size {
-			l.tokens -= size
+		if b.tokens >= size {
+			b.tokens -= size
 		} else {
-			l.free += (size - l.tokens) / bytesPerNs
-			l.tokens = 0
+			b.free += (size - b.tokens) / bytesPerNs
+			b.tokens = 0
 		}
-		dep = int64(math.Ceil(l.free))
+		dep = int64(math.Ceil(b.free))
 	}
 
 	if l.lost() {

@@ -2,6 +2,7 @@ package linkem
 
 import (
 	"math"
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -237,5 +238,59 @@ func TestPool(t *testing.T) {
 		if c := p.get(n); &c[:1][0] != &b[:1][0] {
 			t.Errorf("get(%d) did not reuse the buffer", n)
 		}
+	}
+}
+
+// TestSharedBottleneck: under Config.Shared two paths' links cross one
+// bucket and one queue: together they leave at the rate, interleaved in
+// arrival order, and the queue holds both paths' bytes; without it each
+// path has the whole rate and a queue of its own.
+func TestSharedBottleneck(t *testing.T) {
+	cfg := Config{Default: Both(Impairment{Rate: 1e9, Queue: 100 * 1250, Delay: time.Millisecond}), Shared: true}
+	shared := sharedShapers(&cfg)
+	a := newPath(&cfg, 0, netip.MustParseAddrPort("127.0.0.1:1000"), shared)
+	b := newPath(&cfg, 1, netip.MustParseAddrPort("127.0.0.1:1001"), shared)
+	if a.links[forward].bucket != b.links[forward].bucket || a.links[forward].bucket == a.links[reverse].bucket {
+		t.Fatal("paths do not share one bucket per direction")
+	}
+	// 150 datagrams of each path at once: 1 in the bucket, 100 queued in
+	// all, 199 dropped; departures 10 us apart whichever path sent.
+	var deps []int64
+	drops := [2]int{}
+	for i := range 300 {
+		l := [2]*link{a.links[forward], b.links[forward]}[i%2]
+		at, _, v := l.admit(ms, 1250)
+		if v == dropQueue {
+			drops[i%2]++
+			continue
+		}
+		deps = append(deps, at)
+	}
+	if len(deps) != 101 || drops[0]+drops[1] != 199 || drops[0] < 99 || drops[1] < 99 {
+		t.Fatalf("admitted %d, dropped %v; want 101 and 199, shared about evenly", len(deps), drops)
+	}
+	for i, at := range deps {
+		if want := 2*ms + int64(i)*10_000; at != want {
+			t.Fatalf("datagram %d leaves at %d ns, want %d", i, at, want)
+		}
+	}
+	// The reverse direction has its own shared bucket, idle so far.
+	if at, _, _ := b.links[reverse].admit(ms, 1250); at != 2*ms {
+		t.Errorf("reverse left at %d, want %d", at, 2*ms)
+	}
+
+	// Not shared: each path's burst gets a bucket and a queue of its own.
+	cfg.Shared = false
+	a = newPath(&cfg, 0, netip.MustParseAddrPort("127.0.0.1:1000"), sharedShapers(&cfg))
+	b = newPath(&cfg, 1, netip.MustParseAddrPort("127.0.0.1:1001"), sharedShapers(&cfg))
+	passed := 0
+	for i := range 300 {
+		l := [2]*link{a.links[forward], b.links[forward]}[i%2]
+		if _, _, v := l.admit(ms, 1250); v == pass {
+			passed++
+		}
+	}
+	if passed != 202 {
+		t.Errorf("unshared: %d passed, want 2 x 101", passed)
 	}
 }

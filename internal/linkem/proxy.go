@@ -36,6 +36,7 @@ type Proxy struct {
 	sockBuf     int
 
 	fwd, rev engine
+	shared   *[2]*shaper // Config.Shared's buckets; nil otherwise
 
 	// Owned by the forward engine.
 	byAddr  map[netip.AddrPort]*path
@@ -105,6 +106,7 @@ func Listen(listen, target string, cfg Config) (*Proxy, error) {
 		maxPaths:    orDefault(cfg.MaxPaths, DefaultMaxPaths),
 		sockBuf:     orDefault(cfg.SocketBuffer, DefaultSocketBuffer),
 		byAddr:      make(map[netip.AddrPort]*path),
+		shared:      sharedShapers(&cfg),
 	}
 	setBuffers(front, p.sockBuf)
 	maxInFlight := orDefault(cfg.MaxInFlight, DefaultMaxInFlight)
@@ -292,7 +294,7 @@ func (p *Proxy) newPath(client netip.AddrPort, addr *net.UDPAddr) *path {
 	}
 	setBuffers(conn, p.sockBuf)
 	index := len(p.paths)
-	pa := newPath(&p.cfg, index, client)
+	pa := newPath(&p.cfg, index, client, p.shared)
 	pa.addr, pa.conn, pa.batch = addr, conn, newBatchConn(conn)
 	if la, ok := conn.LocalAddr().(*net.UDPAddr); ok {
 		pa.local = la.AddrPort()
@@ -323,16 +325,30 @@ func listenToward(target *net.UDPAddr) (*net.UDPConn, error) {
 	return net.ListenUDP("udp", &net.UDPAddr{IP: la.IP, Zone: la.Zone})
 }
 
-// newPath makes path number index for a client, with its links.
-func newPath(cfg *Config, index int, client netip.AddrPort) *path {
+// newPath makes path number index for a client, with its links. Under
+// Config.Shared its links cross shared's buckets (one per direction,
+// which the caller keeps for all its paths: see sharedShapers).
+func newPath(cfg *Config, index int, client netip.AddrPort, shared *[2]*shaper) *path {
 	im := cfg.path(index, int(client.Port()))
 	pa := &path{index: index, client: client}
 	pa.links[forward] = newLink(im.Forward.clone(), cfg.Seed, index, forward)
 	pa.links[reverse] = newLink(im.Reverse.clone(), cfg.Seed, index, reverse)
-	for _, l := range pa.links {
+	for dir, l := range pa.links {
 		l.owner = pa
+		if cfg.Shared && shared != nil {
+			l.bucket = shared[dir]
+		}
 	}
 	return pa
+}
+
+// sharedShapers returns the buckets every path shares under
+// Config.Shared, the default path's, one per direction; nil otherwise.
+func sharedShapers(cfg *Config) *[2]*shaper {
+	if !cfg.Shared {
+		return nil
+	}
+	return &[2]*shaper{newShaper(&cfg.Default.Forward), newShaper(&cfg.Default.Reverse)}
 }
 
 // writeForward sends due datagrams to the target, each through its path's

@@ -46,6 +46,10 @@ const maxSelected = 1 << 16
 //	fail=FROM[-TO]       down from FROM to TO after start (no TO: for good);
 //	                     several windows joined by +; none clears
 //	seed=N               random seed (default clause only, no prefix)
+//	shared=1             one bottleneck for all paths: every client source
+//	                     port of every connection crosses one rate, burst
+//	                     and queue per direction, the default clause's
+//	                     (default clause only, no prefix; Config.Shared)
 //
 // Errors name the bad item and the form expected.
 func ParseSpec(spec string) (Config, error) {
@@ -77,7 +81,7 @@ func ParseSpec(spec string) (Config, error) {
 		}
 	}
 	for _, c := range defaults {
-		if err := applyItems(&cfg.Default, &cfg.Seed, c.items); err != nil {
+		if err := applyItems(&cfg.Default, &cfg, c.items); err != nil {
 			return Config{}, err
 		}
 	}
@@ -145,8 +149,9 @@ func parseSelector(s string) (kind string, lo, hi int, err error) {
 }
 
 // applyItems applies one clause's items to p: unprefixed ones first, then
-// prefixed ones. seed is nil in a selected clause.
-func applyItems(p *Path, seed *uint64, items []string) error {
+// prefixed ones. cfg, which takes the keys that are not a path's (seed,
+// shared), is nil in a selected clause.
+func applyItems(p *Path, cfg *Config, items []string) error {
 	seen := make(map[string]bool)
 	for pass := range 2 {
 		for _, it := range items {
@@ -168,18 +173,26 @@ func applyItems(p *Path, seed *uint64, items []string) error {
 				return fmt.Errorf("linkem: spec item %q: key %s%s set twice in one clause", it, prefix(dir), k)
 			}
 			seen[dir+"."+k] = true
-			if k == "seed" {
+			if k == "seed" || k == "shared" {
 				switch {
-				case seed == nil:
-					return fmt.Errorf("linkem: spec item %q: seed belongs in the default clause, not after a selector", it)
+				case cfg == nil:
+					return fmt.Errorf("linkem: spec item %q: %s belongs in the default clause, not after a selector", it, k)
 				case dir != "":
-					return fmt.Errorf("linkem: spec item %q: seed has no direction", it)
+					return fmt.Errorf("linkem: spec item %q: %s has no direction", it, k)
+				}
+				if k == "shared" {
+					b, err := strconv.ParseBool(v)
+					if err != nil {
+						return fmt.Errorf("linkem: spec item %q: shared: want 1 or 0", it)
+					}
+					cfg.Shared = b
+					continue
 				}
 				n, err := strconv.ParseUint(v, 10, 64)
 				if err != nil {
 					return fmt.Errorf("linkem: spec item %q: seed: want a non-negative integer", it)
 				}
-				*seed = n
+				cfg.Seed = n
 				continue
 			}
 			key := lookupKey(k)
@@ -327,7 +340,7 @@ func knownKeys() string {
 	for _, k := range specKeys {
 		names = append(names, k.name)
 	}
-	return strings.Join(append(names, "seed"), ", ")
+	return strings.Join(append(names, "seed", "shared"), ", ")
 }
 
 const probForm = "a probability in [0, 1] like 0.001, 1e-3 or 0.1%"
@@ -427,6 +440,9 @@ func (c Config) String() string {
 	def := diffItems(&c.Default, &zero)
 	if c.Seed != 0 {
 		def = append(def, "seed="+strconv.FormatUint(c.Seed, 10))
+	}
+	if c.Shared {
+		def = append(def, "shared=1")
 	}
 	if len(def) > 0 {
 		clauses = append(clauses, strings.Join(def, ","))

@@ -130,6 +130,11 @@ func TestParseSpecErrors(t *testing.T) {
 		{"seed=-3", []string{"seed", "non-negative integer"}},
 		{"path[1]:seed=3", []string{"seed belongs in the default clause"}},
 		{"fwd.seed=3", []string{"seed has no direction"}},
+		{"shared=yes", []string{"shared", "want 1 or 0"}},
+		{"path[1]:shared=1", []string{"shared belongs in the default clause"}},
+		{"rev.shared=1", []string{"shared has no direction"}},
+		{"rate=1Gbps,shared=1 path[1]:rate=2Gbps", []string{"path[1]", "shared bottleneck"}},
+		{"rate=1Gbps,shared=1 port[5000]:rev.queue=1MiB", []string{"port[5000]", "reverse", "shared bottleneck"}},
 		{"delay=1ms,path[3]:fail=2s", []string{"path[3]:", "must start a clause"}},
 		{"path[x]:loss=0.1", []string{`bad selector "path[x]"`, "path[N]"}},
 		{"paths[1]:loss=0.1", []string{`bad selector "paths[1]"`}},
@@ -183,5 +188,28 @@ func TestValidate(t *testing.T) {
 	}
 	if err := (&Config{}).Validate(); err != nil {
 		t.Errorf("zero Config: %v", err)
+	}
+}
+
+// TestParseShared: shared=1 sets Config.Shared, round-trips through
+// String, and lets selected paths change what is not the bottleneck's.
+func TestParseShared(t *testing.T) {
+	cfg, err := ParseSpec("delay=10ms,rate=1Gbps,queue=256KiB,shared=1 path[1]:loss=1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Shared || cfg.Paths[1].Forward.Rate != 1e9 || cfg.Paths[1].Forward.Loss != 0.01 {
+		t.Fatalf("parsed %+v", cfg)
+	}
+	s := cfg.String()
+	if !strings.Contains(s, "shared=1") {
+		t.Errorf("String() = %q, want shared=1", s)
+	}
+	back, err := ParseSpec(s)
+	if err != nil || !reflect.DeepEqual(back, cfg) {
+		t.Errorf("round trip of %q: %+v, %v; want %+v", s, back, err, cfg)
+	}
+	if cfg, err := ParseSpec("rate=1Gbps,shared=0"); err != nil || cfg.Shared {
+		t.Errorf("shared=0: %+v, %v", cfg, err)
 	}
 }

@@ -66,6 +66,7 @@ type Tunnel struct {
 	closed   bool
 	byPort   map[int]*path
 	paths    []*path
+	shared   *[2]*shaper // Config.Shared's buckets; nil otherwise
 	wg       sync.WaitGroup
 	once     sync.Once
 	closeErr error
@@ -104,6 +105,7 @@ func NewTunnel(cfg Config) (*Tunnel, error) {
 		cfg:    cfg,
 		done:   make(chan struct{}),
 		byPort: make(map[int]*path),
+		shared: sharedShapers(&cfg),
 		maxDgm: orDefault(cfg.MaxDatagram, DefaultMaxDatagram),
 	}
 	for side, name := range []string{"a", "b"} {
@@ -359,7 +361,7 @@ func (t *Tunnel) classify(b *batch, i, dir int) *link {
 			t.rejected.Add(1)
 			return nil
 		}
-		pa = newPath(&t.cfg, len(t.paths), netip.AddrPortFrom(TunnelAddrA, uint16(port)))
+		pa = newPath(&t.cfg, len(t.paths), netip.AddrPortFrom(TunnelAddrA, uint16(port)), t.shared)
 		t.paths = append(t.paths, pa)
 		t.byPort[port] = pa
 	}
