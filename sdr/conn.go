@@ -35,10 +35,8 @@ func newConn(e *endpoint, cc *core.Conn) *Conn {
 
 // closed runs on the loop when the connection ends.
 func (c *Conn) closed(err error) {
-	if pe, ok := errors.AsType[*core.PeerClosedError](err); ok {
-		err = &PeerAbortError{Code: pe.Code, Reason: pe.Reason}
-	}
-	if errors.Is(err, core.ErrIdleTimeout) {
+	err = publicErr(err, c.core.Peer())
+	if errors.Is(err, core.ErrIdleTimeout) { // the peer fell silent: say what it cost
 		st := c.core.Stats()
 		err = &PeerSilentError{Peer: c.core.Peer(), Silent: c.e.now().Sub(c.core.LastHeard()).Std(),
 			Sent: st.AckedBytes, Received: st.RecvBytes}

@@ -79,7 +79,7 @@ func Dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 	}
 	if err != nil {
 		e.stop(nil)
-		return nil, fmt.Errorf("sdr: dial %s: %w", addr, err)
+		return nil, fmt.Errorf("sdr: dial %s: %w", addr, publicErr(err, peer))
 	}
 	var c2 *Conn
 	_ = e.call(func() { c2 = e.conns[conn] })

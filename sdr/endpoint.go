@@ -217,6 +217,10 @@ func (e *endpoint) receive(b *rxBatch) bool {
 	now := e.now()
 	for i := range b.n {
 		m := &b.msgs[i]
+		if m.Refused { // an ICMP unreachable for a datagram we sent
+			e.core.Refused(now, m.Addr)
+			continue
+		}
 		_ = e.core.HandleDatagramFrom(now, m.Addr, core.Path(m.Path), m.Buf[:m.N], m.CE)
 	}
 	e.free <- b

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
@@ -24,10 +25,45 @@ var (
 	// ErrStreamCorrupt: a stream's bytes do not match the length or digest
 	// its sender declared.
 	ErrStreamCorrupt = errors.New("sdr: stream corrupt")
+	// ErrRefused: nothing listens at the peer's address any more (its
+	// host answered with ICMP port unreachable), or its listener turned
+	// the connection away (see RefusedError).
+	ErrRefused = errors.New("sdr: connection refused")
 	// ErrPeerSilent: the peer stopped answering, keepalives included,
 	// for Config.IdleTimeout (see PeerSilentError).
 	ErrPeerSilent = errors.New("sdr: peer silent")
 )
+
+// RefusedError names the peer that refused, and how.
+type RefusedError struct {
+	Peer     netip.AddrPort
+	Listener bool // the listener answered, turning the connection away
+}
+
+func (e *RefusedError) Error() string {
+	if e.Listener {
+		return fmt.Sprintf("connection refused by %v: the listener is not accepting", e.Peer)
+	}
+	return fmt.Sprintf("connection refused by %v: nothing listens there (ICMP port unreachable)", e.Peer)
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// publicErr turns the core's reasons a connection ended into this
+// package's errors.
+func publicErr(err error, peer netip.AddrPort) error {
+	if pe, ok := errors.AsType[*core.PeerClosedError](err); ok {
+		return &PeerAbortError{Code: pe.Code, Reason: pe.Reason}
+	}
+	if errors.Is(err, core.ErrUnreachable) {
+		return &RefusedError{Peer: peer}
+	}
+	if errors.Is(err, core.ErrRefused) {
+		return &RefusedError{Peer: peer, Listener: true}
+	}
+	return err
+}
 
 // PeerSilentError says which peer fell silent, for how long, and how much
 // had been delivered each way.

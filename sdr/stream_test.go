@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -269,5 +270,22 @@ func TestPeerSilent(t *testing.T) {
 	if !errors.As(a.Err(), &pe) || !errors.Is(a.Err(), ErrPeerSilent) || pe.Peer != b.LocalAddr() ||
 		pe.Sent != 100_000 || pe.Silent < 300*time.Millisecond {
 		t.Fatalf("after %v: %v (%+v)", time.Since(start), a.Err(), pe)
+	}
+}
+
+// TestDialRefused: dialing a port where nothing listens fails at once,
+// naming the address, not after the handshake timeout.
+func TestDialRefused(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	start := time.Now()
+	_, err = Dial(ctxFor(t, 20*time.Second), addr, &Config{HandshakeTimeout: 10 * time.Second})
+	var re *RefusedError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRefused) || re.Peer.String() != addr || !strings.Contains(err.Error(), "refused by "+addr) {
+		t.Fatalf("after %v: %v", time.Since(start), err)
 	}
 }

@@ -91,6 +91,10 @@ type Message struct {
 	Addr    netip.AddrPort
 	Path    int
 	CE      bool
+	// Refused, from Receive, says this is no datagram: a datagram we
+	// sent to Addr came back refused (ICMP port, host or network
+	// unreachable), where the Bind can tell (Linux). N is 0.
+	Refused bool
 }
 
 // Bind is a set of UDP sockets, one per path, that sends and receives
@@ -173,6 +177,7 @@ type Stats struct {
 	// marks are sent and CE is always false.
 	ECN        bool
 	CEReceived uint64 // datagrams Receive returned with CE set
+	Refusals   uint64 // Refused messages Receive returned (ICMP unreachables)
 
 	RecvBuffer, SendBuffer int // socket buffer sizes the kernel reports (path 0)
 }
@@ -259,6 +264,7 @@ type counters struct {
 	truncated, dropped      atomic.Uint64
 	gsoSends, groReceives   atomic.Uint64
 	ceReceived              atomic.Uint64
+	refusals                atomic.Uint64
 }
 
 func (c *counters) snapshot() Stats {
@@ -276,6 +282,7 @@ func (c *counters) snapshot() Stats {
 		GSOSends:      c.gsoSends.Load(),
 		GROReceives:   c.groReceives.Load(),
 		CEReceived:    c.ceReceived.Load(),
+		Refusals:      c.refusals.Load(),
 	}
 }
 

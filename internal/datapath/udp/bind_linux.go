@@ -215,6 +215,9 @@ func (b *UDPBind) setup(i, fd, size int) error {
 			b.ecn = false
 		}
 	}
+	if err := enableRecvErr(fd, b.v6); err != nil {
+		return err
+	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(i)}
 	if err := unix.EpollCtl(b.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return os.NewSyscallError("epoll_ctl", err)

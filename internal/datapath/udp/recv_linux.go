@@ -108,6 +108,14 @@ func (b *UDPBind) poll(uintptr) bool {
 			return false
 		}
 		for _, ev := range rx.events[:ne] {
+			if ev.Events&unix.EPOLLERR != 0 {
+				// The error queue holds refusals; a plain read may not
+				// see them once the socket's error was reported.
+				if err := b.readRefusals(int(ev.Fd)); err != nil {
+					rx.err = err
+					return true
+				}
+			}
 			if err := b.read(int(ev.Fd)); err != nil {
 				rx.err = err
 				return true
@@ -172,10 +180,12 @@ func (b *UDPBind) read(path int) error {
 	if err != nil {
 		return err
 	}
-	switch rx.errno {
-	case 0:
-	case unix.EAGAIN:
+	switch {
+	case rx.errno == 0:
+	case rx.errno == unix.EAGAIN:
 		return nil
+	case refusal(rx.errno):
+		return b.readRefusals(path)
 	default:
 		return os.NewSyscallError("recvmmsg", rx.errno)
 	}
@@ -197,7 +207,7 @@ func (b *UDPBind) read(path int) error {
 		m := &msgs[w]
 		m.N = int(h.Len)
 		m.Addr = getSockaddr(&rx.names[i])
-		m.Path = path
+		m.Path, m.Refused = path, false
 		_, m.CE = parseControl(&rx.ctrls[i], int(h.Hdr.Controllen))
 		if m.CE {
 			rx.ce++
