@@ -24,8 +24,8 @@ import (
 // echoes a valid cookie, issued to that address, port and id no longer
 // than CookieLifetime ago, creates a connection. The Retry waits in a
 // small fixed queue of stateless answers until PollTransmit sends it; a
-// HELLO that finds the queue full is dropped unanswered (the dialer
-// repeats it).
+// HELLO that finds the queue full, or comes past RetryRate, is dropped
+// unanswered (the dialer repeats it).
 //
 // A connection created so is half-open until the listener hears from the
 // dialer on it (the dialer confirms with a PONG as soon as the ACCEPT
@@ -59,6 +59,11 @@ const (
 	// MaxPendingAnswers bounds the Retries and Refusals waiting to be
 	// sent: the only per-HELLO memory of a listener, fixed at Listen.
 	MaxPendingAnswers = 256
+	// DefaultRetryRate bounds the Retries a listener sends per second
+	// (bursts of MaxPendingAnswers): far more than honest dialers need,
+	// far less than a flood, whose HELLOs beyond it cost only their
+	// reading and decoding. A dialer left unanswered repeats its HELLO.
+	DefaultRetryRate = 10_000
 )
 
 // cookieTick is the granularity of a cookie's time.
@@ -84,6 +89,9 @@ type ListenConfig struct {
 	// HalfOpenTimeout closes an accepted connection its dialer has not
 	// confirmed this long; zero means the Config's HandshakeTimeout.
 	HalfOpenTimeout monotime.Duration
+	// RetryRate bounds the Retries sent per second; zero means
+	// DefaultRetryRate, negative no bound.
+	RetryRate int
 }
 
 // ErrRefused says the listener turned the dial away: it is not accepting,
@@ -102,6 +110,9 @@ func (lc ListenConfig) withDefaults(cfg *Config) (ListenConfig, error) {
 	}
 	if lc.HalfOpenTimeout == 0 {
 		lc.HalfOpenTimeout = cfg.HandshakeTimeout
+	}
+	if lc.RetryRate == 0 {
+		lc.RetryRate = DefaultRetryRate
 	}
 	switch {
 	case lc.Secret != nil && len(lc.Secret) < 16:
@@ -173,6 +184,10 @@ type admission struct {
 	lc   ListenConfig
 	jar  *cookieJar
 	stop bool // accepting no new connections
+	// tokens is the Retries that may be sent now, refilled at RetryRate
+	// up to MaxPendingAnswers; filled is when it was last refilled.
+	tokens int
+	filled monotime.Time
 	// answers is a fixed ring of Retries and Refusals to send.
 	answers      []answer
 	ahead, asize int
@@ -196,7 +211,8 @@ func (e *Endpoint) ListenWith(cfg Config, lc ListenConfig) error {
 		return err
 	}
 	e.listen = &cfg
-	e.adm = &admission{lc: lc, jar: newCookieJar(lc.Secret, lc.CookieLifetime), answers: make([]answer, MaxPendingAnswers)}
+	e.adm = &admission{lc: lc, jar: newCookieJar(lc.Secret, lc.CookieLifetime), answers: make([]answer, MaxPendingAnswers),
+		tokens: MaxPendingAnswers}
 	if e.accepted == nil {
 		e.accepted = make(map[acceptKey]*Conn)
 	}
@@ -213,6 +229,29 @@ func (e *Endpoint) StopAccepting() {
 	if e.adm != nil {
 		e.adm.stop = true
 	}
+}
+
+// takeToken says whether a Retry may be sent now, and counts it.
+func (a *admission) takeToken(now monotime.Time) bool {
+	if a.lc.RetryRate < 0 {
+		return true
+	}
+	if a.tokens == 0 && now > a.filled {
+		per := monotime.Second / monotime.Duration(a.lc.RetryRate) // time per token
+		n := int64(now.Sub(a.filled) / max(per, 1))
+		if n > 0 {
+			a.tokens = int(min(n, MaxPendingAnswers))
+			a.filled = a.filled.Add(monotime.Duration(n) * per)
+			if a.tokens == MaxPendingAnswers {
+				a.filled = now
+			}
+		}
+	}
+	if a.tokens == 0 {
+		return false
+	}
+	a.tokens--
+	return true
 }
 
 // queueAnswer queues a stateless answer; false when the queue is full.
@@ -258,7 +297,7 @@ func (e *Endpoint) hello(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 		if h.Flags&wire.FlagCookie != 0 {
 			e.stats.BadCookies++
 		}
-		if a.asize == len(a.answers) {
+		if a.asize == len(a.answers) || !a.takeToken(now) {
 			e.stats.Unanswered++
 			return nil
 		}

@@ -338,10 +338,24 @@ func TestRetry(t *testing.T) {
 
 // TestHelloFlood sprays 100,000 HELLOs from random addresses, ports and
 // ids at a listener, some with forged cookies: no connection and no
-// memory beyond the fixed answer queue, the answers bounded by it.
+// memory beyond the fixed answer queue, the answers bounded by it and by
+// the Retry rate.
 func TestHelloFlood(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		rate int
+		want int // Retries sent: 100 rounds, 1 ms apart, the queue drained after each
+	}{
+		{"queue bound", -1, 100 * core.MaxPendingAnswers},
+		{"default rate", 0, core.MaxPendingAnswers + 99*core.DefaultRetryRate/1000},
+	} {
+		t.Run(tt.name, func(t *testing.T) { helloFlood(t, tt.rate, tt.want) })
+	}
+}
+
+func helloFlood(t *testing.T, rate, want int) {
 	e := core.NewEndpoint()
-	if err := e.ListenWith(core.Config{}, core.ListenConfig{Secret: []byte("0123456789abcdef")}); err != nil {
+	if err := e.ListenWith(core.Config{}, core.ListenConfig{Secret: []byte("0123456789abcdef"), RetryRate: rate}); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -378,13 +392,13 @@ func TestHelloFlood(t *testing.T) {
 	if int(st.Retries) != answered || int(st.Retries+st.Unanswered) != sent || st.BadCookies != uint64(sent/2) {
 		t.Fatalf("stats %+v; %d sent, %d answered", st, sent, answered)
 	}
-	if answered != 100*core.MaxPendingAnswers {
-		t.Fatalf("%d answered, want the queue's %d per round", answered, core.MaxPendingAnswers)
+	if answered != want {
+		t.Fatalf("%d answered, want %d", answered, want)
 	}
 	from := netip.MustParseAddrPort("10.1.1.1:1")
 	hb := hello(t)
 	if n := testing.AllocsPerRun(1000, func() {
-		_ = e.HandleDatagramFrom(0, from, 0, hb, false)
+		_ = e.HandleDatagramFrom(monotime.Time(monotime.Second), from, 0, hb, false)
 		_, _ = e.PollTransmit(0, buf)
 	}); n != 0 {
 		t.Fatalf("a HELLO and its Retry allocate %v times", n)
