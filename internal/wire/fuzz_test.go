@@ -433,15 +433,17 @@ func FuzzStreamFrame(f *testing.F) {
 // (no sender, no parameters), not both - and return the fields it was
 // given; a truncated or over-long copy is rejected.
 func FuzzHandshake(f *testing.F) {
-	f.Add(true, uint8(0), uint32(0), uint32(7), uint8(16), uint8(2), uint8(32), uint8(8), uint16(4096), uint8(4), uint32(1024), uint64(12345), uint32(0), uint64(0))
-	f.Add(false, uint8(0), uint32(7), uint32(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(64), uint8(0), uint32(1), uint64(0), uint32(0), uint64(0))
-	f.Add(true, uint8(0xff), uint32(1), uint32(0), uint8(0), uint8(0), uint8(1), uint8(0), uint16(0), uint8(255), uint32(0), uint64(1<<63), uint32(1), uint64(2))
-	f.Add(true, wire.FlagCookie, uint32(0), uint32(7), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(0), uint32(8), uint64(5), uint32(99), uint64(0xfeed))
-	f.Add(false, wire.FlagRetry, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(0), uint32(99), uint64(0xfeed))
-	f.Add(false, wire.FlagRefuse, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0))
-	f.Add(false, wire.FlagRetry|wire.FlagRefuse, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0))
+	f.Add(true, uint8(0), uint32(0), uint32(7), uint8(16), uint8(2), uint8(32), uint8(8), uint16(4096), uint8(4), uint32(1024), uint64(12345), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(false, uint8(0), uint32(7), uint32(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(64), uint8(0), uint32(1), uint64(0), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(true, uint8(0xff), uint32(1), uint32(0), uint8(0), uint8(0), uint8(1), uint8(0), uint16(0), uint8(255), uint32(0), uint64(1<<63), uint32(1), uint64(2), uint8(0), []byte(nil))
+	f.Add(true, wire.FlagCookie, uint32(0), uint32(7), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(0), uint32(8), uint64(5), uint32(99), uint64(0xfeed), uint8(0), []byte(nil))
+	f.Add(false, wire.FlagRetry, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(0), uint32(99), uint64(0xfeed), uint8(0), []byte(nil))
+	f.Add(false, wire.FlagRefuse, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(false, wire.FlagRetry|wire.FlagRefuse, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(true, wire.FlagKeys, uint32(0), uint32(7), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(4), uint32(16), uint64(1), uint32(0), uint64(0), uint8(wire.ProtectFull), make([]byte, 32))
+	f.Add(false, wire.FlagKeys, uint32(7), uint32(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(4), uint32(16), uint64(1), uint32(0), uint64(0), uint8(wire.ProtectHeader), make([]byte, 48))
 	f.Fuzz(func(t *testing.T, hello bool, flags uint8, conn, source uint32, paths, scheme, k, m uint8,
-		mtu uint16, shift uint8, maxMsgs uint32, echo uint64, ctime uint32, mac uint64) {
+		mtu uint16, shift uint8, maxMsgs uint32, echo uint64, ctime uint32, mac uint64, kprot uint8, kmsg []byte) {
 		typ := wire.TypeAccept
 		if hello {
 			typ = wire.TypeHello
@@ -450,17 +452,24 @@ func FuzzHandshake(f *testing.F) {
 			MTU: mtu, ChunkShift: shift, MaxMsgs: maxMsgs, Echo: echo,
 			Cookie: wire.Cookie{Time: ctime}}
 		binary.BigEndian.PutUint64(in.Cookie.MAC[3:], mac)
+		keys := flags&wire.FlagKeys != 0
+		if keys {
+			in.Keys = wire.KeyExchange{Protection: wire.Protection(kprot), Msg: kmsg}
+		}
+		plain := flags &^ wire.FlagKeys
+		keysEncodable := !keys || (len(kmsg) >= 1 && len(kmsg) <= wire.MaxKeyMsg && (hello || plain&(wire.FlagRetry|wire.FlagRefuse) == 0))
+		keysValid := !keys || (keysEncodable && kprot >= 1 && kprot <= 2)
 		params := source != 0 && paths != 0 && mtu != 0 && shift <= wire.MaxChunkShift && maxMsgs != 0 && (k == 0) == (m == 0)
 		want := in // what the decoder must return when valid
 		var valid bool
 		switch {
 		case hello:
-			valid = flags&^wire.FlagCookie == 0 && conn == 0 && params
+			valid = flags&^(wire.FlagCookie|wire.FlagKeys) == 0 && conn == 0 && params && keysValid
 			if flags&wire.FlagCookie == 0 {
 				want.Cookie = wire.Cookie{}
 			}
-		case flags == 0:
-			valid = conn != 0 && params
+		case plain == 0:
+			valid = conn != 0 && params && keysValid
 			want.Cookie = wire.Cookie{}
 		case flags == wire.FlagRetry:
 			valid = conn != 0 && source == 0
@@ -469,8 +478,14 @@ func FuzzHandshake(f *testing.F) {
 			valid = conn != 0 && source == 0 && paths == 0 && scheme == 0 && k == 0 && m == 0 && mtu == 0 && shift == 0 && maxMsgs == 0
 			want.Cookie = wire.Cookie{}
 		}
-		buf := make([]byte, wire.HelloCookieLen+1)
+		buf := make([]byte, wire.HelloCookieLen+2+wire.MaxKeyMsg+1)
 		n, err := in.Encode(buf, typ)
+		if !keysEncodable {
+			if err == nil {
+				t.Fatalf("Encode(%+v, %v) took an impossible key exchange", in, typ)
+			}
+			return
+		}
 		if err != nil || n != in.Len(typ) {
 			t.Fatalf("Encode(%+v, %v) = %d, %v", in, typ, n, err)
 		}
@@ -480,7 +495,7 @@ func FuzzHandshake(f *testing.F) {
 		}
 		if err != nil {
 			checkSentinel(t, "ParseHandshake", err)
-		} else if got != want || gotType != typ {
+		} else if !reflect.DeepEqual(got, want) || gotType != typ {
 			t.Fatalf("ParseHandshake = %+v %v, want %+v %v", got, gotType, want, typ)
 		}
 		for _, l := range []int{n - 1, n + 1} {

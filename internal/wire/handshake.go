@@ -30,6 +30,15 @@ package wire
 //	12..15 cookie time
 //	16..31 cookie MAC
 //
+// With FlagKeys (a HELLO, or a plain ACCEPT) a key exchange follows what
+// is above: the protection asked for (HELLO) or agreed (ACCEPT), then one
+// message of the handshake that derives the connection's keys (a Noise
+// handshake message, opaque here):
+//
+//	+0     protection (protect.go)
+//	+1     message length L (1..255)
+//	+2..   the message
+//
 // A Refusal (ACCEPT with FlagRefuse) tells a dialer whose address the
 // listener has verified that it takes no connection from it: sender 0,
 // bytes 12..23 zero, 24..31 the echoed timestamp.
@@ -47,7 +56,18 @@ type Handshake struct {
 	// Cookie is the address-validation token of a Retry and of a Hello
 	// with FlagCookie; zero otherwise.
 	Cookie Cookie
+	// Keys is the key exchange of a HELLO or ACCEPT with FlagKeys.
+	Keys KeyExchange
 }
+
+// KeyExchange is one step of the handshake that keys a connection.
+type KeyExchange struct {
+	Protection Protection
+	Msg        []byte // aliases the decoded buffer
+}
+
+// MaxKeyMsg bounds a key-exchange message.
+const MaxKeyMsg = 255
 
 // Cookie is a listener's address-validation token: when it was issued and
 // a MAC only the listener can compute. Its meaning is the listener's
@@ -65,6 +85,8 @@ const (
 	FlagRetry uint8 = 1 << 0
 	// FlagRefuse makes an ACCEPT a Refusal: no connection.
 	FlagRefuse uint8 = 1 << 1
+	// FlagKeys says a HELLO or a plain ACCEPT carries a key exchange.
+	FlagKeys uint8 = 1 << 2
 )
 
 // Handshake lengths.
@@ -82,7 +104,20 @@ const (
 
 // Len returns the length of h encoded as a packet of type t.
 func (h *Handshake) Len(t Type) int {
+	n := HandshakeLen
 	if t == TypeHello && h.Flags&FlagCookie != 0 {
+		n = HelloCookieLen
+	}
+	if h.Flags&FlagKeys != 0 {
+		n += 2 + len(h.Keys.Msg)
+	}
+	return n
+}
+
+// keysAt is where the key exchange of a handshake of type t and flags
+// starts.
+func keysAt(t Type, flags uint8) int {
+	if t == TypeHello && flags&FlagCookie != 0 {
 		return HelloCookieLen
 	}
 	return HandshakeLen
@@ -95,6 +130,10 @@ func (h *Handshake) Encode(b []byte, t Type) (int, error) {
 		return 0, ErrType
 	}
 	n := h.Len(t)
+	if h.Flags&FlagKeys != 0 && (len(h.Keys.Msg) == 0 || len(h.Keys.Msg) > MaxKeyMsg ||
+		t == TypeAccept && h.Flags&(FlagRetry|FlagRefuse) != 0) {
+		return 0, ErrInconsistent
+	}
 	if len(b) < n {
 		return 0, ErrBufferSmall
 	}
@@ -109,8 +148,13 @@ func (h *Handshake) Encode(b []byte, t Type) (int, error) {
 	b[18], b[19] = h.ChunkShift, 0
 	be.PutUint32(b[20:], h.MaxMsgs)
 	be.PutUint64(b[24:], h.Echo)
-	if n == HelloCookieLen {
+	if t == TypeHello && h.Flags&FlagCookie != 0 {
 		h.Cookie.put(b[HandshakeLen:])
+	}
+	if h.Flags&FlagKeys != 0 {
+		k := b[keysAt(t, h.Flags):]
+		k[0], k[1] = byte(h.Keys.Protection), byte(len(h.Keys.Msg))
+		copy(k[2:], h.Keys.Msg)
 	}
 	return n, nil
 }
@@ -135,16 +179,28 @@ func ParseHandshake(b []byte) (Handshake, Type, error) {
 	if h.Type != TypeHello && h.Type != TypeAccept {
 		return Handshake{}, 0, ErrType
 	}
-	want := HandshakeLen
+	want := keysAt(h.Type, h.Flags)
 	switch {
-	case h.Type == TypeHello && h.Flags&^FlagCookie != 0,
-		h.Type == TypeAccept && (h.Flags&^(FlagRetry|FlagRefuse) != 0 || h.Flags == FlagRetry|FlagRefuse):
+	case h.Type == TypeHello && h.Flags&^(FlagCookie|FlagKeys) != 0,
+		h.Type == TypeAccept && (h.Flags&^(FlagRetry|FlagRefuse|FlagKeys) != 0 || h.Flags == FlagRetry|FlagRefuse ||
+			h.Flags&FlagKeys != 0 && h.Flags&(FlagRetry|FlagRefuse) != 0):
 		if len(b) < HandshakeLen {
 			return Handshake{}, 0, ErrTruncated
 		}
 		return Handshake{}, 0, ErrInconsistent
-	case h.Type == TypeHello && h.Flags&FlagCookie != 0:
-		want = HelloCookieLen
+	}
+	var keys KeyExchange
+	if h.Flags&FlagKeys != 0 {
+		if len(b) < want+2 {
+			return Handshake{}, 0, ErrTruncated
+		}
+		keys.Protection = Protection(b[want])
+		l := int(b[want+1])
+		if keys.Protection < ProtectHeader || keys.Protection > ProtectFull || l == 0 {
+			return Handshake{}, 0, ErrInconsistent
+		}
+		keys.Msg = b[want+2 : min(want+2+l, len(b))]
+		want += 2 + l
 	}
 	if len(b) != want {
 		if len(b) < want {
@@ -175,9 +231,10 @@ func ParseHandshake(b []byte) (Handshake, Type, error) {
 		hs.MaxMsgs == 0 || (hs.K == 0) != (hs.M == 0) {
 		return Handshake{}, 0, ErrInconsistent
 	}
-	if want == HelloCookieLen {
+	if h.Type == TypeHello && h.Flags&FlagCookie != 0 {
 		hs.Cookie = getCookie(b[HandshakeLen:])
 	}
+	hs.Keys = keys
 	return hs, h.Type, nil
 }
 

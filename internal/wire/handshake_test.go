@@ -1,7 +1,9 @@
 package wire_test
 
 import (
+	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/wire"
@@ -26,7 +28,7 @@ func TestHandshakeRoundTrip(t *testing.T) {
 			t.Fatalf("Encode = %d, %v", n, err)
 		}
 		got, typ, err := wire.ParseHandshake(buf[:n])
-		if err != nil || typ != tt.typ || got != tt.h {
+		if err != nil || typ != tt.typ || !reflect.DeepEqual(got, tt.h) {
 			t.Fatalf("ParseHandshake = %+v %v %v, want %+v %v", got, typ, err, tt.h, tt.typ)
 		}
 		for i := range n {
@@ -74,7 +76,13 @@ func TestHandshakeInconsistent(t *testing.T) {
 		{"K without M", wire.TypeHello, func(h *wire.Handshake) { h.K = 4 }},
 		{"no messages", wire.TypeHello, func(h *wire.Handshake) { h.MaxMsgs = 0 }},
 		{"unknown hello flag", wire.TypeHello, func(h *wire.Handshake) { h.Flags = 1 << 1 }},
-		{"unknown accept flag", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags = 3, 1<<2 }},
+		{"unknown accept flag", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags = 3, 1<<3 }},
+		{"key exchange of no protection", wire.TypeHello, func(h *wire.Handshake) {
+			h.Flags, h.Keys = wire.FlagKeys, wire.KeyExchange{Msg: []byte{1}}
+		}},
+		{"key exchange of protection 3", wire.TypeHello, func(h *wire.Handshake) {
+			h.Flags, h.Keys = wire.FlagKeys, wire.KeyExchange{Protection: 3, Msg: []byte{1}}
+		}},
 		{"retry and refuse", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags = 3, wire.FlagRetry|wire.FlagRefuse }},
 		{"retry with a sender", wire.TypeAccept, func(h *wire.Handshake) { h.Conn, h.Flags = 3, wire.FlagRetry }},
 		{"retry to the listener", wire.TypeAccept, func(h *wire.Handshake) { h.Flags, h.Source = wire.FlagRetry, 0 }},
@@ -85,7 +93,7 @@ func TestHandshakeInconsistent(t *testing.T) {
 	for _, tt := range tests {
 		h := ok
 		tt.edit(&h)
-		buf := make([]byte, wire.HelloCookieLen)
+		buf := make([]byte, wire.HelloCookieLen+3)
 		n, err := h.Encode(buf, tt.typ)
 		if err != nil {
 			t.Fatal(err)
@@ -96,6 +104,40 @@ func TestHandshakeInconsistent(t *testing.T) {
 	}
 	if _, err := ok.Encode(make([]byte, 40), wire.TypeData); !errors.Is(err, wire.ErrType) {
 		t.Errorf("Encode as DATA: %v", err)
+	}
+}
+
+// TestHandshakeKeys: a key exchange rides in a HELLO (with or without a
+// cookie) and in a plain ACCEPT, and nowhere else.
+func TestHandshakeKeys(t *testing.T) {
+	kx := wire.KeyExchange{Protection: wire.ProtectFull, Msg: bytes.Repeat([]byte{7}, 48)}
+	for _, tc := range []struct {
+		name string
+		typ  wire.Type
+		h    wire.Handshake
+	}{
+		{"hello", wire.TypeHello, wire.Handshake{Flags: wire.FlagKeys, Source: 7, Paths: 1, MTU: 4096, MaxMsgs: 8, Keys: kx}},
+		{"hello with cookie", wire.TypeHello, wire.Handshake{Flags: wire.FlagKeys | wire.FlagCookie, Source: 7, Paths: 1,
+			MTU: 4096, MaxMsgs: 8, Cookie: wire.Cookie{Time: 9}, Keys: kx}},
+		{"accept", wire.TypeAccept, wire.Handshake{Conn: 3, Flags: wire.FlagKeys, Source: 7, Paths: 1, MTU: 4096, MaxMsgs: 8,
+			Keys: wire.KeyExchange{Protection: wire.ProtectHeader, Msg: []byte{1, 2, 3}}}},
+	} {
+		buf := make([]byte, 512)
+		n, err := tc.h.Encode(buf, tc.typ)
+		if err != nil || n != tc.h.Len(tc.typ) {
+			t.Fatalf("%s: Encode = %d, %v", tc.name, n, err)
+		}
+		got, typ, err := wire.ParseHandshake(buf[:n])
+		if err != nil || typ != tc.typ || !reflect.DeepEqual(got, tc.h) {
+			t.Fatalf("%s: %+v %v %v, want %+v", tc.name, got, typ, err, tc.h)
+		}
+		if _, _, err := wire.ParseHandshake(buf[:n-1]); err == nil {
+			t.Fatalf("%s: a key exchange cut short was accepted", tc.name)
+		}
+	}
+	retry := wire.Handshake{Conn: 3, Flags: wire.FlagRetry | wire.FlagKeys, Keys: kx}
+	if _, err := retry.Encode(make([]byte, 512), wire.TypeAccept); err == nil {
+		t.Fatal("a Retry took a key exchange")
 	}
 }
 
