@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
 // Defaults of Config's zero value.
@@ -81,6 +82,14 @@ type Config struct {
 	// BaseRTT is the unloaded round trip the controller assumes until it
 	// measures one; zero: the controller's default.
 	BaseRTT monotime.Duration
+	// Keys, when set, keys connections with a key exchange carried in the
+	// HELLO and ACCEPT (keys.go); initiator is true on the dialer. Nil:
+	// no keys, no protection.
+	Keys func(initiator bool) KeyExchange
+	// Protection is what keyed connections do to every packet: header or
+	// full (wire.Protection); it needs Keys. The two ends use the stronger
+	// of what they ask, and a dialer refuses anything weaker than its own.
+	Protection wire.Protection
 	// MinRTO is the least retransmission timeout; zero means MinRTO
 	// (100 us, a datacenter's). A host whose scheduler delays the peer's
 	// ACKs by more than that should set more, or its timers fire for
@@ -136,6 +145,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("rate %g is negative", c.Rate)
 	case c.Paths < 1 || c.Paths > MaxPaths:
 		return c, fmt.Errorf("paths %d out of range 1..%d", c.Paths, MaxPaths)
+	case (c.Keys == nil) != (c.Protection == wire.ProtectNone) || c.Protection > wire.ProtectFull:
+		return c, fmt.Errorf("protection %v with keys set %v: protection (header or full) needs a key exchange, and a key exchange a protection", c.Protection, c.Keys != nil)
 	case c.HandshakeTimeout < 0:
 		return c, fmt.Errorf("handshake timeout %v is negative", c.HandshakeTimeout)
 	case c.MinRTO < 0:

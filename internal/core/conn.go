@@ -102,6 +102,8 @@ type Conn struct {
 	scratch ecScratch
 	mp      multipath
 	prot    *protection // nil: packets go unprotected (protect.go)
+	kx      KeyExchange // the dialer's key exchange until the ACCEPT (keys.go)
+	kxMsg   []byte      // our key-exchange message: the HELLO's, or the ACCEPT's
 
 	stats ConnStats
 }

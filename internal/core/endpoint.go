@@ -10,6 +10,7 @@
 package core
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -64,6 +65,9 @@ type EndpointStats struct {
 	HalfOpenExpired uint64
 	// Reaped counts closed connections removed from the endpoint.
 	Reaped uint64
+	// Unsealable counts packets dropped because the driver's buffer had
+	// no room for protection's trailer (see TrailerLen).
+	Unsealable uint64
 	// Conns and HalfOpen are the connections the endpoint holds now, and
 	// of those the accepted ones not confirmed yet.
 	Conns, HalfOpen int
@@ -166,6 +170,9 @@ func (e *Endpoint) HandleSplit(now monotime.Time, path Path, header, payload []b
 // mark to the sender's congestion controller in its next ACK.
 func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []byte, ce bool) error {
 	b := header
+	if len(header) >= wire.CommonLen && wire.ProtectionOf(header) != wire.ProtectNone {
+		return e.handleProtected(now, path, header, payload, ce)
+	}
 	if payload != nil {
 		if h, err := wire.ParseHeader(header); err != nil || (h.Type != wire.TypeData && h.Type != wire.TypeParity) {
 			// Only DATA and PARITY are decoded in pieces; anything else
@@ -188,6 +195,43 @@ func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []
 		e.stats.UnknownConn++
 		return ErrUnknownConn
 	}
+	if c.prot != nil && !handshakePacket(b) {
+		c.prot.stats.Unprotected++ // a keyed connection takes only sealed packets
+		return ErrUnprotected
+	}
+	return e.deliver(now, path, c, h, b, payload, ce)
+}
+
+// handleProtected opens a protected datagram for the connection it names,
+// then delivers it.
+func (e *Endpoint) handleProtected(now monotime.Time, path Path, header, payload []byte, ce bool) error {
+	b := header
+	if payload != nil {
+		e.gather = append(append(e.gather[:0], header...), payload...)
+		b = e.gather
+	}
+	c := e.conns[binary.BigEndian.Uint32(b[4:])]
+	if c == nil {
+		e.stats.UnknownConn++
+		return ErrUnknownConn
+	}
+	b, err := c.openReceived(b)
+	if err != nil {
+		if c.prot == nil {
+			e.stats.Malformed++ // sealed, for a connection with no keys
+		}
+		return err
+	}
+	h, err := wire.ParseHeader(b)
+	if err != nil {
+		e.stats.Malformed++
+		return err
+	}
+	return e.deliver(now, path, c, h, b, nil, ce)
+}
+
+// deliver hands a datagram, opened if it was protected, to c.
+func (e *Endpoint) deliver(now monotime.Time, path Path, c *Conn, h wire.Header, b, payload []byte, ce bool) error {
 	if ce && (h.Type == wire.TypeData || h.Type == wire.TypeParity) {
 		c.rcv.ceSeen = true
 	}
@@ -242,6 +286,11 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) 
 		}
 		c := e.order[j]
 		if size, data := c.poll(now, buf); size > 0 {
+			size, ok := c.sealTransmit(buf, size)
+			if !ok {
+				e.stats.Unsealable++
+				continue
+			}
 			e.next = j + 1
 			if e.next == n {
 				e.next = 0

@@ -64,6 +64,9 @@ func (e *Endpoint) Dial(now monotime.Time, peer netip.AddrPort, cfg Config) (*Co
 		return nil, err
 	}
 	c := newConn(e, e.allocID(), 0, peer, cfg)
+	if err := c.initiateKeys(); err != nil {
+		return nil, err
+	}
 	c.state = stateDialing
 	c.dialStart = now
 	c.helloDue = now
@@ -88,6 +91,9 @@ func (e *Endpoint) admit(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 		return err
 	}
 	c := newConn(e, e.allocID(), h.Source, from, cfg)
+	if err := c.respondKeys(h); err != nil {
+		return err
+	}
 	c.acceptEcho, c.acceptDue = h.Echo, true
 	c.heard(now)
 	e.add(c)
@@ -144,6 +150,10 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 		}
 	}
 	c.adopt(cfg)
+	if err := c.finishKeys(h); err != nil {
+		c.shutdown(err)
+		return
+	}
 	c.peerID = h.Source
 	c.state = stateEstablished
 	c.heard(now)
@@ -220,6 +230,7 @@ func (c *Conn) handshake(now monotime.Time, buf []byte) int {
 	if code := c.cfg.Scheme.Code(); code != nil {
 		h.K, h.M = uint8(code.K()), uint8(code.M())
 	}
+	c.offerKeys(&h)
 	n, _ := h.Encode(buf, t)
 	return n
 }
