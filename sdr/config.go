@@ -11,6 +11,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
 // Config sets up connections. The zero value works: one path, 4 KiB MTU,
@@ -50,6 +51,16 @@ type Config struct {
 	// SocketBuffer is the socket buffer size in bytes; zero means 4 MiB
 	// (forced past the system cap when running as root).
 	SocketBuffer int
+	// Auth protects every packet after the handshake, with keys from a
+	// Noise handshake (noise.go): "full" (AEAD over the whole packet,
+	// payload encrypted), "header" (a tag over each packet's headers:
+	// stops forged and injected packets, leaves payloads in clear) or
+	// "none". Empty means DefaultAuth. Both ends use the stronger of
+	// their two; a dialer refuses a listener that offers less.
+	Auth string
+	// PSK, when set (PSKLen bytes), is a key both ends must hold: the
+	// handshake then authenticates the peer as well.
+	PSK []byte
 	// CC is the congestion controller of data sent: "none", "nscc"
 	// (Ultra Ethernet's window law: queueing delay and ECN), "dcqcn" or
 	// "dcqcn-paper" (rate-based, ECN only). Empty means DefaultCC.
@@ -74,6 +85,9 @@ func (c *Config) orDefault() Config {
 	}
 	return *c
 }
+
+// DefaultAuth is the protection of the zero Config: everything sealed.
+const DefaultAuth = wire.ProtectFull
 
 // DefaultIdleTimeout: a peer silent this long is dead. Keepalives go out
 // every third of it, so a live idle peer answers twice over; 5 s is 100
@@ -134,6 +148,18 @@ func (c Config) check() (core.Config, error) {
 		return cc, fmt.Errorf("sdr: Config.Scheme: %w", err)
 	}
 	cc.Scheme = s
+	auth, err := parseAuth(c.Auth)
+	if err != nil {
+		return cc, err
+	}
+	if len(c.PSK) != 0 && len(c.PSK) != PSKLen {
+		return cc, fmt.Errorf("sdr: Config.PSK has %d bytes, want %d", len(c.PSK), PSKLen)
+	}
+	if auth != wire.ProtectNone {
+		psk := c.PSK
+		cc.Protection = auth
+		cc.Keys = func(initiator bool) core.KeyExchange { return newNoiseKeys(psk, initiator) }
+	}
 	ccName := c.CC
 	if ccName == "" {
 		ccName = DefaultCC

@@ -265,6 +265,8 @@ type Stats struct {
 	Paths []path.Stats // per path, when the connection sprays over several
 	// CC is the congestion controller's state; zero without one.
 	CC congestion.Stats
+	// Protect counts packets dropped as unprotected, forged or replayed.
+	Protect core.ProtectStats
 }
 
 // Stats returns the connection's counters.
@@ -272,6 +274,7 @@ func (c *Conn) Stats() Stats {
 	var s Stats
 	_ = c.e.call(func() {
 		s.ConnStats = c.core.Stats()
+		s.Protect = c.core.ProtectStats()
 		s.Paths = c.core.PathStats()
 		s.CC = c.core.CCStats()
 	})

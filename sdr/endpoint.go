@@ -72,7 +72,7 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 	for range rxBatches {
 		b := &rxBatch{msgs: make([]udp.Message, batch)}
 		for i := range b.msgs {
-			b.msgs[i].Buf = make([]byte, core.MaxMTU+wire.ParityLen)
+			b.msgs[i].Buf = make([]byte, core.MaxMTU+wire.ParityLen+core.TrailerLen)
 		}
 		e.free <- b
 	}
@@ -84,7 +84,7 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 		mtu = core.DefaultMTU
 	}
 	for i := range e.txBufs {
-		e.txBufs[i] = make([]byte, mtu+wire.ParityLen)
+		e.txBufs[i] = make([]byte, mtu+wire.ParityLen+core.TrailerLen)
 	}
 	e.pace.rate = cfg.Rate
 	go e.read()

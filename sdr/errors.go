@@ -42,7 +42,7 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	if e.Listener {
-		return fmt.Sprintf("connection refused by %v: the listener is not accepting", e.Peer)
+		return fmt.Sprintf("connection refused by %v: the listener turned it away (not accepting, or the key exchange failed: a different pre-shared key, or protection the listener does not offer)", e.Peer)
 	}
 	return fmt.Sprintf("connection refused by %v: nothing listens there (ICMP port unreachable)", e.Peer)
 }

@@ -129,26 +129,16 @@ func TestStreamCutShort(t *testing.T) {
 	}{
 		{"sender interrupted", func(_ *testing.T, _, _ *Conn, cancel context.CancelFunc) { cancel() }, ErrPeerAborted},
 		{"sender closes early", func(_ *testing.T, a, _ *Conn, _ context.CancelFunc) { _ = a.Close() }, ErrConnClosed},
-		{"forged graceful close", func(t *testing.T, _, b *Conn, _ context.CancelFunc) {
-			// 14 bytes from a stranger's socket: CLOSE, code 0, for the
-			// receiver's connection.
-			cl := wire.Close{Conn: b.core.ID()}
-			buf := make([]byte, wire.CloseLen)
-			if _, err := cl.Encode(buf); err != nil {
-				t.Fatal(err)
-			}
-			u, err := net.Dial("udp", b.LocalAddr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer u.Close()
-			if _, err := u.Write(buf); err != nil {
-				t.Fatal(err)
-			}
+		{"forged graceful close, auth none", func(t *testing.T, _, b *Conn, _ context.CancelFunc) {
+			forgeClose(t, b) // without keys the connection believes it
 		}, ErrConnClosed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a, b := pair(t, Config{Rate: 2e9}, nil)
+			cfg := Config{Rate: 2e9}
+			if strings.Contains(tt.name, "auth none") {
+				cfg.Auth = "none"
+			}
+			a, b := pair(t, cfg, nil)
 			ctx := ctxFor(t, time.Minute)
 			sendCtx, cancel := context.WithCancel(ctx)
 			defer cancel()
@@ -182,6 +172,55 @@ func TestStreamCutShort(t *testing.T) {
 				t.Fatalf("SendStream = %d, %v; want an error and at most %d acknowledged", s.n, s.err, sentBytes)
 			}
 		})
+	}
+}
+
+// forgeClose sends, from a stranger's socket, the 14 bytes of a graceful
+// CLOSE for b's connection.
+func forgeClose(t *testing.T, b *Conn) {
+	t.Helper()
+	cl := wire.Close{Conn: b.core.ID()}
+	buf := make([]byte, wire.CloseLen)
+	if _, err := cl.Encode(buf); err != nil {
+		t.Fatal(err)
+	}
+	u, err := net.Dial("udp", b.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	if _, err := u.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestForgedCloseDropped: with packets authenticated (the default), a
+// forged CLOSE is dropped and counted, and the stream completes verified.
+func TestForgedCloseDropped(t *testing.T) {
+	a, b := pair(t, Config{Rate: 2e9}, nil)
+	ctx := ctxFor(t, time.Minute)
+	data := payload(16<<20, 8)
+	var got bytes.Buffer
+	recvd := recvInto(ctx, b, &got, &StreamConfig{MsgSize: 1 << 20})
+	sent := make(chan streamResult, 1)
+	go func() {
+		n, err := a.SendStream(ctx, bytes.NewReader(data), &StreamConfig{MsgSize: 1 << 20, Size: int64(len(data))})
+		sent <- streamResult{n, err}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); b.Stats().RecvPackets < 100; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing arrived")
+		}
+	}
+	forgeClose(t, b)
+	if r := <-recvd; r.err != nil || sha256.Sum256(got.Bytes()) != sha256.Sum256(data) {
+		t.Fatalf("RecvStream = %d, %v", r.n, r.err)
+	}
+	if s := <-sent; s.err != nil {
+		t.Fatal(s.err)
+	}
+	if st := b.Stats().Protect; st.Unprotected != 1 {
+		t.Fatalf("receiver's protection stats %+v: want the forged CLOSE counted", st)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/units"
+	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sdr"
 )
 
@@ -35,6 +37,8 @@ type transportFlags struct {
 	cc        string
 	lineRate  rateFlag
 	minRTO    durationFlag
+	auth      string
+	psk       string
 }
 
 func (f *transportFlags) register(cmd *cobra.Command) {
@@ -55,6 +59,8 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.depth, "depth", sdr.DefaultStreamDepth, "messages in flight (1..512)")
 	fl.Var(&f.handshake, "handshake-timeout", "give up on a peer that does not answer after this long")
 	fl.Var(&f.window, "window", "unacknowledged bytes in flight (default: --rate x 100ms, or 2MiB unpaced)")
+	fl.StringVar(&f.auth, "auth", sdr.DefaultAuth.String(), "packet protection after a Noise handshake: full (encrypt and authenticate everything), header (authenticate headers only) or none")
+	fl.StringVar(&f.psk, "psk", "", "pre-shared key, 64 hex digits, that both ends must hold (authenticates the peer)")
 	fl.StringVar(&f.cc, "cc", sdr.DefaultCC, "congestion control: "+strings.Join(cc.Names(), ", "))
 	fl.Var(&f.lineRate, "line-rate", "link rate the congestion controller starts from (default: --rate, or 10Gbps)")
 	fl.Var(&f.minRTO, "min-rto", "least retransmission timeout")
@@ -70,6 +76,16 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	}
 	if _, err := path.ParseKind(f.sel); err != nil {
 		return nil, invalidFlag("select", f.sel, errors.New("want obs, rr, bestrtt, dwrr or single"))
+	}
+	if _, ok := wire.ParseProtection(f.auth); !ok {
+		return nil, invalidFlag("auth", f.auth, errors.New("want full, header or none"))
+	}
+	var psk []byte
+	if f.psk != "" {
+		var err error
+		if psk, err = hex.DecodeString(f.psk); err != nil || len(psk) != sdr.PSKLen {
+			return nil, invalidFlag("psk", "(hidden)", fmt.Errorf("want %d hex digits", 2*sdr.PSKLen))
+		}
 	}
 	if _, err := cc.Parse(f.cc); err != nil {
 		return nil, invalidFlag("cc", f.cc, fmt.Errorf("want %s", strings.Join(cc.Names(), ", ")))
@@ -87,7 +103,7 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	}
 	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
 		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d,
-		MaxBytesInFlight: window, CC: f.cc, LineRate: f.lineRate.bps, MinRTO: f.minRTO.d}, nil
+		MaxBytesInFlight: window, Auth: f.auth, PSK: psk, CC: f.cc, LineRate: f.lineRate.bps, MinRTO: f.minRTO.d}, nil
 }
 
 // stream returns the stream settings; size declares the stream's length

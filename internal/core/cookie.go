@@ -320,7 +320,17 @@ func (e *Endpoint) hello(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 		}
 		return ErrRefused
 	}
-	return e.admit(now, from, h, key)
+	if err := e.admit(now, from, h, key); err != nil {
+		// A key exchange that fails (another pre-shared key, no key
+		// exchange offered) is refused: the dialer learns it at once.
+		e.stats.Refused++
+		r := wire.Handshake{Conn: h.Source, Flags: wire.FlagRefuse, Echo: h.Echo}
+		if !a.queueAnswer(from, &r) {
+			e.stats.Unanswered++
+		}
+		return err
+	}
+	return nil
 }
 
 // confirm notes that the dialer of c has spoken on it.
