@@ -47,3 +47,32 @@ workload:
 		}
 	}
 }
+
+// TestAuthBytes: protection's trailer costs its bytes on the wire: a
+// message takes longer by about the trailer's share of each packet, and
+// the model, charged the same bytes, still agrees.
+func TestAuthBytes(t *testing.T) {
+	src := []byte(`name: auth
+topology:
+  trunk_delay: 1ms
+transport:
+  auth: [none, full]
+workload:
+  size: 64MiB
+  count: 3
+`)
+	cells := runScenario(t, "auth.yaml", src, 1)
+	none, full := cells[0], cells[1]
+	if full.Params["transport.auth"] != "full" || none.Mean <= 0 {
+		t.Fatalf("cells %+v", cells)
+	}
+	// Serialization dominates a 64 MiB message: 4096 payload bytes carry
+	// 32 of header and 66 of framing, and now 24 of trailer.
+	want := float64(4096+32+66+24) / float64(4096+32+66)
+	if got := full.Mean / none.Mean; got < 1+(want-1)/2 || got > want+(want-1)/2 {
+		t.Errorf("full/none = %.4f, want about %.4f", got, want)
+	}
+	if full.Model == nil || none.Model == nil || full.Model.Mean <= none.Model.Mean {
+		t.Errorf("model not charged the trailer: %+v %+v", none.Model, full.Model)
+	}
+}

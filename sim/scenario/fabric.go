@@ -197,6 +197,9 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 	}
 	rng := rand.New(rand.NewPCG(placement, 0xfab))
 	f, err := buildFabric(eng, v)
+	if err == nil {
+		f.Net.Overhead += v.authBytes()
+	}
 	if err != nil {
 		return sim.TransferStats{}, nil, err
 	}

@@ -35,7 +35,7 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		MessageBytes:   int64(v.int("workload.size")),
 		ChunkBytes:     v.int("transport.chunk"),
 		MTU:            v.int("transport.mtu"),
-		HeaderBytes:    wire.MessageLen + sim.DefaultOverhead,
+		HeaderBytes:    wire.MessageLen + sim.DefaultOverhead + v.authBytes(),
 		RateBitsPerSec: v.float("topology.host_rate"),
 		RTT:            rtt,
 		DropProb:       v.float("topology.loss"),

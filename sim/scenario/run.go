@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"github.com/sdrnet/sdrnet/internal/cc"
+	"github.com/sdrnet/sdrnet/internal/wire"
 	"math"
 	"runtime"
 	"slices"
@@ -210,6 +211,16 @@ func (v *values) int(path string) int {
 
 func (v *values) float(path string) float64 { x, _ := v.get(path).(float64); return x }
 
+// authBytes is what packet protection (transport.auth) adds to every
+// packet on the wire: the simulator models the trailer's bytes, not the
+// cryptography's CPU.
+func (v *values) authBytes() int {
+	if v.pt.Values["transport.auth"] == "none" || v.pt.Values["transport.auth"] == "" {
+		return 0
+	}
+	return wire.TrailerLen
+}
+
 func (v *values) congestion() cc.Algorithm { x, _ := v.get("transport.cc").(cc.Algorithm); return x }
 
 func (v *values) duration(path string) monotime.Duration {
@@ -312,6 +323,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		return cell, nil
 	}
 	top := sim.TwoSites(eng, tcfg)
+	top.Net.Overhead += v.authBytes()
 	start := time.Now()
 	var completions []monotime.Duration
 	var stats sim.TransferStats

@@ -160,6 +160,7 @@ var schema = map[string]field{
 	"transport.window":          {"0", size(0, 1<<40)},
 	"transport.admission":       {"0", intIn(0, 1<<16)},
 	"transport.cc":              {"none", congestion},
+	"transport.auth":            {"none", oneOf("none", "header", "full")},
 	"workload.placement":        {"packed", oneOf("packed", "fragmented")},
 	"workload.placement_seed":   {"0", intIn(0, 1<<30)},
 	"workload.background":       {"0", fraction},
