@@ -44,6 +44,22 @@ type result struct {
 	DroppedLoss uint64  `json:"tunnel_dropped_loss"`
 	DroppedQ    uint64  `json:"tunnel_dropped_queue"`
 	Paths       int     `json:"tunnel_paths"`
+	Mix         *mix    `json:"mix,omitempty"`
+}
+
+// mix is what a TCP flow and an sdrnet connection got of one bottleneck:
+// the bytes the tunnel forwarded for each (A to B) over the window both
+// were sending, the middle of the sdrnet run.
+type mix struct {
+	SdrnetArgs      string  `json:"sdrnet_args"`
+	Seconds         float64 `json:"seconds"`
+	TCPBps          float64 `json:"tcp_bps"`
+	SdrnetBps       float64 `json:"sdrnet_bps"`
+	TCPShare        float64 `json:"tcp_share"`
+	SdrnetShare     float64 `json:"sdrnet_share"`
+	SdrnetGoodput   float64 `json:"sdrnet_goodput_bps"`
+	SdrnetResentPct float64 `json:"sdrnet_resent_pct"`
+	SdrnetRTOs      int64   `json:"sdrnet_rtos"`
 }
 
 func main() {
@@ -53,6 +69,8 @@ func main() {
 	port := flag.Int("port", 5201, "iperf3 port inside namespace B")
 	tcpMem := flag.Int("tcp-mem", 32<<20, "max TCP send/receive buffer (bytes) set in both namespaces; 0 keeps the host's")
 	asJSON := flag.Bool("json", false, "print one JSON object per run instead of a text line")
+	sdrnet := flag.String("sdrnet", "", "an sdrnet binary: run sdrnet bench beside each TCP flow through the same tunnel (give the spec shared=1 for one bottleneck) and report both shares")
+	sdrArgs := flag.String("sdrnet-args", "--mtu 1024 --window 4MiB", "more flags for both sdrnet bench ends (space-separated)")
 	flag.Parse()
 
 	if err := linkem.TunnelSupported(); err != nil {
@@ -77,7 +95,13 @@ func main() {
 		}
 		// A fresh tunnel per run: no state (paths, queues, TCP metrics
 		// cache) carries over from one congestion control to the next.
-		res, err := runOne(ctx, cfg, *spec, cc, *secs, *port, *tcpMem)
+		var res *result
+		var err error
+		if *sdrnet != "" {
+			res, err = runMix(ctx, cfg, *spec, cc, *secs, *port, *tcpMem, *sdrnet, strings.Fields(*sdrArgs))
+		} else {
+			res, err = runOne(ctx, cfg, *spec, cc, *secs, *port, *tcpMem)
+		}
 		if errors.Is(err, errSkip) {
 			fmt.Printf("tuntcp: skip: %v\n", err)
 			return
@@ -91,6 +115,12 @@ func main() {
 			b, _ := json.Marshal(res)
 			fmt.Println(string(b))
 		} else {
+			if res.Mix != nil {
+				m := res.Mix
+				fmt.Printf("tcp %-6s beside sdrnet (%s), over %.1f s: tcp %.1f Mbit/s (%.2f), sdrnet %.1f Mbit/s (%.2f) of the bottleneck's forwarded bytes; sdrnet resent %.2f%%, %d RTOs; tunnel queue-dropped %d\n",
+					res.CC, m.SdrnetArgs, m.Seconds, m.TCPBps/1e6, m.TCPShare, m.SdrnetBps/1e6, m.SdrnetShare, m.SdrnetResentPct, m.SdrnetRTOs, res.DroppedQ)
+				continue
+			}
 			fmt.Printf("tcp %-6s goodput %7.1f Mbit/s  (sent %7.1f Mbit/s, %d retransmits, rtt mean %.1f ms max %.1f ms; tunnel lost %d, queue-dropped %d)\n",
 				res.CC, res.GoodputBps/1e6, res.SentBps/1e6, res.Retransmits, res.MeanRTTms, res.MaxRTTms,
 				res.DroppedLoss, res.DroppedQ)
@@ -223,4 +253,156 @@ func truncate(b []byte) string {
 func fatal(err error) {
 	fmt.Fprintf(os.Stderr, "tuntcp: %v\n", err)
 	os.Exit(2)
+}
+
+// runMix runs iperf3 (TCP with congestion control cc, from its fixed
+// client port cport = port+1) and sdrnet bench side by side from A to B
+// through one tunnel. It samples the tunnel's per-path counters every
+// 250 ms and reports each flow's forwarded bytes between 3 s after the
+// start and 1 s before the earlier of the two ends, where both compete.
+// sdrnet's paths are every path but the TCP flow's (its UDP source
+// ports, and iperf3's control connection, a few bytes).
+func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port, tcpMem int, sdrnet string, sdrArgs []string) (*result, error) {
+	tun, err := linkem.NewTunnel(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errSkip, err)
+	}
+	defer tun.Close()
+	nsA, nsB := tun.Namespace(linkem.SideA), tun.Namespace(linkem.SideB)
+	if tcpMem > 0 {
+		for _, ns := range []string{nsA, nsB} {
+			out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+				fmt.Sprintf("net.ipv4.tcp_rmem=4096 131072 %d", tcpMem),
+				fmt.Sprintf("net.ipv4.tcp_wmem=4096 16384 %d", tcpMem)).CombinedOutput()
+			if err != nil {
+				return nil, fmt.Errorf("sysctl in %s: %v: %s", ns, err, strings.TrimSpace(string(out)))
+			}
+		}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b := tun.Addr(linkem.SideB).String()
+	srv := exec.CommandContext(sctx, "ip", "netns", "exec", nsB, "iperf3", "-s", "-1", "-B", b, "-p", fmt.Sprint(port))
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("iperf3 server: %w", err)
+	}
+	defer func() { cancel(); _ = srv.Wait() }()
+	sdrPort := port + 2
+	ssrv := exec.CommandContext(sctx, "ip", append([]string{"netns", "exec", nsB, sdrnet, "bench", "--listen", fmt.Sprintf("%s:%d", b, sdrPort)}, sdrArgs...)...)
+	if err := ssrv.Start(); err != nil {
+		return nil, fmt.Errorf("sdrnet server: %w", err)
+	}
+	defer func() { cancel(); _ = ssrv.Wait() }()
+	if err := waitListening(ctx, nsB, port); err != nil {
+		return nil, err
+	}
+	time.Sleep(300 * time.Millisecond) // the sdrnet listener
+
+	type sample struct {
+		at       time.Time
+		tcp, all uint64
+	}
+	cport := port + 1
+	var samples []sample
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			st := tun.Stats()
+			s := sample{at: time.Now(), all: st.Forward.ForwardedBytes}
+			for _, p := range st.Paths {
+				if int(p.Client.Port()) == cport {
+					s.tcp = p.Forward.ForwardedBytes
+				}
+			}
+			samples = append(samples, s)
+			select {
+			case <-tick.C:
+			case <-stopSampling:
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	// sdrnet sends what half the bottleneck carries in the run, so it
+	// stays about as long as iperf3 when the shares are even.
+	rate := 1e9
+	if r := cfg.Default.Forward.Rate; r > 0 {
+		rate = r
+	}
+	size := int64(rate / 8 / 2 * float64(secs))
+	sc := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", nsA, sdrnet, "bench", "--connect", fmt.Sprintf("%s:%d", b, sdrPort),
+		"--json", "--size", fmt.Sprint(size)}, sdrArgs...)...)
+	var sdrOut []byte
+	var sdrErr error
+	var sdrEnd time.Time
+	sdone := make(chan struct{})
+	go func() {
+		defer close(sdone)
+		sdrOut, sdrErr = sc.Output()
+		sdrEnd = time.Now()
+	}()
+	client := exec.CommandContext(ctx, "ip", "netns", "exec", nsA, "iperf3", "-c", b, "--cport", fmt.Sprint(cport),
+		"-p", fmt.Sprint(port), "-C", cc, "-t", fmt.Sprint(secs), "-J")
+	out, err := client.Output()
+	tcpEnd := time.Now()
+	<-sdone
+	close(stopSampling)
+	<-sampled
+	var rep iperfReport
+	if jerr := json.Unmarshal(out, &rep); jerr != nil || rep.Error != "" {
+		return nil, fmt.Errorf("iperf3 client: %v (json: %v) %s: %s", err, jerr, rep.Error, truncate(out))
+	}
+	if got := rep.End.SenderTCPCongestion; got != "" && got != cc {
+		return nil, fmt.Errorf("iperf3 ran %s, not %s", got, cc)
+	}
+	if sdrErr != nil {
+		return nil, fmt.Errorf("sdrnet bench: %v: %s", sdrErr, truncate(sdrOut))
+	}
+	var sr struct {
+		Bytes   int64   `json:"bytes"`
+		Goodput float64 `json:"goodput_bps"`
+		Retx    int64   `json:"retransmitted_bytes"`
+		RTOs    int64   `json:"rtos"`
+	}
+	if err := json.Unmarshal(sdrOut, &sr); err != nil {
+		return nil, fmt.Errorf("sdrnet bench json: %v: %s", err, truncate(sdrOut))
+	}
+	from, to := start.Add(3*time.Second), sdrEnd
+	if tcpEnd.Before(to) {
+		to = tcpEnd
+	}
+	to = to.Add(-time.Second)
+	var a, z *sample
+	for i := range samples {
+		if a == nil && !samples[i].at.Before(from) {
+			a = &samples[i]
+		}
+		if !samples[i].at.After(to) {
+			z = &samples[i]
+		}
+	}
+	if a == nil || z == nil || !z.at.After(a.at) {
+		return nil, fmt.Errorf("the flows overlapped too briefly to measure (sdrnet ended %v after the start, tcp %v)",
+			sdrEnd.Sub(start).Round(time.Millisecond), tcpEnd.Sub(start).Round(time.Millisecond))
+	}
+	dt := z.at.Sub(a.at).Seconds()
+	tcpB, allB := float64(z.tcp-a.tcp), float64(z.all-a.all)
+	st := tun.Stats()
+	res := &result{CC: cc, Spec: spec, Seconds: rep.End.SumReceived.Seconds,
+		GoodputBps: rep.End.SumReceived.BitsPerSecond, SentBps: rep.End.SumSent.BitsPerSecond,
+		Retransmits: rep.End.SumSent.Retransmits, ForwardPkts: st.Forward.Forwarded,
+		DroppedLoss: st.Forward.DroppedLoss, DroppedQ: st.Forward.DroppedQueue, Paths: len(st.Paths),
+		Mix: &mix{SdrnetArgs: strings.Join(sdrArgs, " "), Seconds: dt, TCPBps: tcpB * 8 / dt, SdrnetBps: (allB - tcpB) * 8 / dt,
+			SdrnetGoodput: sr.Goodput, SdrnetRTOs: sr.RTOs}}
+	if allB > 0 {
+		res.Mix.TCPShare, res.Mix.SdrnetShare = tcpB/allB, (allB-tcpB)/allB
+	}
+	if sr.Bytes > 0 {
+		res.Mix.SdrnetResentPct = 100 * float64(sr.Retx) / float64(sr.Bytes)
+	}
+	return res, nil
 }

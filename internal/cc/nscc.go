@@ -65,8 +65,8 @@ import (
 //     RTT). Below a 109 us base RTT at 4 KiB packets the bound is above
 //     uec.cpp's gain and changes nothing. The fast increase (an idle
 //     path) is bounded alike (fastScale).
-//   - Delay alone is a congestion signal on a path that has not shown ECN
-//     (DelayWithoutECN, default on). uec.cpp holds an unmarked delay
+//   - Delay alone may be a congestion signal on a path that has not shown
+//     ECN (DelayWithoutECN, off by default: see its comment). uec.cpp holds an unmarked delay
 //     above the target against no one (the average takes it as a quarter
 //     base RTT) because its switches mark: a queue no switch marked is
 //     another hop's. Loopback, the kernel and most WAN paths never mark,
@@ -134,8 +134,11 @@ type NSCCConfig struct {
 
 	DelayWeight float64 // weight of a sample in the average delay, 0.0125 per ACK
 
-	QAThreshold monotime.Duration // a delay above it arms quick adapt: 4 x Target
-	QAGate      uint              // quick adapt acts if the bytes acked in a period < maxwnd >> QAGate: 3
+	// QAThreshold: a delay above it arms quick adapt: 4 x the uncapped
+	// target (4 base RTTs), so a host stall of a few ms on a long path is
+	// not taken for a collapse.
+	QAThreshold monotime.Duration
+	QAGate      uint // quick adapt acts if the bytes acked in a period < maxwnd >> QAGate: 3
 
 	MaxWindowBDPs     float64           // maximum window in BDPs: 1.5; also the initial window
 	AdjustBytes       int64             // fulfill after this many bytes acked: 8 x MSS
@@ -153,12 +156,18 @@ type NSCCConfig struct {
 	// LossNeedsCongestion makes losses act only on a congested path (see
 	// the file comment). Ours; true by default.
 	LossNeedsCongestion bool
-	LossDelayWeight     float64           // weight of a sample in the loss-judging delay: 1/8
-	LossDelayThreshold  monotime.Duration // a loss-judging delay above it is congestion: Target
+	LossDelayWeight     float64 // weight of a sample in the loss-judging delay: 1/8
+	// A loss-judging delay above LossDelayThreshold is congestion: one
+	// base RTT (the uncapped target). Not the capped target: a host's
+	// scheduling noise reaches a millisecond, and random loss read as
+	// congestion on a long path collapses the window (1% loss, 50 ms).
+	LossDelayThreshold monotime.Duration
 
 	// DelayWithoutECN makes an unmarked delay at or above the target a
 	// congestion signal until the connection's first ECN echo (see the
-	// file comment). Ours; true by default.
+	// file comment). Ours; off by default: on a loaded host, scheduling
+	// noise above the 1 ms target cuts the window as a queue would
+	// (docs/benchmarks.md: 1% loss over 50 ms collapsed to < 20 Mbit/s).
 	DelayWithoutECN bool
 }
 
@@ -189,7 +198,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 		Eta:                 0.15 * mss * a,
 		Gamma:               0.8,
 		DelayWeight:         0.0125,
-		QAThreshold:         4 * target,
+		QAThreshold:         4 * max(p.BaseRTT, nsccMinQDly),
 		QAGate:              nsccQAGate,
 		MaxWindowBDPs:       nsccMaxBDPs,
 		AdjustBytes:         nsccAdjMSS * int64(p.MSS),
@@ -200,8 +209,8 @@ func NSCCDefaults(p Params) NSCCConfig {
 		MaxLineRate:         nsccMaxRate,
 		LossNeedsCongestion: true,
 		LossDelayWeight:     nsccLossEW,
-		LossDelayThreshold:  target,
-		DelayWithoutECN:     true,
+		LossDelayThreshold:  max(p.BaseRTT, nsccMinQDly),
+		DelayWithoutECN:     false,
 	}
 }
 

@@ -65,7 +65,7 @@ func TestNSCCDefaults(t *testing.T) {
 		AdjustBytes: 8 * mss, AdjustPeriod: 12 * us, FastIncreaseDelay: 1 * us,
 		FastIncreaseScale: 0.25, LossNeedsCongestion: true, LossDelayWeight: 0.125,
 		LossDelayThreshold: 12 * us, MaxLineRate: 1e12,
-		MaxTarget: 1 * monotime.Millisecond, MaxGain: 1, DelayWithoutECN: true,
+		MaxTarget: 1 * monotime.Millisecond, MaxGain: 1,
 	}
 	if math.Abs(c.A-1) > 1e-12 || math.Abs(c.Alpha-want.Alpha) > 1e-12*want.Alpha {
 		t.Errorf("a %g alpha %g, want 1, %g", c.A, c.Alpha, want.Alpha)
@@ -398,8 +398,8 @@ func TestNSCCTargetCap(t *testing.T) {
 		if want == 0 {
 			want = uec
 		}
-		if c.Target != tt.wantTarget || math.Abs(c.Alpha-want) > 1e-9*want || c.QAThreshold != 4*c.Target ||
-			c.LossDelayThreshold != c.Target || math.Abs(c.B-float64(c.Target)/float64(12*us)) > 1e-9 {
+		if c.Target != tt.wantTarget || math.Abs(c.Alpha-want) > 1e-9*want || c.QAThreshold != 4*p.BaseRTT ||
+			c.LossDelayThreshold != p.BaseRTT || math.Abs(c.B-float64(c.Target)/float64(12*us)) > 1e-9 {
 			t.Errorf("%+v: target %v alpha %g (uec.cpp %g) b %g, want %v, %g", tt.p, c.Target, c.Alpha, uec, c.B, tt.wantTarget, want)
 		}
 	}
@@ -448,6 +448,7 @@ func TestNSCCDelayOnly(t *testing.T) {
 	b := bottleneck{bdp: 1e9 / 8 * 0.02, buffer: 256 << 10, rate: 1e9 / 8 / 1e12}
 
 	cfg := NSCCDefaults(params)
+	cfg.DelayWithoutECN = true
 	p := newNSCCPath(cfg)
 	util, lost, maxQ := b.run(p, 400, 100, false)
 	t.Logf("delay-only: utilization %.3f, lost %.0f B, largest queue %.0f B (%v)", util, lost, maxQ, monotime.Duration(maxQ/b.rate))
