@@ -1,6 +1,7 @@
 package sdr
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -58,7 +59,13 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 	if err != nil {
 		return nil, err
 	}
-	e := &endpoint{bind: bind, core: core.NewEndpoint(), start: time.Now(), cfg: cfg,
+	var seed [32]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	ce := core.NewEndpoint()
+	ce.RandomIDs(seed) // ids an attacker off the path cannot guess
+	e := &endpoint{bind: bind, core: ce, start: time.Now(), cfg: cfg,
 		local:         netip.AddrPortFrom(local.Addr(), ports[0]),
 		reqs:          make(chan func()),
 		rx:            make(chan *rxBatch, rxBatches),

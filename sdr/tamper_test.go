@@ -80,7 +80,7 @@ func (p *tamperProxy) pump(in *net.UDPConn, dest func(*net.UDPAddr) *net.UDPAddr
 			p.mu.Unlock()
 			continue
 		}
-		rare := typ == wire.TypeNack || typ == wire.TypeCTS || typ == wire.TypeClose // few: attack every one
+		rare := typ != wire.TypeData && typ != wire.TypeParity // control packets are few: attack every one
 		var alteredCopy []byte
 		if (r < 0.03 || rare) && typ != wire.TypeHello && typ != wire.TypeAccept {
 			alteredCopy = append([]byte(nil), pkt...)

@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -76,11 +77,12 @@ type EndpointStats struct {
 // Endpoint is one side's protocol state: a set of connections.
 type Endpoint struct {
 	conns  map[uint32]*Conn
-	order  []*Conn // in creation order, for fair and deterministic polling
-	next   int     // where PollTransmit starts its round-robin
-	last   *Conn   // the connection of the previous datagram: usually the next's
-	gather []byte  // scratch for HandleSplit
-	nextID uint32  // the last connection id handed out
+	order  []*Conn    // in creation order, for fair and deterministic polling
+	next   int        // where PollTransmit starts its round-robin
+	last   *Conn      // the connection of the previous datagram: usually the next's
+	gather []byte     // scratch for HandleSplit
+	nextID uint32     // the last connection id handed out
+	ids    *rand.Rand // random ids (RandomIDs); nil: in turn
 	// listen holds the configuration of accepted connections; nil: not
 	// listening. accepted finds them again from a repeated HELLO.
 	listen   *Config

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"math/bits"
+	"math/rand/v2"
 	"net/netip"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -46,15 +47,26 @@ type acceptKey struct {
 // new peer creates one and raises EventAccepted.
 func (e *Endpoint) Listen(cfg Config) error { return e.ListenWith(cfg, ListenConfig{}) }
 
-// allocID returns an unused local connection id.
+// allocID returns an unused local connection id: the next in turn, or a
+// random one after RandomIDs.
 func (e *Endpoint) allocID() uint32 {
 	for {
 		e.nextID++
-		if id := e.nextID; id != 0 && e.conns[id] == nil {
+		id := e.nextID
+		if e.ids != nil {
+			id = e.ids.Uint32()
+		}
+		if id != 0 && e.conns[id] == nil {
 			return id
 		}
 	}
 }
+
+// RandomIDs makes the endpoint draw its connection ids at random from a
+// generator seeded with seed, so that an attacker off the path cannot
+// guess the id a packet must name. The caller supplies the seed (from
+// crypto/rand on a real network); the same seed gives the same ids.
+func (e *Endpoint) RandomIDs(seed [32]byte) { e.ids = rand.New(rand.NewChaCha8(seed)) }
 
 // Dial opens a connection to peer: EventEstablished reports it ready, or
 // EventClosed with ErrHandshakeTimeout after cfg.HandshakeTimeout.

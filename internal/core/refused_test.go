@@ -51,3 +51,28 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomIDs(t *testing.T) {
+	seen := map[uint32]bool{}
+	e := NewEndpoint()
+	e.RandomIDs([32]byte{1})
+	for range 100 {
+		c, err := e.Dial(0, netip.MustParseAddrPort("127.0.0.1:9"), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ID() == 0 || seen[c.ID()] {
+			t.Fatalf("id %d again", c.ID())
+		}
+		seen[c.ID()] = true
+	}
+	small := 0
+	for id := range seen {
+		if id < 1<<20 {
+			small++
+		}
+	}
+	if small > 5 {
+		t.Fatalf("%d of 100 ids below 2^20: not random", small)
+	}
+}
