@@ -22,10 +22,19 @@ type creditScheduler struct {
 	conns []*Conn
 	turn  int  // the connection whose turn is next
 	idle  bool // nothing wanted credit at the last look
-	// ahead bounds a message's credit beyond what has arrived, so a
+	// A message's credit may run ahead of what has arrived by twice the
+	// bandwidth-delay product (rate x the connection's measured round
+	// trip), never less than floor: enough to keep the path full, while a
 	// sender that is not sending yet does not take the grants others
-	// could use: twice the bandwidth-delay product.
-	ahead uint64
+	// could use.
+	rate  float64 // bits per second, as granted
+	floor uint64
+}
+
+// ahead is how far c's messages' credit may run ahead of their data.
+func (s *creditScheduler) ahead(c *Conn) uint64 {
+	bdp := s.rate / 8 * c.rcv.roundTrip().Seconds()
+	return max(uint64(2*bdp), s.floor)
 }
 
 // initCredit joins a connection whose algorithm is receiver-driven to its
@@ -48,7 +57,7 @@ func (r *receiver) initCredit() {
 	}
 	e := r.c.ep
 	if e.credit == nil {
-		e.credit = &creditScheduler{pacer: pacer, ahead: uint64(max(2*p.BDP(), int64(4*cfg.ChunkSize)))}
+		e.credit = &creditScheduler{pacer: pacer, rate: p.LineRate, floor: uint64(max(2*p.BDP(), int64(4*cfg.ChunkSize)))}
 	}
 	r.credit = e.credit
 	for _, c := range e.credit.conns {
@@ -98,7 +107,7 @@ func (s *creditScheduler) pick() (*Conn, *recvMsg) {
 		if c.closed {
 			continue
 		}
-		if m := c.rcv.wantingCredit(s.ahead); m != nil {
+		if m := c.rcv.wantingCredit(s.ahead(c)); m != nil {
 			s.turn = (s.turn + i + 1) % len(s.conns)
 			return c, m
 		}
@@ -141,12 +150,12 @@ func (m *recvMsg) arrivedBytes() uint64 {
 	return uint64(m.pktCount) * uint64(m.geo.MTU)
 }
 
-// creditArrived notes a DATA packet of m: one that brings m's credit
-// back within reach of its bound lets the scheduler grant again.
+// creditArrived notes a DATA packet of m: if m wants more credit and is
+// within its bound, an idle scheduler looks again.
 func (r *receiver) creditArrived(now monotime.Time, m *recvMsg) {
 	m.lastData = now
 	out := m.credit - min(m.credit, m.arrivedBytes())
-	if out < r.credit.ahead && out+uint64(m.geo.MTU) >= r.credit.ahead {
+	if r.credit.idle && m.credit < m.creditWant() && out < r.credit.ahead(r.c) {
 		r.wake()
 	}
 }
