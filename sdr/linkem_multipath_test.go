@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"testing"
 	"time"
-
-	"github.com/sdrnet/sdrnet/internal/linkem"
 )
 
 // TestLinkemMultipathReceiver puts the link emulator in front of a
@@ -24,15 +22,7 @@ func TestLinkemMultipathReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	lcfg, err := linkem.ParseSpec("delay=1ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := linkem.Listen("127.0.0.1:0", l.Addr().String(), lcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := throughLinkem(t, l, "delay=1ms")
 
 	ctx := ctxFor(t, time.Minute)
 	type result struct {

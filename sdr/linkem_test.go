@@ -11,6 +11,22 @@ import (
 	"github.com/sdrnet/sdrnet/internal/linkem"
 )
 
+// throughLinkem puts the user-space link emulator, configured by spec, in
+// front of l, and returns it; the test closes it.
+func throughLinkem(t *testing.T, l *Listener, spec string) *linkem.Proxy {
+	t.Helper()
+	lcfg, err := linkem.ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := linkem.Listen("127.0.0.1:0", l.Addr().String(), lcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	return proxy
+}
+
 // TestThroughLinkem moves 256 MiB over real loopback sockets through the
 // user-space link emulator: 20 ms RTT, 1% loss each way, 16 paths of
 // which one dies a second in. Every scheme must deliver every byte, and
@@ -42,16 +58,7 @@ func TestThroughLinkem(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			spec := "delay=10ms,loss=1% path[3]:fail=1s"
-			lcfg, err := linkem.ParseSpec(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxy, err := linkem.Listen("127.0.0.1:0", l.Addr().String(), lcfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer proxy.Close()
+			proxy := throughLinkem(t, l, "delay=10ms,loss=1% path[3]:fail=1s")
 
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()

@@ -14,9 +14,25 @@ import (
 	"time"
 
 	"github.com/sdrnet/sdrnet/internal/datapath/udp"
-	"github.com/sdrnet/sdrnet/internal/linkem"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
+
+// dialAccept dials addr, which leads to l, and accepts there; the test
+// closes both ends.
+func dialAccept(ctx context.Context, t *testing.T, l *Listener, addr string, cfg *Config) (*Conn, *Conn) {
+	t.Helper()
+	a, err := Dial(ctx, addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	b, err := l.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return a, b
+}
 
 // streamResult is what one side of a stream ended with.
 type streamResult struct {
@@ -54,26 +70,9 @@ func TestStreamVerified(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			lcfg, err := linkem.ParseSpec("delay=1ms,loss=1%,reorder=0.02/1ms,dup=0.01")
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxy, err := linkem.Listen("127.0.0.1:0", l.Addr().String(), lcfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer proxy.Close()
+			proxy := throughLinkem(t, l, "delay=1ms,loss=1%,reorder=0.02/1ms,dup=0.01")
 			ctx := ctxFor(t, time.Minute)
-			a, err := Dial(ctx, proxy.Addr().String(), &Config{Paths: 4, Rate: 1e9})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := l.Accept(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a, b := dialAccept(ctx, t, l, proxy.Addr().String(), &Config{Paths: 4, Rate: 1e9})
 			data := payload(tt.size, 5)
 			var got bytes.Buffer
 			recvd := recvInto(ctx, b, &got, &StreamConfig{MsgSize: 1 << 20, Depth: 4})

@@ -142,16 +142,7 @@ func TestTamperedAndReplayed(t *testing.T) {
 				limit = 5 * time.Second // altered control packets may wedge it: that too is a failure
 			}
 			ctx := ctxFor(t, limit)
-			a, err := Dial(ctx, proxy.addr(), &cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := l.Accept(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a, b := dialAccept(ctx, t, l, proxy.addr(), &cfg)
 			data := payload(8<<20, 11)
 			var got bytes.Buffer
 			recvd := recvInto(ctx, b, &got, &StreamConfig{MsgSize: 1 << 20})
