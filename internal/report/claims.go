@@ -58,6 +58,10 @@ func (v Verdict) Summary() string {
 	switch {
 	case len(v.Groups) == 0:
 		return "not judged: this run has no pair of cells to compare (run the full grid)"
+	case len(v.Groups) == 1 && v.Holds == 1:
+		return "holds"
+	case len(v.Groups) == 1:
+		return "does not hold"
 	case v.Holds == len(v.Groups):
 		return fmt.Sprintf("holds in all %d settings", len(v.Groups))
 	case v.Holds == 0:

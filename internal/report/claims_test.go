@@ -23,7 +23,7 @@ func TestJudge(t *testing.T) {
 		summary      string
 	}{
 		{"mean everywhere", scenario.Claim{Better: better, Worse: worse}, 1, 2, "holds in 1 of 2 settings"},
-		{"where", scenario.Claim{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}, 1, 1, "holds in all 1 settings"},
+		{"where", scenario.Claim{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}, 1, 1, "holds"},
 		{"retx reversed", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Factor: 10}, 2, 2, "holds in all 2 settings"},
 		{"factor too high", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Factor: 30}, 1, 2, "holds in 1 of 2 settings"},
 		{"no pair", scenario.Claim{Better: better, Worse: map[string]string{"transport.cc": "nscc"}}, 0, 0, "not judged"},

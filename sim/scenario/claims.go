@@ -20,7 +20,7 @@ import (
 //	    better: transport.cc=none
 //	    worse: transport.cc=dcqcn
 //	    where: workload.kind=incast                 # optional
-//	    metric: mean                                # optional: mean, p99, p999, retx_bytes, drops
+//	    metric: mean                                # optional: one of ClaimMetrics
 //	    factor: 1                                   # optional
 type Claim struct {
 	Text          string
@@ -33,7 +33,7 @@ type Claim struct {
 
 // ClaimMetrics are the cell figures a claim may compare; lower is better
 // for all of them.
-var ClaimMetrics = []string{"mean", "p99", "p999", "retx_bytes", "drops"}
+var ClaimMetrics = []string{"mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99"}
 
 // ClaimValue is a cell's figure named by metric.
 func ClaimValue(c *Cell, metric string) float64 {
@@ -46,6 +46,10 @@ func ClaimValue(c *Cell, metric string) float64 {
 		return float64(c.RetxBytes)
 	case "drops":
 		return float64(c.Drops)
+	case "ctrl_wait_p90":
+		return c.CtrlWaitP90
+	case "ctrl_wait_p99":
+		return c.CtrlWaitP99
 	}
 	return c.Mean
 }
