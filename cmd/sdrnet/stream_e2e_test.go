@@ -177,3 +177,39 @@ func TestE2ERecvChecksOutFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EKilledPeer: SIGKILL of either side; the survivor exits non-zero
+// within seconds (an ICMP refusal, or the 5 s idle timeout), saying what
+// happened, instead of waiting 30 s to say "connection closed".
+func TestE2EKilledPeer(t *testing.T) {
+	for _, victim := range []string{"send", "recv"} {
+		t.Run(victim, func(t *testing.T) {
+			dir := t.TempDir()
+			in, _ := randomFile(t, dir, 64<<20)
+			out := filepath.Join(dir, "out")
+			addr := freePort(t)
+			recv := start(t, "recv", "--listen", addr, "--out", out, "--msg", "1MiB")
+			waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+			send := start(t, "send", addr, in, "--msg", "1MiB", "--rate", "200Mbps")
+			waitFor(t, 20*time.Second, "bytes to arrive", func() bool {
+				st, err := os.Stat(out + ".partial")
+				return err == nil && st.Size() > 1<<20
+			})
+			killed, survivor := send, recv
+			if victim == "recv" {
+				killed, survivor = recv, send
+			}
+			if err := killed.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			killedAt := time.Now()
+			code, log := survivor.exit(t)
+			if took := time.Since(killedAt); code == 0 || took > 15*time.Second {
+				t.Fatalf("survivor exited %d after %v:\n%s", code, took, log)
+			}
+			if !strings.Contains(log, "refused by") && !strings.Contains(log, "silent for") {
+				t.Fatalf("survivor does not say the peer is gone:\n%s", log)
+			}
+		})
+	}
+}
