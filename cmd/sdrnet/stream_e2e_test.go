@@ -105,21 +105,29 @@ func randomFile(t *testing.T, dir string, size int) (string, [32]byte) {
 	return name, sha256.Sum256(data)
 }
 
-// TestE2EInterruptedSend interrupts `sdrnet send` mid-transfer (SIGINT,
-// as Ctrl-C does): both ends must exit non-zero, the receiver must say how
-// much arrived, and the file must never appear under its final name.
-func TestE2EInterruptedSend(t *testing.T) {
+// slowTransfer starts recv and a 64 MiB send paced to 200 Mbit/s, and
+// returns once more than a MiB has arrived, with recv's --out file.
+func slowTransfer(t *testing.T) (recv, send *proc, out string) {
+	t.Helper()
 	dir := t.TempDir()
 	in, _ := randomFile(t, dir, 64<<20)
-	out := filepath.Join(dir, "out")
+	out = filepath.Join(dir, "out")
 	addr := freePort(t)
-	recv := start(t, "recv", "--listen", addr, "--out", out, "--msg", "1MiB")
+	recv = start(t, "recv", "--listen", addr, "--out", out, "--msg", "1MiB")
 	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
-	send := start(t, "send", addr, in, "--msg", "1MiB", "--rate", "200Mbps")
+	send = start(t, "send", addr, in, "--msg", "1MiB", "--rate", "200Mbps")
 	waitFor(t, 20*time.Second, "bytes to arrive", func() bool {
 		st, err := os.Stat(out + ".partial")
 		return err == nil && st.Size() > 1<<20
 	})
+	return recv, send, out
+}
+
+// TestE2EInterruptedSend interrupts `sdrnet send` mid-transfer (SIGINT,
+// as Ctrl-C does): both ends must exit non-zero, the receiver must say how
+// much arrived, and the file must never appear under its final name.
+func TestE2EInterruptedSend(t *testing.T) {
+	recv, send, out := slowTransfer(t)
 	if err := send.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -184,17 +192,7 @@ func TestE2ERecvChecksOutFirst(t *testing.T) {
 func TestE2EKilledPeer(t *testing.T) {
 	for _, victim := range []string{"send", "recv"} {
 		t.Run(victim, func(t *testing.T) {
-			dir := t.TempDir()
-			in, _ := randomFile(t, dir, 64<<20)
-			out := filepath.Join(dir, "out")
-			addr := freePort(t)
-			recv := start(t, "recv", "--listen", addr, "--out", out, "--msg", "1MiB")
-			waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
-			send := start(t, "send", addr, in, "--msg", "1MiB", "--rate", "200Mbps")
-			waitFor(t, 20*time.Second, "bytes to arrive", func() bool {
-				st, err := os.Stat(out + ".partial")
-				return err == nil && st.Size() > 1<<20
-			})
+			recv, send, _ := slowTransfer(t)
 			killed, survivor := send, recv
 			if victim == "recv" {
 				killed, survivor = recv, send
