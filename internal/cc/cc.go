@@ -182,14 +182,21 @@ func (a Algorithm) New(p Params) Controller {
 }
 
 // algorithms are the named controllers, registered by their files.
-var algorithms = map[string]func(Params) Controller{}
+var algorithms = map[string]Algorithm{}
 
-// register adds a named controller; each controller's file calls it once.
-func register(name string, make func(Params) Controller) { algorithms[name] = make }
+// register adds a named sender-driven controller; each controller's file
+// calls it once.
+func register(name string, make func(Params) Controller) {
+	algorithms[name] = Algorithm{name: name, make: make}
+}
+
+// registerReceiverDriven adds a named algorithm whose receivers pace
+// credit and whose senders run no controller.
+func registerReceiverDriven(name string) { algorithms[name] = Algorithm{name: name, credit: true} }
 
 // Names returns the names Parse accepts, sorted.
 func Names() []string {
-	names := []string{"none", creditName}
+	names := []string{"none"}
 	for n := range algorithms {
 		names = append(names, n)
 	}
@@ -202,11 +209,8 @@ func Parse(name string) (Algorithm, error) {
 	if name == "" || name == "none" {
 		return Algorithm{}, nil
 	}
-	if m, ok := algorithms[name]; ok {
-		return Algorithm{name: name, make: m}, nil
-	}
-	if name == creditName {
-		return Algorithm{name: name, credit: true}, nil
+	if a, ok := algorithms[name]; ok {
+		return a, nil
 	}
 	return Algorithm{}, fmt.Errorf("congestion control %q: want %s", name, strings.Join(Names(), ", "))
 }

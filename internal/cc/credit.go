@@ -14,7 +14,7 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 // The receiver's pacing is all there is: the senders run no controller,
 // so credit does nothing for congestion that is not at the receiver's
 // link (a hot spine), which sender-driven control (NSCC) addresses.
-const creditName = "credit"
+func init() { registerReceiverDriven("credit") }
 
 // CreditPacer spaces a receiver's grants to its line rate. The core calls
 // Ready before each grant and Granted after it, with non-decreasing times.

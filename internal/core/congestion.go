@@ -11,13 +11,15 @@ import (
 // pays one nil check per call.
 
 // initCC creates the connection's controller, if it has one.
-func (s *sender) initCC() {
-	cfg := &s.c.cfg
-	rate := cfg.LineRate
+func (s *sender) initCC() { s.cc = s.c.cfg.CC.New(s.c.cfg.ccParams()) }
+
+// ccParams is what a controller, or a receiver's credit pacer, starts from.
+func (c *Config) ccParams() cc.Params {
+	rate := c.LineRate
 	if rate == 0 {
-		rate = cfg.Rate
+		rate = c.Rate
 	}
-	s.cc = cfg.CC.New(cc.Params{LineRate: rate, BaseRTT: cfg.BaseRTT, MSS: cfg.MTU, LearnLineRate: cfg.LearnLineRate})
+	return cc.Params{LineRate: rate, BaseRTT: c.BaseRTT, MSS: c.MTU, LearnLineRate: c.LearnLineRate}
 }
 
 // ccBlocked reports whether the controller's pacing holds the next data

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"slices"
+
 	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/wire"
@@ -41,11 +43,7 @@ func (s *creditScheduler) ahead(c *Conn) uint64 {
 // endpoint's scheduler.
 func (r *receiver) initCredit() {
 	cfg := &r.c.cfg
-	rate := cfg.LineRate
-	if rate == 0 {
-		rate = cfg.Rate
-	}
-	p := cc.Params{LineRate: rate, BaseRTT: cfg.BaseRTT, MSS: cfg.MTU}.WithDefaults()
+	p := cfg.ccParams().WithDefaults()
 	// Credit counts payload bytes, but the link also carries each packet's
 	// headers (ours, UDP, IP, Ethernet): grant at the rate that leaves the
 	// link 1% of headroom, or the receiver's queue grows without end.
@@ -102,11 +100,15 @@ func (s *creditScheduler) tick(now monotime.Time) {
 // pick returns the next message to grant, round-robin over connections
 // and oldest first within one.
 func (s *creditScheduler) pick() (*Conn, *recvMsg) {
+	// Closed connections leave the scheduler here, so the endpoint's
+	// reaping frees them.
+	if n := len(s.conns); n > 0 {
+		if s.conns = slices.DeleteFunc(s.conns, func(c *Conn) bool { return c.closed }); len(s.conns) < n {
+			s.turn = 0
+		}
+	}
 	for i := range s.conns {
 		c := s.conns[(s.turn+i)%len(s.conns)]
-		if c.closed {
-			continue
-		}
 		if m := c.rcv.wantingCredit(s.ahead(c)); m != nil {
 			s.turn = (s.turn + i + 1) % len(s.conns)
 			return c, m

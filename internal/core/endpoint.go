@@ -188,11 +188,7 @@ func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []
 		e.stats.Malformed++
 		return err
 	}
-	c := e.last
-	if c == nil || c.id != h.Conn {
-		c = e.conns[h.Conn]
-		e.last = c
-	}
+	c := e.lookup(h.Conn)
 	if c == nil {
 		e.stats.UnknownConn++
 		return ErrUnknownConn
@@ -204,6 +200,17 @@ func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []
 	return e.deliver(now, path, c, h, b, payload, ce)
 }
 
+// lookup returns connection id, remembering it: consecutive datagrams
+// mostly belong to the same connection.
+func (e *Endpoint) lookup(id uint32) *Conn {
+	c := e.last
+	if c == nil || c.id != id {
+		c = e.conns[id]
+		e.last = c
+	}
+	return c
+}
+
 // handleProtected opens a protected datagram for the connection it names,
 // then delivers it.
 func (e *Endpoint) handleProtected(now monotime.Time, path Path, header, payload []byte, ce bool) error {
@@ -212,16 +219,17 @@ func (e *Endpoint) handleProtected(now monotime.Time, path Path, header, payload
 		e.gather = append(append(e.gather[:0], header...), payload...)
 		b = e.gather
 	}
-	c := e.conns[binary.BigEndian.Uint32(b[4:])]
+	c := e.lookup(binary.BigEndian.Uint32(b[4:]))
 	if c == nil {
 		e.stats.UnknownConn++
 		return ErrUnknownConn
 	}
-	b, err := c.openReceived(b)
+	if c.prot == nil {
+		e.stats.Malformed++ // sealed, for a connection with no keys
+		return ErrUnprotected
+	}
+	b, err := c.prot.openInPlace(b)
 	if err != nil {
-		if c.prot == nil {
-			e.stats.Malformed++ // sealed, for a connection with no keys
-		}
 		return err
 	}
 	h, err := wire.ParseHeader(b)

@@ -121,18 +121,3 @@ func (c *Conn) sealTransmit(buf []byte, n int) (int, bool) {
 	n, c.snd.payload = c.prot.sealInto(buf[:n], n, c.snd.payload)
 	return n, true
 }
-
-// openReceived checks a datagram for connection c: a protected one is
-// opened in place; an unprotected one is refused if c is keyed.
-func (c *Conn) openReceived(b []byte) ([]byte, error) {
-	switch {
-	case c.prot == nil:
-		if wire.ProtectionOf(b) != wire.ProtectNone {
-			return nil, ErrUnprotected
-		}
-		return b, nil
-	case handshakePacket(b) && wire.ProtectionOf(b) == wire.ProtectNone:
-		return b, nil
-	}
-	return c.prot.openInPlace(b)
-}

@@ -38,7 +38,6 @@ type protection struct {
 	next       uint64  // our next packet number
 	window     replays // the peer's packet numbers seen
 	ad         []byte  // scratch: associated data
-	tag        [0]byte // where header mode's empty plaintext goes
 	stats      ProtectStats
 }
 
@@ -133,7 +132,7 @@ func (p *protection) openInPlace(b []byte) ([]byte, error) {
 		}
 		inClear := sealed[:end]
 		p.ad = wire.PutPacketNumber(append(p.ad[:0], inClear[:wire.AuthenticatedLen(inClear)]...), pn)
-		if _, err := p.open.Decrypt(p.tag[:0], pn, p.ad, sealed[end:]); err != nil {
+		if _, err := p.open.Decrypt(nil, pn, p.ad, sealed[end:]); err != nil {
 			p.stats.Forged++
 			return nil, ErrForged
 		}
