@@ -24,6 +24,9 @@ type creditScheduler struct {
 	conns []*Conn
 	turn  int  // the connection whose turn is next
 	idle  bool // nothing wanted credit at the last look
+	// resume says the scheduler was idle since its last grant: its
+	// pacer starts afresh at the next tick instead of catching up.
+	resume bool
 	// A message's credit may run ahead of what has arrived by twice the
 	// bandwidth-delay product (rate x the connection's measured round
 	// trip), never less than floor: enough to keep the path full, while a
@@ -68,8 +71,8 @@ func (r *receiver) initCredit() {
 
 // wake says a receive may want credit now.
 func (r *receiver) wake() {
-	if r.credit != nil {
-		r.credit.idle = false
+	if s := r.credit; s != nil && s.idle {
+		s.idle, s.resume = false, true
 	}
 }
 
@@ -84,6 +87,10 @@ func (s *creditScheduler) due() monotime.Time {
 
 // tick makes the grants the pacer allows at now.
 func (s *creditScheduler) tick(now monotime.Time) {
+	if s.resume {
+		s.resume = false
+		s.pacer.Resume(now)
+	}
 	for !s.idle && s.pacer.Ready(now) {
 		c, m := s.pick()
 		if m == nil {
