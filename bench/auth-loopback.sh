@@ -32,12 +32,16 @@ for i in $(seq "$REPS"); do
     runs[$m]+="$(jnum "$f" goodput_bps) "
   done
 done
-python3 - "$MODES" "${runs[@]}" <<'PY'
+# One "mode=values" argument per mode, in MODES's order: an associative
+# array's "${runs[@]}" comes in hash order, which swapped the rows once.
+args=()
+for m in $MODES; do args+=("$m=${runs[$m]}"); done
+python3 - "${args[@]}" <<'PY'
 import sys, statistics
-modes = sys.argv[1].split()
-vals = [list(map(float, s.split())) for s in sys.argv[2:]]
+modes = [a.split("=", 1)[0] for a in sys.argv[1:]]
+vals = [list(map(float, a.split("=", 1)[1].split())) for a in sys.argv[1:]]
 base = statistics.median(vals[0])
-print(f"{'auth':8} {'median Gbit/s':>14} {'min':>8} {'max':>8} {'vs none':>8}")
+print(f"{'auth':8} {'median Gbit/s':>14} {'min':>8} {'max':>8} {'vs ' + modes[0]:>8}")
 for m, v in zip(modes, vals):
     med = statistics.median(v)
     print(f"{m:8} {med/1e9:14.2f} {min(v)/1e9:8.2f} {max(v)/1e9:8.2f} {med/base:8.2f}")
