@@ -74,6 +74,15 @@ type Config struct {
 	// MinRTO is the least retransmission timeout; zero means
 	// DefaultMinRTO. Negative is an error.
 	MinRTO time.Duration
+	// MaxConns bounds a listener's connections, open and half-open; zero
+	// means core.DefaultMaxConns (256). Dialers past it are refused.
+	MaxConns int
+	// MaxHalfOpen bounds a listener's connections whose dialer has not yet
+	// confirmed the handshake; zero means core.DefaultMaxHalfOpen (32).
+	// With the stateless retry that comes before them (a dialer must echo
+	// a cookie bound to its address), this and MaxConns bound what a flood
+	// of HELLOs can make a listener hold.
+	MaxHalfOpen int
 
 	// bind, when set, replaces real UDP sockets (tests).
 	bind func() udp.Bind
@@ -189,6 +198,9 @@ func (c Config) check() (core.Config, error) {
 	}
 	if c.Rate < 0 {
 		return cc, fmt.Errorf("sdr: Config.Rate %g is negative", c.Rate)
+	}
+	if c.MaxConns < 0 || c.MaxHalfOpen < 0 {
+		return cc, fmt.Errorf("sdr: Config.MaxConns %d and MaxHalfOpen %d must not be negative", c.MaxConns, c.MaxHalfOpen)
 	}
 	if c.MinRTO < 0 {
 		return cc, fmt.Errorf("sdr: Config.MinRTO %v is negative", c.MinRTO)

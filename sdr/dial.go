@@ -110,7 +110,7 @@ func Listen(addr string, cfg *Config) (*Listener, error) {
 	e.accepted = make(chan *Conn, 64)
 	// The cookie secret of the listener's stateless retry (no state for a
 	// peer before it proves its address): fresh for each listener.
-	lc := core.ListenConfig{Secret: make([]byte, 32)}
+	lc := core.ListenConfig{Secret: make([]byte, 32), MaxConns: c.MaxConns, MaxHalfOpen: c.MaxHalfOpen}
 	_, _ = rand.Read(lc.Secret) // never fails (crypto/rand panics rather)
 	if cerr := e.call(func() { err = e.core.ListenWith(cc, lc) }); cerr != nil {
 		return nil, cerr

@@ -327,3 +327,22 @@ func TestDialRefused(t *testing.T) {
 		t.Fatalf("after %v: %v", time.Since(start), err)
 	}
 }
+
+// TestListenerMaxConns: Config.MaxConns bounds a listener's connections;
+// a dialer past it is refused, not left to time out.
+func TestListenerMaxConns(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", &Config{MaxConns: 1, MaxHalfOpen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := ctxFor(t, 30*time.Second)
+	dialAccept(ctx, t, l, l.Addr().String(), nil)
+	_, err = Dial(ctx, l.Addr().String(), &Config{HandshakeTimeout: time.Hour})
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("second dial past MaxConns 1: %v, want refused", err)
+	}
+	if _, err := Listen("127.0.0.1:0", &Config{MaxHalfOpen: -1}); err == nil || !strings.Contains(err.Error(), "MaxHalfOpen") {
+		t.Fatalf("negative MaxHalfOpen: %v", err)
+	}
+}

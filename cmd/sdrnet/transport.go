@@ -37,6 +37,7 @@ type transportFlags struct {
 	cc        string
 	lineRate  rateFlag
 	minRTO    durationFlag
+	idle      durationFlag
 	auth      string
 	psk       string
 }
@@ -48,6 +49,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	f.handshake = durationFlag{max: time.Hour, d: 10 * time.Second, text: "10s"}
 	f.window = sizeFlag{min: 4096, max: 1 << 40}
 	f.minRTO = durationFlag{max: time.Minute, d: sdr.DefaultMinRTO, text: sdr.DefaultMinRTO.String()}
+	f.idle = durationFlag{max: time.Hour, d: sdr.DefaultIdleTimeout, text: sdr.DefaultIdleTimeout.String()}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn or none")
 	fl.IntVar(&f.paths, "paths", 1, "UDP source ports to spray each connection over (1..128)")
@@ -64,6 +66,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cc, "cc", sdr.DefaultCC, "congestion control: "+strings.Join(cc.Names(), ", "))
 	fl.Var(&f.lineRate, "line-rate", "link rate the congestion controller starts from (default: --rate, or 10Gbps)")
 	fl.Var(&f.minRTO, "min-rto", "least retransmission timeout")
+	fl.Var(&f.idle, "idle-timeout", "declare the peer gone after this long without a packet from it (keepalives every third of it; 100ms..1h)")
 }
 
 // config checks the flags and returns the sdr configuration.
@@ -90,6 +93,9 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	if _, err := cc.Parse(f.cc); err != nil {
 		return nil, invalidFlag("cc", f.cc, fmt.Errorf("want %s", strings.Join(cc.Names(), ", ")))
 	}
+	if f.idle.d < minIdleTimeout {
+		return nil, invalidFlag("idle-timeout", f.idle.text, fmt.Errorf("want %v..%v", minIdleTimeout, f.idle.max))
+	}
 	if f.depth < 1 || f.depth > 512 {
 		return nil, invalidFlag("depth", fmt.Sprint(f.depth), errors.New("want 1..512"))
 	}
@@ -103,8 +109,14 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	}
 	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
 		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d,
-		MaxBytesInFlight: window, Auth: f.auth, PSK: psk, CC: f.cc, LineRate: f.lineRate.bps, MinRTO: f.minRTO.d}, nil
+		MaxBytesInFlight: window, Auth: f.auth, PSK: psk, CC: f.cc, LineRate: f.lineRate.bps, MinRTO: f.minRTO.d,
+		IdleTimeout: f.idle.d}, nil
 }
+
+// minIdleTimeout is the least --idle-timeout: keepalives every third of
+// it must not flood the peer, and a shorter silence is a scheduling
+// hiccup on a busy host, not a dead peer.
+const minIdleTimeout = 100 * time.Millisecond
 
 // stream returns the stream settings; size declares the stream's length
 // (0: undeclared).
