@@ -200,10 +200,42 @@ func FuzzHandshake(f *testing.F) {
 	f.Add(append([]byte(nil), buf[:n]...), uint16(2), true)
 
 	f.Fuzz(func(t *testing.T, b []byte, port uint16, late bool) {
+		fuzzHandshakeWith(t, fuzzConfig(), b, port, late)
+	})
+}
+
+// FuzzKeyedHandshake is FuzzHandshake between ends that key their
+// connection in the handshake and seal every packet after it (full
+// protection, a stand-in key exchange: sdr's FuzzNoiseKeys fuzzes the
+// Noise one): a forged or altered HELLO, ACCEPT or PING, before or after
+// the real handshake, must not break the keyed connection's invariants.
+func FuzzKeyedHandshake(f *testing.F) {
+	buf := make([]byte, wire.HandshakeLen+64)
+	hello := wire.Handshake{Source: 7, Flags: wire.FlagKeys, Paths: 1, MTU: fuzzMTU, ChunkShift: 2, MaxMsgs: fuzzMaxMsgs, Echo: 1,
+		Keys: wire.KeyExchange{Protection: wire.ProtectFull, Msg: []byte("a shared secret")}}
+	n, _ := hello.Encode(buf, wire.TypeHello)
+	f.Add(append([]byte(nil), buf[:n]...), uint16(9), false)
+	accept := wire.Handshake{Conn: 1, Source: 1, Flags: wire.FlagKeys, Paths: 1, MTU: fuzzMTU, ChunkShift: 2, MaxMsgs: fuzzMaxMsgs,
+		Keys: wire.KeyExchange{Protection: wire.ProtectFull, Msg: []byte("ok")}}
+	n, _ = accept.Encode(buf, wire.TypeAccept)
+	f.Add(append([]byte(nil), buf[:n]...), uint16(2), false)
+	f.Add(append([]byte(nil), buf[:n]...), uint16(2), true)
+	f.Fuzz(func(t *testing.T, b []byte, port uint16, late bool) {
+		cfg := fuzzConfig()
+		cfg.Keys = func(bool) core.KeyExchange { return fixedKeys{} }
+		cfg.Protection = wire.ProtectFull
+		fuzzHandshakeWith(t, cfg, b, port, late)
+	})
+}
+
+// fuzzHandshakeWith delivers the datagram b from port (or from the
+// listener, to the dialer) to a pair of ends configured by cfg, early or
+// once their own handshake is done, and checks what they negotiated.
+func fuzzHandshakeWith(t *testing.T, cfg core.Config, b []byte, port uint16, late bool) {
+	{
 		if len(b) > fuzzMaxDatagram {
 			return
 		}
-		cfg := fuzzConfig()
 		link := testLink()
 		longest := 0
 		link.Drop = func(b []byte) bool { longest = max(longest, len(b)); return false }
@@ -273,8 +305,16 @@ func FuzzHandshake(f *testing.F) {
 				t.Fatalf("negotiated chunk %d is not a power-of-two multiple of the MTU %d", got.ChunkSize, got.MTU)
 			}
 		}
-		if longest > cfg.MTU+wire.ParityLen {
+		if longest > cfg.MTU+wire.ParityLen+protectionOverhead(cfg) {
 			t.Fatalf("a %d-byte datagram left an endpoint with MTU %d", longest, cfg.MTU)
 		}
-	})
+	}
+}
+
+// protectionOverhead is what sealing adds to a datagram under cfg.
+func protectionOverhead(cfg core.Config) int {
+	if cfg.Keys == nil {
+		return 0
+	}
+	return wire.TrailerLen
 }
