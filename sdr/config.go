@@ -123,6 +123,15 @@ const DefaultLineRate = 10e9
 // more costs little, and on a long path the RTT sets the timeout anyway.
 const DefaultMinRTO = 25 * time.Millisecond
 
+// DefaultHostNoise is how late a real host's RTT samples may run with no
+// queue (cc.Params.HostNoise). On this project's 2-core test machine Go's
+// scheduler and the kernel's softirqs delay a sample by up to about a
+// millisecond under load (docs/benchmarks.md: a 1 ms fast-average target
+// read that noise as a queue). A delay-steered controller keeps its
+// target at least this high and judges the queue by the least delay over
+// several times it.
+const DefaultHostNoise = time.Millisecond
+
 // DefaultCC is the congestion controller of the zero Config.
 const DefaultCC = "none"
 
@@ -176,6 +185,7 @@ func (c Config) check() (core.Config, error) {
 	if cc.CC, err = congestion.Parse(ccName); err != nil {
 		return cc, fmt.Errorf("sdr: Config.CC: %w", err)
 	}
+	cc.HostNoise = monotime.FromStd(DefaultHostNoise)
 	switch {
 	case c.LineRate < 0:
 		return cc, fmt.Errorf("sdr: Config.LineRate %g is negative", c.LineRate)

@@ -14,7 +14,11 @@
 //     additive and hyper increase driven by a timer and a byte counter.
 //   - NSCC: Ultra Ethernet's window law: a target queueing delay, the four
 //     delay x ECN quadrants, fulfill adjustment, quick adapt, NACK
-//     decrease, a window of at most 1.5 BDP.
+//     decrease, a window of at most 1.5 BDP; on a real host, a standing-
+//     queue filter, pacing and slow start (nscc.go).
+//   - Credit: receiver-driven (UET's RCCC, Meta's admission): receivers
+//     grant senders credit paced to their line rate; senders run no
+//     controller (credit.go, and the core's credit scheduler).
 //
 // # Contract
 //
@@ -117,6 +121,14 @@ type Params struct {
 	// (NSCC's, one base RTT otherwise); zero means the controller's
 	// default (NSCC: 1 ms).
 	MaxTarget monotime.Duration
+	// HostNoise is how late a real host's RTT samples run with no queue
+	// at all: scheduling, timer granularity, batching. Zero in a
+	// simulation, whose clocks are exact. A delay-steered controller keeps
+	// its target at least this high, judges the queue by the least delay
+	// over a window of several times it (noise comes and goes, a queue
+	// stays), and, with it set, steers by delay on a path that has shown
+	// no ECN mark (NSCC's DelayWithoutECN).
+	HostNoise monotime.Duration
 }
 
 // Defaults of Params' zero fields.

@@ -17,6 +17,7 @@ type nsccPath struct {
 	base  monotime.Duration
 	owed  int64 // bytes lost last round, acknowledged without an RTT sample
 	trace func(now monotime.Time, window int64)
+	noise func() monotime.Duration // added to each RTT sample: a host's lateness
 }
 
 const mss = 4096
@@ -40,7 +41,11 @@ func (p *nsccPath) round(delay monotime.Duration, marked bool, lost func() bool)
 			p.n.OnLoss(p.now, Loss{Bytes: mss})
 			p.owed += mss
 		} else {
-			p.n.OnAck(p.now, Ack{Bytes: mss, RTT: rtt, ECN: marked, InFlight: (pkts - i - 1) * mss})
+			sample := rtt
+			if p.noise != nil {
+				sample += p.noise()
+			}
+			p.n.OnAck(p.now, Ack{Bytes: mss, RTT: sample, ECN: marked, InFlight: (pkts - i - 1) * mss})
 		}
 		if w := p.n.Window(); w > p.n.MaxWindow() || w < mss {
 			panic("window out of bounds")
@@ -66,6 +71,8 @@ func TestNSCCDefaults(t *testing.T) {
 		FastIncreaseScale: 0.25, LossNeedsCongestion: true, LossDelayWeight: 0.125,
 		LossDelayThreshold: 12 * us, MaxLineRate: 1e12,
 		MaxTarget: 1 * monotime.Millisecond, MaxGain: 1,
+		// The host mode's settings, unused without HostNoise.
+		DelayGain: 0.5, DelayEta: 2 * mss, InitialWindow: 16 * mss,
 	}
 	if math.Abs(c.A-1) > 1e-12 || math.Abs(c.Alpha-want.Alpha) > 1e-12*want.Alpha {
 		t.Errorf("a %g alpha %g, want 1, %g", c.A, c.Alpha, want.Alpha)
@@ -491,5 +498,78 @@ func TestNSCCDelayOnly(t *testing.T) {
 	}
 	if float64(lowest) < 0.9*float64(p.n.MaxWindow()) {
 		t.Errorf("random loss: lowest window %.2f of max", float64(lowest)/float64(p.n.MaxWindow()))
+	}
+}
+
+// TestNSCCHostMode: on a real host (HostNoise 1 ms) NSCC guesses the line
+// rate (10 Gbit/s over a 1 Gbit/s path), sees no ECN, and reads RTT
+// samples up to a millisecond late at random. On the 1 Gbit/s, 20 ms,
+// 256 KiB drop-tail model it must still start small, find the path and
+// hold the standing queue near its target: the link near full, nothing
+// lost after the start, the queue inside the buffer. Without the
+// standing filter (raw samples, as the delay-only mode had), the noise
+// reads as a queue and the window collapses.
+func TestNSCCHostMode(t *testing.T) {
+	ms := monotime.Millisecond
+	b := bottleneck{bdp: 1e9 / 8 * 0.02, buffer: 256 << 10, rate: 1e9 / 8 / 1e12}
+	params := Params{LineRate: 10e9, LearnLineRate: true, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}
+	cfg := NSCCDefaults(params)
+	if cfg.Target != ms || cfg.StandingWindow != 4*ms || !cfg.DelayWithoutECN || cfg.PacingGain != 1.25 || !cfg.SlowStart {
+		t.Fatalf("host defaults %+v", cfg)
+	}
+	known := params
+	known.LearnLineRate = false
+	if NSCCDefaults(known).SlowStart {
+		t.Errorf("slow start with a known line rate")
+	}
+	noisy := func(cfg NSCCConfig, seed uint64) *nsccPath {
+		p := newNSCCPath(cfg)
+		r := rand.New(rand.NewPCG(seed, 1))
+		p.noise = func() monotime.Duration { return monotime.Duration(r.Float64() * float64(ms)) }
+		return p
+	}
+	for seed := range uint64(3) {
+		p := noisy(cfg, seed)
+		if w := p.n.Window(); w != 16*mss {
+			t.Fatalf("initial window %d, want 16 packets", w)
+		}
+		util, lost, maxQ := b.run(p, 400, 50, false)
+		t.Logf("seed %d: utilization %.3f, lost %.0f B, largest queue %.0f B", seed, util, lost, maxQ)
+		if util < 0.9 || lost > 0 || maxQ >= b.buffer {
+			t.Errorf("seed %d: utilization %.3f, lost %.0f B, largest queue %.0f B: want >= 0.9, none, < %.0f", seed, util, lost, maxQ, b.buffer)
+		}
+	}
+	raw := cfg
+	raw.StandingWindow = 0
+	util, _, _ := b.run(noisy(raw, 0), 400, 50, false)
+	t.Logf("raw samples: utilization %.3f", util)
+	if util >= 0.9 {
+		t.Errorf("raw noisy samples kept the link %.3f full; the test shows nothing", util)
+	}
+}
+
+// TestNSCCPacing: on a host NSCC spaces packets at 1.25 x the window per
+// round trip (twice it in slow start), and a pacer behind schedule keeps
+// up to a tenth of a round trip of lateness.
+func TestNSCCPacing(t *testing.T) {
+	ms := monotime.Millisecond
+	n := NewNSCC(NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}))
+	n.slowStart = false
+	n.cwnd = 2.5e6
+	n.OnSend(0, mss)
+	// 1.25 x 2.5 MB per 20 ms = 1.25 Gbit/s: a 4096-byte packet every
+	// 26.2 us.
+	if got, want := n.NextSend(), monotime.TransmitTime(mss, 1.25e9); got != monotime.Time(want) {
+		t.Fatalf("next send %v, want %v", got, want)
+	}
+	late := monotime.Time(5 * ms)
+	n.OnSend(late, mss)
+	if got, want := n.NextSend(), late.Add(-2*ms).Add(monotime.TransmitTime(mss, 1.25e9)); got != want {
+		t.Fatalf("after a late send: next %v, want %v (2 ms of lateness kept)", got, want)
+	}
+	sim := NewNSCC(NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss}))
+	sim.OnSend(0, mss)
+	if sim.NextSend() != 0 {
+		t.Errorf("simulation NSCC paces: next send %v", sim.NextSend())
 	}
 }

@@ -79,6 +79,9 @@ type Config struct {
 	// (NSCC) raises it while its window is the only limit and the path
 	// shows no queue.
 	LearnLineRate bool
+	// HostNoise is how late RTT samples run on this host with no queue
+	// (cc.Params.HostNoise); zero in simulation.
+	HostNoise monotime.Duration
 	// BaseRTT is the unloaded round trip the controller assumes until it
 	// measures one; zero: the controller's default.
 	BaseRTT monotime.Duration
