@@ -61,7 +61,7 @@ func spray(socks []*net.UDPConn, target netip.AddrPort, n int, d time.Duration, 
 	start := time.Now()
 	sent := 0
 	for i := range n {
-		h := wire.Handshake{Source: rng.Uint32() | 1, Paths: 1, MTU: 4096, MaxMsgs: 1024, Echo: rng.Uint64()}
+		h := wire.Handshake{Source: rng.Uint64() | 1, Paths: 1, MTU: 4096, MaxMsgs: 1024, Echo: rng.Uint64()}
 		if i%2 == 1 {
 			h.Flags = wire.FlagCookie
 			h.Cookie.Time = rng.Uint32()

@@ -174,8 +174,8 @@ func TestStreamCutShort(t *testing.T) {
 	}
 }
 
-// forgeClose sends, from a stranger's socket, the 14 bytes of a graceful
-// CLOSE for b's connection.
+// forgeClose sends, from a stranger's socket, a graceful CLOSE (no code,
+// no reason) for b's connection.
 func forgeClose(t *testing.T, b *Conn) {
 	t.Helper()
 	cl := wire.Close{Conn: b.core.ID()}

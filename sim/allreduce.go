@@ -63,7 +63,7 @@ func RunAllReduce(t *Topology, cfg AllReduceConfig) (AllReduceResult, error) {
 	}
 	for i := range n {
 		j := (i + 1) % n
-		a, b, err := Connect(ring[i].host, ring[j].host, uint32(j+1), ccfg)
+		a, b, err := Connect(ring[i].host, ring[j].host, uint64(j+1), ccfg)
 		if err != nil {
 			return AllReduceResult{}, err
 		}

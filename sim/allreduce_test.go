@@ -5,6 +5,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
 func ringTopology(eng *Engine, hosts int, loss float64) *Topology {
@@ -26,11 +27,11 @@ func TestAllReduceLossless(t *testing.T) {
 	}
 	seg := size / n
 	pkts := seg / 4096
-	wire := monotime.TransmitTime(4096+32+DefaultOverhead, 100e9)
+	perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
 	// The critical path runs through 2(N-1) ring edges, each moving one
 	// segment; of any 6 consecutive edges of this 4-ring, 3 cross the
 	// trunk (local, trunk, local, trunk, ...).
-	bound := monotime.Duration(2*(n-1)*pkts)*wire + 3*DelayForDistance(200)
+	bound := monotime.Duration(2*(n-1)*pkts)*perPacket + 3*DelayForDistance(200)
 	for _, c := range res.Completions {
 		if c < bound || c > bound*11/10 {
 			t.Fatalf("collective took %v; the lower bound is %v and a clean ring should be within 10%% of it", c, bound)

@@ -92,7 +92,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	waiting := make([]int, len(flows)) // dependencies not yet arrived
 	dependents := make([][]int, len(flows))
 	ready := make([]bool, len(flows))
-	var nextID uint32
+	var nextID uint64
 	for i, f := range flows {
 		if f.Src == f.Dst || f.Src < 0 || f.Dst < 0 || f.Src >= len(t.Hosts) || f.Dst >= len(t.Hosts) || f.Bytes <= 0 {
 			return res, fmt.Errorf("flow %d: %d bytes from host %d to %d: need two distinct hosts of %d and bytes > 0",

@@ -55,7 +55,7 @@ func (n *Network) NewHost(id int32, rate float64, uplink Node) *Host {
 
 // Connect opens a connection between hosts a and b and returns a's end
 // and b's end.
-func Connect(a, b *Host, id uint32, cfg core.Config) (*core.Conn, *core.Conn, error) {
+func Connect(a, b *Host, id uint64, cfg core.Config) (*core.Conn, *core.Conn, error) {
 	ca, err := a.EP.NewConn(id, id, b.Addr, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("host %d: %w", a.ID, err)

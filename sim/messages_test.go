@@ -6,6 +6,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
 func longHaul(eng *Engine, loss float64, km float64) *Topology {
@@ -57,9 +58,9 @@ func TestLosslessCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkts := size / 4096
-	wire := monotime.TransmitTime(4096+32+DefaultOverhead, 400e9)
-	want := monotime.Duration(pkts)*wire + wire + // NIC, then the last packet on the trunk
-		wire + // and on the access link into the receiver
+	perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 400e9)
+	want := monotime.Duration(pkts)*perPacket + perPacket + // NIC, then the last packet on the trunk
+		perPacket + // and on the access link into the receiver
 		DelayForDistance(3750) + 2*monotime.Microsecond
 	if got := res.Completions[0]; got != want {
 		t.Fatalf("completion %v, want %v", got, want)

@@ -70,8 +70,8 @@ type ctrlItem struct {
 // one peer.
 type Conn struct {
 	ep     *Endpoint
-	id     uint32
-	peerID uint32
+	id     uint64
+	peerID uint64
 	peer   netip.AddrPort
 	cfg    Config
 
@@ -108,7 +108,7 @@ type Conn struct {
 	stats ConnStats
 }
 
-func newConn(e *Endpoint, id, peerID uint32, peer netip.AddrPort, cfg Config) *Conn {
+func newConn(e *Endpoint, id, peerID uint64, peer netip.AddrPort, cfg Config) *Conn {
 	c := &Conn{ep: e, id: id, peerID: peerID, peer: peer, cfg: cfg,
 		shift:     cfg.chunkShift(),
 		slotShift: uint8(bits.TrailingZeros(uint(cfg.MaxMsgs))),
@@ -121,7 +121,7 @@ func newConn(e *Endpoint, id, peerID uint32, peer netip.AddrPort, cfg Config) *C
 }
 
 // ID returns the connection's local id.
-func (c *Conn) ID() uint32 { return c.id }
+func (c *Conn) ID() uint64 { return c.id }
 
 // Peer returns the peer's address.
 func (c *Conn) Peer() netip.AddrPort { return c.peer }

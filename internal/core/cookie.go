@@ -135,7 +135,7 @@ func (lc ListenConfig) withDefaults(cfg *Config) (ListenConfig, error) {
 type cookieJar struct {
 	mac      hash.Hash
 	lifetime uint64 // in ticks
-	in       [30]byte
+	in       [34]byte
 	sum      [sha256.Size]byte
 }
 
@@ -146,19 +146,19 @@ func newCookieJar(secret []byte, lifetime monotime.Duration) *cookieJar {
 func cookieTime(now monotime.Time) uint64 { return uint64(now) / uint64(cookieTick) }
 
 // compute returns the MAC of (from, source, issued).
-func (j *cookieJar) compute(from netip.AddrPort, source uint32, issued uint64) []byte {
+func (j *cookieJar) compute(from netip.AddrPort, source, issued uint64) []byte {
 	a := from.Addr().As16() // an IPv4 address and its IPv4-mapped form are one
 	copy(j.in[:16], a[:])
 	binary.BigEndian.PutUint16(j.in[16:], from.Port())
-	binary.BigEndian.PutUint32(j.in[18:], source)
-	binary.BigEndian.PutUint64(j.in[22:], issued)
+	binary.BigEndian.PutUint64(j.in[18:], source)
+	binary.BigEndian.PutUint64(j.in[26:], issued)
 	j.mac.Reset()
 	j.mac.Write(j.in[:])
 	return j.mac.Sum(j.sum[:0])[:wire.CookieMACLen]
 }
 
 // mint issues a cookie for a dialer with id source at from.
-func (j *cookieJar) mint(now monotime.Time, from netip.AddrPort, source uint32) wire.Cookie {
+func (j *cookieJar) mint(now monotime.Time, from netip.AddrPort, source uint64) wire.Cookie {
 	t := cookieTime(now)
 	c := wire.Cookie{Time: uint32(t)}
 	copy(c.MAC[:], j.compute(from, source, t))
@@ -169,7 +169,7 @@ func (j *cookieJar) mint(now monotime.Time, from netip.AddrPort, source uint32) 
 // The wire carries the low 32 bits of the issue time; the whole time is
 // rebuilt from now and covered by the MAC, so a cookie never comes back
 // to life when the 32 bits wrap.
-func (j *cookieJar) valid(now monotime.Time, from netip.AddrPort, source uint32, c *wire.Cookie) bool {
+func (j *cookieJar) valid(now monotime.Time, from netip.AddrPort, source uint64, c *wire.Cookie) bool {
 	t := cookieTime(now)
 	age := uint64(uint32(t) - c.Time)
 	if age > j.lifetime || age > t {

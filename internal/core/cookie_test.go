@@ -26,7 +26,7 @@ func TestCookieValidity(t *testing.T) {
 		jar    *cookieJar
 		now    monotime.Time
 		from   netip.AddrPort
-		source uint32
+		source uint64
 		edit   func(*wire.Cookie)
 		want   bool
 	}{
@@ -41,6 +41,7 @@ func TestCookieValidity(t *testing.T) {
 		{"other address", jar, issued, netip.MustParseAddrPort("10.0.0.2:5000"), 42, nil, false},
 		{"IPv4-mapped form of the address", jar, issued, mapped, 42, nil, true},
 		{"other connection id", jar, issued, from, 43, nil, false},
+		{"other connection id above 2^32", jar, issued, from, 1<<32 | 42, nil, false},
 		{"other secret", other, issued, from, 42, nil, false},
 		{"MAC bit flipped", jar, issued, from, 42, func(c *wire.Cookie) { c.MAC[15] ^= 1 }, false},
 		{"time moved back", jar, issued.Add(ms), from, 42, func(c *wire.Cookie) { c.Time++ }, false},

@@ -76,12 +76,12 @@ type EndpointStats struct {
 
 // Endpoint is one side's protocol state: a set of connections.
 type Endpoint struct {
-	conns  map[uint32]*Conn
+	conns  map[uint64]*Conn
 	order  []*Conn    // in creation order, for fair and deterministic polling
 	next   int        // where PollTransmit starts its round-robin
 	last   *Conn      // the connection of the previous datagram: usually the next's
 	gather []byte     // scratch for HandleSplit
-	nextID uint32     // the last connection id handed out
+	nextID uint64     // the last connection id handed out
 	ids    *rand.Rand // random ids (RandomIDs); nil: in turn
 	// listen holds the configuration of accepted connections; nil: not
 	// listening. accepted finds them again from a repeated HELLO.
@@ -101,7 +101,7 @@ type Endpoint struct {
 
 // NewEndpoint returns an endpoint with no connections.
 func NewEndpoint() *Endpoint {
-	return &Endpoint{conns: make(map[uint32]*Conn)}
+	return &Endpoint{conns: make(map[uint64]*Conn)}
 }
 
 // Errors returned by connection management.
@@ -111,7 +111,7 @@ var (
 
 // NewConn adds a connection whose local id is id and whose peer, at peer,
 // knows it as peerID.
-func (e *Endpoint) NewConn(id, peerID uint32, peer netip.AddrPort, cfg Config) (*Conn, error) {
+func (e *Endpoint) NewConn(id, peerID uint64, peer netip.AddrPort, cfg Config) (*Conn, error) {
 	if _, ok := e.conns[id]; ok || id == 0 {
 		return nil, fmt.Errorf("%w: %d", ErrConnExists, id)
 	}
@@ -128,7 +128,7 @@ func (e *Endpoint) NewConn(id, peerID uint32, peer netip.AddrPort, cfg Config) (
 }
 
 // Conn returns the connection with local id id, or nil.
-func (e *Endpoint) Conn(id uint32) *Conn { return e.conns[id] }
+func (e *Endpoint) Conn(id uint64) *Conn { return e.conns[id] }
 
 // Stats returns the endpoint's counters.
 func (e *Endpoint) Stats() EndpointStats {
@@ -202,7 +202,7 @@ func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []
 
 // lookup returns connection id, remembering it: consecutive datagrams
 // mostly belong to the same connection.
-func (e *Endpoint) lookup(id uint32) *Conn {
+func (e *Endpoint) lookup(id uint64) *Conn {
 	c := e.last
 	if c == nil || c.id != id {
 		c = e.conns[id]
@@ -219,7 +219,7 @@ func (e *Endpoint) handleProtected(now monotime.Time, path Path, header, payload
 		e.gather = append(append(e.gather[:0], header...), payload...)
 		b = e.gather
 	}
-	c := e.lookup(binary.BigEndian.Uint32(b[4:]))
+	c := e.lookup(binary.BigEndian.Uint64(b[4:]))
 	if c == nil {
 		e.stats.UnknownConn++
 		return ErrUnknownConn

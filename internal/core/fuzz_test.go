@@ -145,7 +145,9 @@ func FuzzHandleDatagram(f *testing.F) {
 	c := wire.CTS{Conn: 1, BufLen: 1 << 40, Credit: 1}
 	n, _ = c.Encode(buf)
 	f.Add(append([]byte(nil), buf[:n]...), uint8(0))
-	f.Add([]byte{1, 6, 0, 0, 0, 0, 0, 2, 0, 0, 0, 9, 0, 0}, uint8(mid))
+	cl := wire.Close{Conn: 2, Code: 9}
+	n, _ = cl.Encode(buf)
+	f.Add(append([]byte(nil), buf[:n]...), uint8(mid))
 
 	// at is when the datagram arrives, in steps of 10 us: before, during
 	// or after the transfer.

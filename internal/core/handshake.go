@@ -39,7 +39,7 @@ const (
 
 type acceptKey struct {
 	from netip.AddrPort
-	id   uint32
+	id   uint64
 }
 
 // Listen makes the endpoint accept connections with cfg and the default
@@ -48,13 +48,14 @@ type acceptKey struct {
 func (e *Endpoint) Listen(cfg Config) error { return e.ListenWith(cfg, ListenConfig{}) }
 
 // allocID returns an unused local connection id: the next in turn, or a
-// random one after RandomIDs.
-func (e *Endpoint) allocID() uint32 {
+// random one after RandomIDs. A random id spans all 64 bits: a blind
+// guess names a given connection once in 2^64 tries, not once in 2^32.
+func (e *Endpoint) allocID() uint64 {
 	for {
 		e.nextID++
 		id := e.nextID
 		if e.ids != nil {
-			id = e.ids.Uint32()
+			id = e.ids.Uint64()
 		}
 		if id != 0 && e.conns[id] == nil {
 			return id

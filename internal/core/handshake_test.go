@@ -243,6 +243,33 @@ func (h *hub) run(d monotime.Duration) {
 
 func (h *hub) has(e *core.Endpoint, k core.EventKind) *core.Event { return has(h.events[e], k) }
 
+// TestRandomIDsUse64Bits: two endpoints drawing random ids hand out ids
+// above 2^32, and a handshake and a message between them work, so every
+// packet names its connection by all 64 bits of its id.
+func TestRandomIDsUse64Bits(t *testing.T) {
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: testLink(), Handshake: true, RandomIDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []core.Event
+	p.A.OnEvent = func(ev core.Event) { events = append(events, ev) }
+	if err := p.Drive(func() bool { return has(events, core.EventEstablished) != nil }, coretest.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*coretest.Side{p.A, p.B} {
+		if id := s.Conn.ID(); id < 1<<32 || s.EP.Conn(id) != s.Conn {
+			t.Fatalf("connection id %#x: want one above 2^32 that finds its connection", id)
+		}
+	}
+	if p.A.Conn.ID() == p.B.Conn.ID() {
+		t.Fatalf("both ends drew id %#x", p.A.Conn.ID())
+	}
+	msg := message(256 << 10)
+	if _, err := p.Transfer(msg, len(msg), nil, coretest.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRetry checks the listener's stateless retry: a HELLO without a
 // cookie gets a Retry no longer than itself and creates nothing; only
 // the cookie echoed from the address, port and id it was issued to,
@@ -258,7 +285,7 @@ func TestRetry(t *testing.T) {
 		return e
 	}
 	buf := make([]byte, 2048)
-	getRetry := func(t *testing.T, e *core.Endpoint, to netip.AddrPort, source uint32) wire.Cookie {
+	getRetry := func(t *testing.T, e *core.Endpoint, to netip.AddrPort, source uint64) wire.Cookie {
 		t.Helper()
 		if err := e.HandleDatagramFrom(now, to, 0, hello(t), false); err != nil {
 			t.Fatal(err)
@@ -276,7 +303,7 @@ func TestRetry(t *testing.T) {
 		}
 		return r.Cookie
 	}
-	echo := func(ck wire.Cookie, source uint32) []byte {
+	echo := func(ck wire.Cookie, source uint64) []byte {
 		h := wire.Handshake{Flags: wire.FlagCookie, Source: source, Paths: 1, MTU: 4096, MaxMsgs: 16, Cookie: ck}
 		b := make([]byte, wire.HelloCookieLen)
 		_, _ = h.Encode(b, wire.TypeHello)
@@ -286,7 +313,7 @@ func TestRetry(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		from   netip.AddrPort
-		source uint32
+		source uint64
 		after  monotime.Duration
 		forge  bool
 		accept bool
@@ -296,6 +323,7 @@ func TestRetry(t *testing.T) {
 		{"expired", testAddr, 5, life + monotime.Millisecond, false, false},
 		{"from another port", other, 5, 0, false, false},
 		{"for another connection id", testAddr, 6, 0, false, false},
+		{"for an id that differs above 2^32", testAddr, 1<<32 | 5, 0, false, false},
 		{"forged", testAddr, 5, 0, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -364,7 +392,7 @@ func helloFlood(t *testing.T, rate, want int) {
 	var sent, answered int
 	for round := range 100 {
 		for range 1000 {
-			h := wire.Handshake{Source: rng.Uint32() | 1, Paths: 1, MTU: 4096, MaxMsgs: 16, Echo: rng.Uint64()}
+			h := wire.Handshake{Source: rng.Uint64() | 1, Paths: 1, MTU: 4096, MaxMsgs: 16, Echo: rng.Uint64()}
 			if round%2 == 1 {
 				h.Flags = wire.FlagCookie
 				h.Cookie.Time = rng.Uint32()

@@ -30,7 +30,9 @@ func (c *Conn) initPaths() {
 	if c.cfg.Paths <= 1 {
 		return
 	}
-	seed := c.cfg.Seed ^ uint64(c.id)<<32 ^ uint64(c.peerID)
+	// Rotated, not shifted: every bit of a random 64-bit id counts, and an
+	// id below 2^32 gives the seed it always did.
+	seed := c.cfg.Seed ^ bits.RotateLeft64(c.id, 32) ^ c.peerID
 	c.mp.sel, _ = path.New(c.cfg.Select, c.cfg.Paths, seed) // arguments checked by Config
 }
 

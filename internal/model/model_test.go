@@ -722,7 +722,7 @@ func TestHeadlineScenario(t *testing.T) {
 }
 
 // TestRetryPacketScenario logs the headline grid under RetryPacket with the
-// simulator's framing (98-byte headers, RTT = 2*(12.5 ms + 2 us), stripe
+// simulator's framing (102-byte headers, RTT = 2*(12.5 ms + 2 us), stripe
 // decoding) beside the paper's RetryChunk, and checks the same qualitative
 // claims as TestHeadlineScenario.
 func TestRetryPacketScenario(t *testing.T) {
@@ -737,7 +737,7 @@ func TestRetryPacketScenario(t *testing.T) {
 			for _, s := range schemes {
 				var ms [2]float64
 				for i, r := range []RetryModel{RetryPacket, RetryChunk} {
-					pr, err := Predict(Params{MessageBytes: size, HeaderBytes: 98, RateBitsPerSec: rate400, RTT: rtt,
+					pr, err := Predict(Params{MessageBytes: size, HeaderBytes: 102, RateBitsPerSec: rate400, RTT: rtt,
 						DropProb: p, Scheme: s, Decode: DecodeStripe, Retry: r})
 					if err != nil {
 						t.Fatal(err)

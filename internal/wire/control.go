@@ -4,10 +4,10 @@ package wire
 // whose bits are set in a bitmap window that starts at Base. The unit is a
 // chunk when FlagChunkUnits is set, else a packet.
 //
-//	8..11  message      12..15 cumulative    16..19 bitmap base
-//	20..21 bitmap words (0..32)   22..23 reserved (0)   24.. bitmap
+//	12..15 message      16..19 cumulative    20..23 bitmap base
+//	24..25 bitmap words (0..32)   26..27 reserved (0)   28.. bitmap
 type Ack struct {
-	Conn  uint32
+	Conn  uint64
 	Flags uint8
 	Msg   MsgID
 	Cum   uint32
@@ -56,10 +56,10 @@ func EncodeAck(b []byte, a *Ack, words []uint64) (int, error) {
 	}
 	putHeader(b, TypeAck, a.Flags, a.Conn)
 	putMsg(b, a.Msg)
-	be.PutUint32(b[12:], a.Cum)
-	be.PutUint32(b[16:], a.Base)
-	be.PutUint16(b[20:], uint16(len(words)))
-	be.PutUint16(b[22:], 0)
+	be.PutUint32(b[16:], a.Cum)
+	be.PutUint32(b[20:], a.Base)
+	be.PutUint16(b[24:], uint16(len(words)))
+	be.PutUint16(b[26:], 0)
 	for i, w := range words {
 		be.PutUint64(b[AckLen+8*i:], w)
 	}
@@ -83,8 +83,8 @@ func ParseAck(b []byte) (Ack, error) {
 	if len(b) < AckLen {
 		return Ack{}, ErrTruncated
 	}
-	words := int(be.Uint16(b[20:]))
-	if words > MaxAckWords || be.Uint16(b[22:]) != 0 {
+	words := int(be.Uint16(b[24:]))
+	if words > MaxAckWords || be.Uint16(b[26:]) != 0 {
 		return Ack{}, ErrInconsistent
 	}
 	want := AckLen + 8*words
@@ -97,8 +97,8 @@ func ParseAck(b []byte) (Ack, error) {
 		}
 		return Ack{}, ErrInconsistent
 	}
-	a := Ack{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Cum: be.Uint32(b[12:]),
-		Base: be.Uint32(b[16:]), bits: b[AckLen : AckLen+8*words]}
+	a := Ack{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Cum: be.Uint32(b[16:]),
+		Base: be.Uint32(b[20:]), bits: b[AckLen : AckLen+8*words]}
 	if h.Flags&FlagPacketBits != 0 {
 		t := b[AckLen+8*words:]
 		a.PktChunk, a.PktBits = be.Uint32(t), be.Uint64(t[4:])
@@ -142,10 +142,10 @@ const (
 
 // Nack asks for ranges of units of a message.
 //
-//	8..11  message   12 reason   13 unit   14..15 number of ranges
-//	16..   ranges: start uint32, count uint32
+//	12..15 message   16 reason   17 unit   18..19 number of ranges
+//	20..   ranges: start uint32, count uint32
 type Nack struct {
-	Conn   uint32
+	Conn   uint64
 	Flags  uint8
 	Msg    MsgID
 	Reason NackReason
@@ -183,8 +183,8 @@ func EncodeNack(b []byte, n *Nack, ranges []Range) (int, error) {
 	}
 	putHeader(b, TypeNack, n.Flags, n.Conn)
 	putMsg(b, n.Msg)
-	b[12], b[13] = byte(n.Reason), byte(n.Unit)
-	be.PutUint16(b[14:], uint16(len(ranges)))
+	b[16], b[17] = byte(n.Reason), byte(n.Unit)
+	be.PutUint16(b[18:], uint16(len(ranges)))
 	for i, r := range ranges {
 		be.PutUint32(b[NackLen+8*i:], r.Start)
 		be.PutUint32(b[NackLen+8*i+4:], r.Count)
@@ -204,8 +204,8 @@ func ParseNack(b []byte) (Nack, error) {
 	if len(b) < NackLen {
 		return Nack{}, ErrTruncated
 	}
-	n := Nack{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Reason: NackReason(b[12]), Unit: Unit(b[13])}
-	count := int(be.Uint16(b[14:]))
+	n := Nack{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Reason: NackReason(b[16]), Unit: Unit(b[17])}
+	count := int(be.Uint16(b[18:]))
 	if n.Reason < NackGap || n.Reason > NackDecoded || n.Unit > UnitChunk {
 		return Nack{}, ErrInconsistent
 	}
@@ -228,9 +228,9 @@ func ParseNack(b []byte) (Nack, error) {
 // CTS is a receiver's clear-to-send: a buffer of BufLen bytes is posted for
 // message Msg, and the sender may have Credit bytes of it in flight.
 //
-//	8..11 message   12..19 buffer length   20..27 credit in bytes
+//	12..15 message   16..23 buffer length   24..31 credit in bytes
 type CTS struct {
-	Conn   uint32
+	Conn   uint64
 	Flags  uint8
 	Msg    MsgID
 	BufLen uint64
@@ -244,8 +244,8 @@ func (c *CTS) Encode(b []byte) (int, error) {
 	}
 	putHeader(b, TypeCTS, c.Flags, c.Conn)
 	putMsg(b, c.Msg)
-	be.PutUint64(b[12:], c.BufLen)
-	be.PutUint64(b[20:], c.Credit)
+	be.PutUint64(b[16:], c.BufLen)
+	be.PutUint64(b[24:], c.Credit)
 	return CTSLen, nil
 }
 
@@ -264,7 +264,7 @@ func ParseCTS(b []byte) (CTS, error) {
 		}
 		return CTS{}, ErrInconsistent
 	}
-	c := CTS{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), BufLen: be.Uint64(b[12:]), Credit: be.Uint64(b[20:])}
+	c := CTS{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), BufLen: be.Uint64(b[16:]), Credit: be.Uint64(b[24:])}
 	if c.BufLen == 0 {
 		return CTS{}, ErrInconsistent
 	}
@@ -273,9 +273,9 @@ func ParseCTS(b []byte) (CTS, error) {
 
 // Close ends a connection, with an application error code and a reason.
 //
-//	8..11 error code   12..13 reason length   14.. reason (UTF-8)
+//	12..15 error code   16..17 reason length   18.. reason (UTF-8)
 type Close struct {
-	Conn   uint32
+	Conn   uint64
 	Flags  uint8
 	Code   uint32
 	Reason []byte // aliases the decoded buffer
@@ -291,8 +291,8 @@ func (c *Close) Encode(b []byte) (int, error) {
 		return 0, ErrBufferSmall
 	}
 	putHeader(b, TypeClose, c.Flags, c.Conn)
-	be.PutUint32(b[8:], c.Code)
-	be.PutUint16(b[12:], uint16(len(c.Reason)))
+	be.PutUint32(b[12:], c.Code)
+	be.PutUint16(b[16:], uint16(len(c.Reason)))
 	copy(b[CloseLen:], c.Reason)
 	return n, nil
 }
@@ -309,7 +309,7 @@ func ParseClose(b []byte) (Close, error) {
 	if len(b) < CloseLen {
 		return Close{}, ErrTruncated
 	}
-	rl := int(be.Uint16(b[12:]))
+	rl := int(be.Uint16(b[16:]))
 	if rl > MaxCloseReason {
 		return Close{}, ErrInconsistent
 	}
@@ -319,5 +319,5 @@ func ParseClose(b []byte) (Close, error) {
 		}
 		return Close{}, ErrInconsistent
 	}
-	return Close{Conn: h.Conn, Flags: h.Flags, Code: be.Uint32(b[8:]), Reason: b[CloseLen:]}, nil
+	return Close{Conn: h.Conn, Flags: h.Flags, Code: be.Uint32(b[12:]), Reason: b[CloseLen:]}, nil
 }

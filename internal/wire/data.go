@@ -8,11 +8,11 @@ type MsgID struct {
 	Gen  uint16
 }
 
-func getMsg(b []byte) MsgID { return MsgID{Slot: be.Uint16(b[8:]), Gen: be.Uint16(b[10:])} }
+func getMsg(b []byte) MsgID { return MsgID{Slot: be.Uint16(b[12:]), Gen: be.Uint16(b[14:])} }
 
 func putMsg(b []byte, m MsgID) {
-	be.PutUint16(b[8:], m.Slot)
-	be.PutUint16(b[10:], m.Gen)
+	be.PutUint16(b[12:], m.Slot)
+	be.PutUint16(b[14:], m.Gen)
 }
 
 // Geometry is how a message is cut into packets and chunks. Every DATA and
@@ -57,29 +57,29 @@ func (g Geometry) has(i uint32) (exists, last bool) {
 }
 
 func getGeometry(b []byte) (Geometry, bool) {
-	g := Geometry{MsgLen: be.Uint64(b[16:]), Scheme: b[24], ChunkShift: b[25], MTU: be.Uint16(b[26:]),
-		K: b[28], M: b[29]}
-	return g, b[30] == 0 && b[31] == 0 && g.valid()
+	g := Geometry{MsgLen: be.Uint64(b[20:]), Scheme: b[28], ChunkShift: b[29], MTU: be.Uint16(b[30:]),
+		K: b[32], M: b[33]}
+	return g, b[34] == 0 && b[35] == 0 && g.valid()
 }
 
 func putGeometry(b []byte, g Geometry) {
-	be.PutUint64(b[16:], g.MsgLen)
-	b[24] = g.Scheme
-	b[25] = g.ChunkShift
-	be.PutUint16(b[26:], g.MTU)
-	b[28], b[29], b[30], b[31] = g.K, g.M, 0, 0
+	be.PutUint64(b[20:], g.MsgLen)
+	b[28] = g.Scheme
+	b[29] = g.ChunkShift
+	be.PutUint16(b[30:], g.MTU)
+	b[32], b[33], b[34], b[35] = g.K, g.M, 0, 0
 }
 
 // Data is a DATA packet: one MTU-sized piece of a message.
 //
-//	8..9   message slot      10..11 generation
-//	12..15 packet index      16..23 message length
-//	24     scheme            25     log2 packets per chunk
-//	26..27 MTU               28     K (erasure code data chunks, or 0)
-//	29     M (parity chunks, or 0)   30..31 reserved (0)
-//	32..   payload
+//	12..13 message slot      14..15 generation
+//	16..19 packet index      20..27 message length
+//	28     scheme            29     log2 packets per chunk
+//	30..31 MTU               32     K (erasure code data chunks, or 0)
+//	33     M (parity chunks, or 0)   34..35 reserved (0)
+//	36..   payload
 type Data struct {
-	Conn   uint32
+	Conn   uint64
 	Flags  uint8
 	Msg    MsgID
 	Packet uint32
@@ -105,7 +105,7 @@ func (d *Data) EncodeHeader(b []byte) {
 	_ = b[MessageLen-1]
 	putHeader(b, TypeData, d.Flags, d.Conn)
 	putMsg(b, d.Msg)
-	be.PutUint32(b[12:], d.Packet)
+	be.PutUint32(b[16:], d.Packet)
 	putGeometry(b, d.Geometry)
 }
 
@@ -143,7 +143,7 @@ func ParseDataSplit(header, payload []byte) (Data, error) {
 		return Data{}, ErrInconsistent
 	}
 	geo, ok := getGeometry(header)
-	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(header), Packet: be.Uint32(header[12:]),
+	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(header), Packet: be.Uint32(header[16:]),
 		Geometry: geo, Payload: payload}
 	exists, last := d.has(d.Packet)
 	if !ok || !exists {
@@ -165,12 +165,12 @@ func ParseDataSplit(header, payload []byte) (Data, error) {
 // sub-message Sub, coded over the same packet of the sub-message's K data
 // chunks.
 //
-//	8..31  as DATA, with 12..15 holding the sub-message index
-//	32     parity index    33..35 reserved (0)
-//	36..39 stripe (packet index within the chunk)
-//	40..   payload (always MTU bytes)
+//	12..35 as DATA, with 16..19 holding the sub-message index
+//	36     parity index    37..39 reserved (0)
+//	40..43 stripe (packet index within the chunk)
+//	44..   payload (always MTU bytes)
 type Parity struct {
-	Conn  uint32
+	Conn  uint64
 	Flags uint8
 	Msg   MsgID
 	Sub   uint32
@@ -197,10 +197,10 @@ func (p *Parity) EncodeHeader(b []byte) {
 	_ = b[ParityLen-1]
 	putHeader(b, TypeParity, p.Flags, p.Conn)
 	putMsg(b, p.Msg)
-	be.PutUint32(b[12:], p.Sub)
+	be.PutUint32(b[16:], p.Sub)
 	putGeometry(b, p.Geometry)
-	b[32], b[33], b[34], b[35] = p.Index, 0, 0, 0
-	be.PutUint32(b[36:], p.Stripe)
+	b[36], b[37], b[38], b[39] = p.Index, 0, 0, 0
+	be.PutUint32(b[40:], p.Stripe)
 }
 
 // ParseParity decodes a PARITY packet.
@@ -236,9 +236,9 @@ func ParseParitySplit(header, payload []byte) (Parity, error) {
 	}
 	b := header
 	geo, ok := getGeometry(b)
-	p := Parity{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Sub: be.Uint32(b[12:]),
-		Geometry: geo, Index: b[32], Stripe: be.Uint32(b[36:]), Payload: payload}
-	if !ok || p.K == 0 || p.Index >= p.M || b[33] != 0 || b[34] != 0 || b[35] != 0 ||
+	p := Parity{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Sub: be.Uint32(b[16:]),
+		Geometry: geo, Index: b[36], Stripe: be.Uint32(b[40:]), Payload: payload}
+	if !ok || p.K == 0 || p.Index >= p.M || b[37] != 0 || b[38] != 0 || b[39] != 0 ||
 		p.Stripe >= 1<<p.ChunkShift {
 		return Parity{}, ErrInconsistent
 	}

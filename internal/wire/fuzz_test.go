@@ -309,16 +309,17 @@ func ranges(b []byte) []wire.Range {
 // K/M/index/stripe or ACK base; y and z the message length and the
 // MTU/shift/scheme, or CTS buffer length and credit.
 func FuzzEncode(f *testing.F) {
-	f.Add(uint8(wire.TypeData), wire.FlagLast, uint32(7), uint32(0x00010002), uint32(2), uint64(0), uint64(2500), uint64(1000), make([]byte, 500))
-	f.Add(uint8(wire.TypeData), wire.FlagLast, uint32(7), uint32(0), uint32(1<<32-1), uint64(0), uint64(1<<32), uint64(1), []byte{1})
-	f.Add(uint8(wire.TypeParity), uint8(0), uint32(7), uint32(0), uint32(1), uint64(1<<32|1<<16|2<<8|1), uint64(2500), uint64(1000|1<<16), make([]byte, 1000))
-	f.Add(uint8(wire.TypeParity), uint8(0), uint32(7), uint32(0), uint32(2), uint64(1<<32|1<<16|2<<8|1), uint64(2500), uint64(1000|1<<16), make([]byte, 1000))
-	f.Add(uint8(wire.TypeAck), wire.FlagDone, uint32(7), uint32(0), uint32(3), uint64(1<<32-64), uint64(0), uint64(0), bytes.Repeat([]byte{0xFF}, 8))
-	f.Add(uint8(wire.TypeNack), uint8(0), uint32(7), uint32(0), uint32(wire.NackGap), uint64(0), uint64(0), uint64(0), []byte{0, 0, 0, 1, 0, 0, 0, 2})
-	f.Add(uint8(wire.TypeCTS), uint8(0), uint32(7), uint32(0), uint32(0), uint64(0), uint64(1<<20), uint64(1<<16), []byte(nil))
-	f.Add(uint8(wire.TypeClose), uint8(0), uint32(7), uint32(0), uint32(42), uint64(0), uint64(0), uint64(0), []byte("bye"))
+	f.Add(uint8(wire.TypeData), wire.FlagLast, uint64(7), uint32(0x00010002), uint32(2), uint64(0), uint64(2500), uint64(1000), make([]byte, 500))
+	f.Add(uint8(wire.TypeData), wire.FlagLast, uint64(7), uint32(0), uint32(1<<32-1), uint64(0), uint64(1<<32), uint64(1), []byte{1})
+	f.Add(uint8(wire.TypeParity), uint8(0), uint64(7), uint32(0), uint32(1), uint64(1<<32|1<<16|2<<8|1), uint64(2500), uint64(1000|1<<16), make([]byte, 1000))
+	f.Add(uint8(wire.TypeParity), uint8(0), uint64(7), uint32(0), uint32(2), uint64(1<<32|1<<16|2<<8|1), uint64(2500), uint64(1000|1<<16), make([]byte, 1000))
+	f.Add(uint8(wire.TypeAck), wire.FlagDone, uint64(7), uint32(0), uint32(3), uint64(1<<32-64), uint64(0), uint64(0), bytes.Repeat([]byte{0xFF}, 8))
+	f.Add(uint8(wire.TypeNack), uint8(0), uint64(7), uint32(0), uint32(wire.NackGap), uint64(0), uint64(0), uint64(0), []byte{0, 0, 0, 1, 0, 0, 0, 2})
+	f.Add(uint8(wire.TypeCTS), uint8(0), uint64(7), uint32(0), uint32(0), uint64(0), uint64(1<<20), uint64(1<<16), []byte(nil))
+	f.Add(uint8(wire.TypeCTS), uint8(0), uint64(0xfedcba9876543210), uint32(0), uint32(0), uint64(0), uint64(1), uint64(0), []byte(nil))
+	f.Add(uint8(wire.TypeClose), uint8(0), uint64(7), uint32(0), uint32(42), uint64(0), uint64(0), uint64(0), []byte("bye"))
 
-	f.Fuzz(func(t *testing.T, typ, flags uint8, conn, msg, x uint32, w, y, z uint64, payload []byte) {
+	f.Fuzz(func(t *testing.T, typ, flags uint8, conn uint64, msg, x uint32, w, y, z uint64, payload []byte) {
 		m := wire.MsgID{Slot: uint16(msg >> 16), Gen: uint16(msg)}
 		g := wire.Geometry{MsgLen: y, MTU: uint16(z), ChunkShift: uint8(z >> 16), Scheme: uint8(z >> 24)}
 		// Every byte selects some type; 1..6 keep their own meaning so the
@@ -433,16 +434,17 @@ func FuzzStreamFrame(f *testing.F) {
 // (no sender, no parameters), not both - and return the fields it was
 // given; a truncated or over-long copy is rejected.
 func FuzzHandshake(f *testing.F) {
-	f.Add(true, uint8(0), uint32(0), uint32(7), uint8(16), uint8(2), uint8(32), uint8(8), uint16(4096), uint8(4), uint32(1024), uint64(12345), uint32(0), uint64(0), uint8(0), []byte(nil))
-	f.Add(false, uint8(0), uint32(7), uint32(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(64), uint8(0), uint32(1), uint64(0), uint32(0), uint64(0), uint8(0), []byte(nil))
-	f.Add(true, uint8(0xff), uint32(1), uint32(0), uint8(0), uint8(0), uint8(1), uint8(0), uint16(0), uint8(255), uint32(0), uint64(1<<63), uint32(1), uint64(2), uint8(0), []byte(nil))
-	f.Add(true, wire.FlagCookie, uint32(0), uint32(7), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(0), uint32(8), uint64(5), uint32(99), uint64(0xfeed), uint8(0), []byte(nil))
-	f.Add(false, wire.FlagRetry, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(0), uint32(99), uint64(0xfeed), uint8(0), []byte(nil))
-	f.Add(false, wire.FlagRefuse, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0), uint8(0), []byte(nil))
-	f.Add(false, wire.FlagRetry|wire.FlagRefuse, uint32(7), uint32(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0), uint8(0), []byte(nil))
-	f.Add(true, wire.FlagKeys, uint32(0), uint32(7), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(4), uint32(16), uint64(1), uint32(0), uint64(0), uint8(wire.ProtectFull), make([]byte, 32))
-	f.Add(false, wire.FlagKeys, uint32(7), uint32(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(4), uint32(16), uint64(1), uint32(0), uint64(0), uint8(wire.ProtectHeader), make([]byte, 48))
-	f.Fuzz(func(t *testing.T, hello bool, flags uint8, conn, source uint32, paths, scheme, k, m uint8,
+	f.Add(true, uint8(0), uint64(0), uint64(7), uint8(16), uint8(2), uint8(32), uint8(8), uint16(4096), uint8(4), uint32(1024), uint64(12345), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(false, uint8(0), uint64(0xfedcba9876543210), uint64(1<<63|9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(64), uint8(0), uint32(1), uint64(0), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(false, uint8(0), uint64(7), uint64(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(64), uint8(0), uint32(1), uint64(0), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(true, uint8(0xff), uint64(1), uint64(0), uint8(0), uint8(0), uint8(1), uint8(0), uint16(0), uint8(255), uint32(0), uint64(1<<63), uint32(1), uint64(2), uint8(0), []byte(nil))
+	f.Add(true, wire.FlagCookie, uint64(0), uint64(7), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(0), uint32(8), uint64(5), uint32(99), uint64(0xfeed), uint8(0), []byte(nil))
+	f.Add(false, wire.FlagRetry, uint64(7), uint64(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(0), uint32(99), uint64(0xfeed), uint8(0), []byte(nil))
+	f.Add(false, wire.FlagRefuse, uint64(7), uint64(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(false, wire.FlagRetry|wire.FlagRefuse, uint64(7), uint64(0), uint8(0), uint8(0), uint8(0), uint8(0), uint16(0), uint8(0), uint32(0), uint64(5), uint32(0), uint64(0), uint8(0), []byte(nil))
+	f.Add(true, wire.FlagKeys, uint64(0), uint64(7), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(4), uint32(16), uint64(1), uint32(0), uint64(0), uint8(wire.ProtectFull), make([]byte, 32))
+	f.Add(false, wire.FlagKeys, uint64(7), uint64(9), uint8(1), uint8(0), uint8(0), uint8(0), uint16(4096), uint8(4), uint32(16), uint64(1), uint32(0), uint64(0), uint8(wire.ProtectHeader), make([]byte, 48))
+	f.Fuzz(func(t *testing.T, hello bool, flags uint8, conn, source uint64, paths, scheme, k, m uint8,
 		mtu uint16, shift uint8, maxMsgs uint32, echo uint64, ctime uint32, mac uint64, kprot uint8, kmsg []byte) {
 		typ := wire.TypeAccept
 		if hello {

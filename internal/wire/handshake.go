@@ -4,31 +4,31 @@ package wire
 // connection id and its parameters, and a timestamp the answer echoes so
 // the dialer measures the first RTT.
 //
-//	8..11  sender's connection id
-//	12     paths      13 scheme      14 K      15 M
-//	16..17 MTU        18 log2 packets per chunk      19 reserved (0)
-//	20..23 max messages in flight
-//	24..31 timestamp (Hello: the dialer's clock; Accept: echoed)
+//	12..19 sender's connection id
+//	20     paths      21 scheme      22 K      23 M
+//	24..25 MTU        26 log2 packets per chunk      27 reserved (0)
+//	28..31 max messages in flight
+//	32..39 timestamp (Hello: the dialer's clock; Accept: echoed)
 //
 // A Hello goes to connection id 0, the listener. A listener creates no
 // state for a Hello until its sender has proved it receives at its source
 // address (QUIC's stateless retry): it answers a Hello without a valid
 // cookie with a Retry, and the dialer repeats its Hello with the cookie.
 //
-// HELLO, flags: FlagCookie. Without it the Hello is the 32 bytes above;
+// HELLO, flags: FlagCookie. Without it the Hello is the 40 bytes above;
 // with it a cookie follows (HelloCookieLen bytes in all):
 //
-//	32..35 cookie time (the listener's coarse clock when it issued it)
-//	36..51 cookie MAC
+//	40..43 cookie time (the listener's coarse clock when it issued it)
+//	44..59 cookie MAC
 //
 // ACCEPT, flags: none, FlagRetry or FlagRefuse (not both). A plain
-// Accept is the 32 bytes above. A Retry (ACCEPT with FlagRetry) goes to
+// Accept is the 40 bytes above. A Retry (ACCEPT with FlagRetry) goes to
 // the dialer's connection id, names no sender and carries only a cookie,
-// in 32 bytes, so it is never larger than the Hello it answers:
+// in 40 bytes, so it is never larger than the Hello it answers:
 //
-//	8..11  0 (no connection exists yet)
-//	12..15 cookie time
-//	16..31 cookie MAC
+//	12..19 0 (no connection exists yet)
+//	20..23 cookie time
+//	24..39 cookie MAC
 //
 // With FlagKeys (a HELLO, or a plain ACCEPT) a key exchange follows what
 // is above: the protection asked for (HELLO) or agreed (ACCEPT), then one
@@ -41,11 +41,11 @@ package wire
 //
 // A Refusal (ACCEPT with FlagRefuse) tells a dialer whose address the
 // listener has verified that it takes no connection from it: sender 0,
-// bytes 12..23 zero, 24..31 the echoed timestamp.
+// bytes 20..31 zero, 32..39 the echoed timestamp.
 type Handshake struct {
-	Conn       uint32 // destination: 0 for a Hello
+	Conn       uint64 // destination: 0 for a Hello
 	Flags      uint8
-	Source     uint32 // the sender's own connection id; 0 in a Retry or Refusal
+	Source     uint64 // the sender's own connection id; 0 in a Retry or Refusal
 	Paths      uint8
 	Scheme     uint8
 	K, M       uint8
@@ -93,7 +93,7 @@ const (
 const (
 	// HandshakeLen is the length of a HELLO without a cookie and of every
 	// ACCEPT (Retry and Refusal included).
-	HandshakeLen = 32
+	HandshakeLen = 40
 	// CookieMACLen is the length of a cookie's MAC.
 	CookieMACLen = 16
 	// CookieLen is the length of a cookie on the wire.
@@ -138,16 +138,16 @@ func (h *Handshake) Encode(b []byte, t Type) (int, error) {
 		return 0, ErrBufferSmall
 	}
 	putHeader(b, t, h.Flags, h.Conn)
-	be.PutUint32(b[8:], h.Source)
+	be.PutUint64(b[12:], h.Source)
 	if t == TypeAccept && h.Flags&FlagRetry != 0 {
-		h.Cookie.put(b[12:])
+		h.Cookie.put(b[20:])
 		return n, nil
 	}
-	b[12], b[13], b[14], b[15] = h.Paths, h.Scheme, h.K, h.M
-	be.PutUint16(b[16:], h.MTU)
-	b[18], b[19] = h.ChunkShift, 0
-	be.PutUint32(b[20:], h.MaxMsgs)
-	be.PutUint64(b[24:], h.Echo)
+	b[20], b[21], b[22], b[23] = h.Paths, h.Scheme, h.K, h.M
+	be.PutUint16(b[24:], h.MTU)
+	b[26], b[27] = h.ChunkShift, 0
+	be.PutUint32(b[28:], h.MaxMsgs)
+	be.PutUint64(b[32:], h.Echo)
 	if t == TypeHello && h.Flags&FlagCookie != 0 {
 		h.Cookie.put(b[HandshakeLen:])
 	}
@@ -212,22 +212,22 @@ func ParseHandshake(b []byte) (Handshake, Type, error) {
 		return Handshake{}, 0, ErrInconsistent
 	}
 	if h.Type == TypeAccept && h.Flags&FlagRetry != 0 {
-		if be.Uint32(b[8:]) != 0 {
+		if be.Uint64(b[12:]) != 0 {
 			return Handshake{}, 0, ErrInconsistent
 		}
-		return Handshake{Conn: h.Conn, Flags: h.Flags, Cookie: getCookie(b[12:])}, h.Type, nil
+		return Handshake{Conn: h.Conn, Flags: h.Flags, Cookie: getCookie(b[20:])}, h.Type, nil
 	}
-	hs := Handshake{Conn: h.Conn, Flags: h.Flags, Source: be.Uint32(b[8:]),
-		Paths: b[12], Scheme: b[13], K: b[14], M: b[15], MTU: be.Uint16(b[16:]),
-		ChunkShift: b[18], MaxMsgs: be.Uint32(b[20:]), Echo: be.Uint64(b[24:])}
+	hs := Handshake{Conn: h.Conn, Flags: h.Flags, Source: be.Uint64(b[12:]),
+		Paths: b[20], Scheme: b[21], K: b[22], M: b[23], MTU: be.Uint16(b[24:]),
+		ChunkShift: b[26], MaxMsgs: be.Uint32(b[28:]), Echo: be.Uint64(b[32:])}
 	if h.Type == TypeAccept && h.Flags&FlagRefuse != 0 {
 		// A Refusal names no sender and no parameters.
-		if hs.Source != 0 || be.Uint64(b[12:]) != 0 || be.Uint32(b[20:]) != 0 {
+		if hs.Source != 0 || be.Uint64(b[20:]) != 0 || be.Uint32(b[28:]) != 0 {
 			return Handshake{}, 0, ErrInconsistent
 		}
 		return hs, h.Type, nil
 	}
-	if b[19] != 0 || hs.Source == 0 || hs.Paths == 0 || hs.MTU == 0 || hs.ChunkShift > MaxChunkShift ||
+	if b[27] != 0 || hs.Source == 0 || hs.Paths == 0 || hs.MTU == 0 || hs.ChunkShift > MaxChunkShift ||
 		hs.MaxMsgs == 0 || (hs.K == 0) != (hs.M == 0) {
 		return Handshake{}, 0, ErrInconsistent
 	}
@@ -241,9 +241,9 @@ func ParseHandshake(b []byte) (Handshake, Type, error) {
 // Ping keeps an idle connection alive and measures its RTT; the answer
 // has FlagPong set and echoes the timestamp.
 //
-//	8..15 timestamp
+//	12..19 timestamp
 type Ping struct {
-	Conn  uint32
+	Conn  uint64
 	Flags uint8
 	Echo  uint64
 }
@@ -252,7 +252,7 @@ type Ping struct {
 const FlagPong uint8 = 1 << 0
 
 // PingLen is the length of a PING.
-const PingLen = 16
+const PingLen = 20
 
 // Encode writes p.
 func (p *Ping) Encode(b []byte) (int, error) {
@@ -260,7 +260,7 @@ func (p *Ping) Encode(b []byte) (int, error) {
 		return 0, ErrBufferSmall
 	}
 	putHeader(b, TypePing, p.Flags, p.Conn)
-	be.PutUint64(b[8:], p.Echo)
+	be.PutUint64(b[12:], p.Echo)
 	return PingLen, nil
 }
 
@@ -279,5 +279,5 @@ func ParsePing(b []byte) (Ping, error) {
 		}
 		return Ping{}, ErrInconsistent
 	}
-	return Ping{Conn: h.Conn, Flags: h.Flags, Echo: be.Uint64(b[8:])}, nil
+	return Ping{Conn: h.Conn, Flags: h.Flags, Echo: be.Uint64(b[12:])}, nil
 }

@@ -56,7 +56,7 @@ func TestHandshakeLengths(t *testing.T) {
 		t.Fatalf("Hello with cookie: %d bytes", n)
 	}
 	if _, err := hello.Encode(make([]byte, wire.HandshakeLen), wire.TypeHello); !errors.Is(err, wire.ErrBufferSmall) {
-		t.Fatalf("Hello with cookie into 32 bytes: %v", err)
+		t.Fatalf("Hello with cookie into %d bytes: %v", wire.HandshakeLen, err)
 	}
 }
 

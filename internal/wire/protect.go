@@ -4,8 +4,8 @@ package wire
 // every packet after it: byte 3 of the common header names the protection
 // and a trailer follows the packet.
 //
-//	0..7     common header, byte 3 = ProtectHeader or ProtectFull
-//	8..n-25  body: in clear (header mode) or encrypted (full mode)
+//	0..11    common header, byte 3 = ProtectHeader or ProtectFull
+//	12..n-25 body: in clear (header mode) or encrypted (full mode)
 //	n-24..   16-byte AEAD tag, then the 8-byte packet number
 //
 // The packet number is the AEAD nonce: each direction of a connection

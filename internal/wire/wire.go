@@ -2,7 +2,7 @@
 // out on the wire, encoded into a caller-owned buffer, and decoded without
 // copying the payload.
 //
-// Every packet starts with an 8-byte common header:
+// Every packet starts with a 12-byte common header:
 //
 //	0      version (1)
 //	1      type (DATA, PARITY, ACK, NACK, CTS, CLOSE, HELLO, ACCEPT, PING)
@@ -10,7 +10,10 @@
 //	3      protection (protect.go): 0 none; header or full mean a trailer
 //	       with an AEAD tag and a packet number follows the body, which
 //	       the connection checks and removes before the decoders see it
-//	4..7   destination connection id, big endian
+//	4..11  destination connection id, big endian
+//
+// Connection ids are 64 bits so that one drawn at random cannot be found
+// by an off-path sender trying ids blindly.
 //
 // All multi-byte integers are big endian. Decoders never panic: truncated,
 // oversized, unknown-version or inconsistent input is an error value.
@@ -70,14 +73,14 @@ const (
 
 // Header lengths.
 const (
-	CommonLen = 8
+	CommonLen = 12
 	// MessageLen is the length of the DATA header, which PARITY extends.
-	MessageLen = 32
-	ParityLen  = 40
-	AckLen     = 24
-	NackLen    = 16
-	CTSLen     = 28
-	CloseLen   = 14
+	MessageLen = 36
+	ParityLen  = 44
+	AckLen     = 28
+	NackLen    = 20
+	CTSLen     = 32
+	CloseLen   = 18
 	// MaxAckWords bounds an ACK's SACK bitmap: 32 words, 2048 units.
 	MaxAckWords = 32
 	// MaxCloseReason bounds the reason text of a CLOSE.
@@ -101,7 +104,7 @@ var be = binary.BigEndian
 type Header struct {
 	Type  Type
 	Flags uint8
-	Conn  uint32 // destination connection id
+	Conn  uint64 // destination connection id
 }
 
 // ParseHeader decodes the common header and checks the version and type.
@@ -119,13 +122,13 @@ func ParseHeader(b []byte) (Header, error) {
 	if b[3] != 0 {
 		return Header{}, ErrAuthTag
 	}
-	return Header{Type: t, Flags: b[2], Conn: be.Uint32(b[4:])}, nil
+	return Header{Type: t, Flags: b[2], Conn: be.Uint64(b[4:])}, nil
 }
 
-func putHeader(b []byte, t Type, flags uint8, conn uint32) {
+func putHeader(b []byte, t Type, flags uint8, conn uint64) {
 	b[0] = Version
 	b[1] = byte(t)
 	b[2] = flags
 	b[3] = 0
-	be.PutUint32(b[4:], conn)
+	be.PutUint64(b[4:], conn)
 }

@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
@@ -124,7 +125,7 @@ func validPackets(tb testing.TB) []sample {
 	}
 }
 
-func checkHeader(t *testing.T, b []byte, typ wire.Type, flags uint8, conn uint32) {
+func checkHeader(t *testing.T, b []byte, typ wire.Type, flags uint8, conn uint64) {
 	t.Helper()
 	h, err := wire.ParseHeader(b)
 	if err != nil {
@@ -165,7 +166,7 @@ func TestDataRoundTrip(t *testing.T) {
 			Geometry: wire.Geometry{MsgLen: 2000, MTU: 1000}, Payload: fill(1000)}},
 		{"2^32 packets", wire.Data{Conn: 3, Flags: wire.FlagLast, Packet: 1<<32 - 1,
 			Geometry: wire.Geometry{MsgLen: 1 << 32, MTU: 1}, Payload: fill(1)}},
-		{"extreme fields", wire.Data{Conn: 1<<32 - 1, Flags: allFlags, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
+		{"extreme fields", wire.Data{Conn: 1<<64 - 1, Flags: allFlags, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
 			Payload:  fill(65535),
 			Geometry: wire.Geometry{MsgLen: 65535, MTU: 65535, ChunkShift: wire.MaxChunkShift, Scheme: 0xFF}}},
 	}
@@ -194,7 +195,7 @@ func TestParityRoundTrip(t *testing.T) {
 			Geometry: wire.Geometry{MsgLen: 10000, MTU: 1000, ChunkShift: 1, Scheme: 3, K: 2, M: 1}, Payload: fill(1000)}},
 		{"one packet chunks", wire.Parity{Conn: 1, Flags: wire.FlagRetransmit, Sub: 0,
 			Geometry: wire.Geometry{MsgLen: 1, MTU: 100, K: 1, M: 4}, Index: 3, Payload: fill(100)}},
-		{"extreme fields", wire.Parity{Conn: 1<<32 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF}, Sub: 3,
+		{"extreme fields", wire.Parity{Conn: 1<<64 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF}, Sub: 3,
 			Index: 254, Stripe: 1<<16 - 1, Payload: fill(1),
 			Geometry: wire.Geometry{MsgLen: 1 << 32, MTU: 1, ChunkShift: wire.MaxChunkShift, Scheme: 0xFF, K: 255, M: 255}}},
 	}
@@ -227,7 +228,7 @@ func TestAckRoundTrip(t *testing.T) {
 		{"cumulative only", wire.Ack{Conn: 1, Msg: wire.MsgID{Slot: 1, Gen: 2}, Cum: 17}, nil},
 		{"one word", wire.Ack{Conn: 1, Flags: wire.FlagECNEcho, Cum: 3, Base: 4}, []uint64{0x8000000000000001}},
 		{"max words", wire.Ack{Conn: 1, Flags: wire.FlagChunkUnits | wire.FlagDone, Cum: 1 << 31, Base: 1 << 31}, full},
-		{"window ends at 2^32", wire.Ack{Conn: 1<<32 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
+		{"window ends at 2^32", wire.Ack{Conn: 1<<64 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
 			Cum: 1<<32 - 1, Base: 1<<32 - 64, PktChunk: 9, PktBits: 0xF0F0}, []uint64{1<<64 - 1}},
 		{"packet bits", wire.Ack{Conn: 2, Flags: wire.FlagChunkUnits | wire.FlagPacketBits, Cum: 3, Base: 0,
 			PktChunk: 1<<32 - 1, PktBits: 1<<63 | 5}, []uint64{7}},
@@ -270,7 +271,7 @@ func TestNackRoundTrip(t *testing.T) {
 		{"fallback chunks", wire.Nack{Conn: 1, Flags: wire.FlagECNEcho, Reason: wire.NackFallback, Unit: wire.UnitChunk},
 			[]wire.Range{{Start: 0, Count: 1}, {Start: 2, Count: 2}, {Start: 10, Count: 100}}},
 		{"out of order", wire.Nack{Conn: 1, Reason: wire.NackOutOfOrder}, []wire.Range{{Start: 7, Count: 1}}},
-		{"ranges end at 2^32", wire.Nack{Conn: 1<<32 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
+		{"ranges end at 2^32", wire.Nack{Conn: 1<<64 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
 			Reason: wire.NackTooLarge, Unit: wire.UnitChunk},
 			[]wire.Range{{Start: 1<<32 - 1, Count: 1}, {Start: 1, Count: 1<<32 - 1}}},
 	}
@@ -300,7 +301,7 @@ func TestCTSRoundTrip(t *testing.T) {
 	}{
 		{"basic", wire.CTS{Conn: 1, Msg: wire.MsgID{Slot: 4, Gen: 5}, BufLen: 1 << 20, Credit: 1 << 16}},
 		{"zero credit", wire.CTS{Conn: 1, BufLen: 1}},
-		{"extreme fields", wire.CTS{Conn: 1<<32 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
+		{"extreme fields", wire.CTS{Conn: 1<<64 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
 			BufLen: 1<<64 - 1, Credit: 1<<64 - 1}},
 	}
 	for _, tt := range tests {
@@ -325,7 +326,7 @@ func TestCloseRoundTrip(t *testing.T) {
 	}{
 		{"no reason", wire.Close{Conn: 1}},
 		{"reason", wire.Close{Conn: 1, Flags: wire.FlagECNEcho, Code: 7, Reason: []byte("idle timeout")}},
-		{"max reason", wire.Close{Conn: 1<<32 - 1, Flags: 0xFF, Code: 1<<32 - 1, Reason: fill(wire.MaxCloseReason)}},
+		{"max reason", wire.Close{Conn: 1<<64 - 1, Flags: 0xFF, Code: 1<<32 - 1, Reason: fill(wire.MaxCloseReason)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -434,10 +435,10 @@ func TestParseInconsistent(t *testing.T) {
 	plus := func(b []byte, n int) []byte { return append(bytes.Clone(b), make([]byte, n)...) }
 
 	okAck := ack(0, 2)
-	ack33 := patch(plus(ack(0, wire.MaxAckWords), 8), 20, 0, 33)
+	ack33 := patch(plus(ack(0, wire.MaxAckWords), 8), 24, 0, 33)
 	okNack := nack(wire.NackGap, wire.UnitPacket, wire.Range{Start: 1, Count: 1})
 	okClose := encodeClose(t, wire.Close{Reason: []byte("x")})
-	longClose := patch(encodeClose(t, wire.Close{Reason: fill(255)}), 12, 1, 0)
+	longClose := patch(encodeClose(t, wire.Close{Reason: fill(255)}), 16, 1, 0)
 	longClose = append(longClose, 0)
 
 	// The patched cases are only meaningful if what they patch was valid.
@@ -479,11 +480,12 @@ func TestParseInconsistent(t *testing.T) {
 		{"parity bad geometry", wire.TypeParity, parity(func(p *wire.Parity) { p.MsgLen = 0 }), wire.ErrInconsistent},
 		{"parity payload short", wire.TypeParity, parity(func(p *wire.Parity) { p.Payload = fill(999) }), wire.ErrTruncated},
 		{"parity payload long", wire.TypeParity, parity(func(p *wire.Parity) { p.Payload = fill(1001) }), wire.ErrInconsistent},
-		{"parity reserved byte", wire.TypeParity, patch(parity(func(*wire.Parity) {}), 31, 1), wire.ErrInconsistent},
+		{"parity reserved byte", wire.TypeParity, patch(parity(func(*wire.Parity) {}), 35, 1), wire.ErrInconsistent},
+		{"parity index reserved byte", wire.TypeParity, patch(parity(func(*wire.Parity) {}), 37, 1), wire.ErrInconsistent},
 
 		{"ack 33 words", wire.TypeAck, ack33, wire.ErrInconsistent},
-		{"ack 0xffff words", wire.TypeAck, patch(okAck, 20, 0xFF, 0xFF), wire.ErrInconsistent},
-		{"ack reserved bytes", wire.TypeAck, patch(okAck, 22, 0, 1), wire.ErrInconsistent},
+		{"ack 0xffff words", wire.TypeAck, patch(okAck, 24, 0xFF, 0xFF), wire.ErrInconsistent},
+		{"ack reserved bytes", wire.TypeAck, patch(okAck, 26, 0, 1), wire.ErrInconsistent},
 		{"ack window beyond 2^32", wire.TypeAck, ack(1<<32-64, 2), wire.ErrInconsistent},
 		{"ack trailing bytes", wire.TypeAck, plus(okAck, 8), wire.ErrInconsistent},
 		{"ack trailing partial word", wire.TypeAck, plus(okAck, 1), wire.ErrInconsistent},
@@ -499,7 +501,7 @@ func TestParseInconsistent(t *testing.T) {
 		{"cts trailing byte", wire.TypeCTS, plus(encodeCTS(t, wire.CTS{BufLen: 1}), 1), wire.ErrInconsistent},
 
 		{"close reason 256", wire.TypeClose, longClose, wire.ErrInconsistent},
-		{"close reason length 0xffff", wire.TypeClose, patch(okClose, 12, 0xFF, 0xFF), wire.ErrInconsistent},
+		{"close reason length 0xffff", wire.TypeClose, patch(okClose, 16, 0xFF, 0xFF), wire.ErrInconsistent},
 		{"close trailing byte", wire.TypeClose, plus(okClose, 1), wire.ErrInconsistent},
 	}
 	for _, tt := range tests {
@@ -608,4 +610,82 @@ func TestMaxNackRanges(t *testing.T) {
 			t.Errorf("MaxNackRanges(%d) = %d does not fit", tt.size, tt.want)
 		}
 	}
+}
+
+// TestHighConnID: connection ids are 64 bits on the wire, so an id whose
+// upper half is set must survive every packet type intact; a codec that
+// still carried 32 bits would hand such a packet to another connection.
+func TestHighConnID(t *testing.T) {
+	const id = 0xfedcba9876543210
+	const source = 0x0123456789abcdef
+	msg := wire.MsgID{Slot: 1, Gen: 2}
+	geo := wire.Geometry{MsgLen: 100, MTU: 100}
+	pgeo := wire.Geometry{MsgLen: 100, MTU: 100, K: 1, M: 1}
+	cookie := wire.Cookie{Time: 3, MAC: [wire.CookieMACLen]byte{4}}
+	handshake := func(typ wire.Type, h wire.Handshake) func([]byte) (int, error) {
+		return func(b []byte) (int, error) { return h.Encode(b, typ) }
+	}
+	params := wire.Handshake{Source: source, Paths: 1, MTU: 4096, MaxMsgs: 8}
+	hello, accept := params, params
+	accept.Conn = id
+	ack := wire.Ack{Conn: id, Msg: msg, Cum: 1}
+	nack := wire.Nack{Conn: id, Msg: msg, Reason: wire.NackGap}
+	tests := []struct {
+		name string
+		enc  func([]byte) (int, error)
+		// conns returns the destination and source ids a packet parses to.
+		conns             func([]byte) (uint64, uint64, error)
+		wantConn, wantSrc uint64
+	}{
+		{"data", (&wire.Data{Conn: id, Flags: wire.FlagLast, Msg: msg, Geometry: geo, Payload: fill(100)}).Encode,
+			func(b []byte) (uint64, uint64, error) { d, err := wire.ParseData(b); return d.Conn, 0, err }, id, 0},
+		{"parity", (&wire.Parity{Conn: id, Msg: msg, Geometry: pgeo, Payload: fill(100)}).Encode,
+			func(b []byte) (uint64, uint64, error) { p, err := wire.ParseParity(b); return p.Conn, 0, err }, id, 0},
+		{"ack", func(b []byte) (int, error) { return wire.EncodeAck(b, &ack, []uint64{1}) },
+			func(b []byte) (uint64, uint64, error) { a, err := wire.ParseAck(b); return a.Conn, 0, err }, id, 0},
+		{"nack", func(b []byte) (int, error) { return wire.EncodeNack(b, &nack, []wire.Range{{Start: 0, Count: 1}}) },
+			func(b []byte) (uint64, uint64, error) { n, err := wire.ParseNack(b); return n.Conn, 0, err }, id, 0},
+		{"cts", (&wire.CTS{Conn: id, Msg: msg, BufLen: 1}).Encode,
+			func(b []byte) (uint64, uint64, error) { c, err := wire.ParseCTS(b); return c.Conn, 0, err }, id, 0},
+		{"close", (&wire.Close{Conn: id, Code: 1, Reason: []byte("bye")}).Encode,
+			func(b []byte) (uint64, uint64, error) { c, err := wire.ParseClose(b); return c.Conn, 0, err }, id, 0},
+		{"ping", (&wire.Ping{Conn: id, Echo: 5}).Encode,
+			func(b []byte) (uint64, uint64, error) { p, err := wire.ParsePing(b); return p.Conn, 0, err }, id, 0},
+		{"hello", handshake(wire.TypeHello, hello), parseHandshakeConns, 0, source},
+		{"hello with cookie", handshake(wire.TypeHello, wire.Handshake{Flags: wire.FlagCookie, Source: source, Paths: 1,
+			MTU: 4096, MaxMsgs: 8, Cookie: cookie}), parseHandshakeConns, 0, source},
+		{"accept", handshake(wire.TypeAccept, accept), parseHandshakeConns, id, source},
+		{"retry", handshake(wire.TypeAccept, wire.Handshake{Conn: id, Flags: wire.FlagRetry, Cookie: cookie}),
+			parseHandshakeConns, id, 0},
+		{"refusal", handshake(wire.TypeAccept, wire.Handshake{Conn: id, Flags: wire.FlagRefuse, Echo: 6}),
+			parseHandshakeConns, id, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buf := make([]byte, 512)
+			n, err := tt.enc(buf)
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			b := buf[:n]
+			if got := binary.BigEndian.Uint64(b[4:]); got != tt.wantConn {
+				t.Errorf("bytes 4..11 = %#x, want %#x", got, tt.wantConn)
+			}
+			if h, err := wire.ParseHeader(b); err != nil || h.Conn != tt.wantConn {
+				t.Errorf("ParseHeader = %+v, %v; want conn %#x", h, err, tt.wantConn)
+			}
+			conn, src, err := tt.conns(b)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if conn != tt.wantConn || src != tt.wantSrc {
+				t.Errorf("parsed conn %#x source %#x, want %#x %#x", conn, src, tt.wantConn, tt.wantSrc)
+			}
+		})
+	}
+}
+
+func parseHandshakeConns(b []byte) (uint64, uint64, error) {
+	h, _, err := wire.ParseHandshake(b)
+	return h.Conn, h.Source, err
 }

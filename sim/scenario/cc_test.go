@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
 // TestRandomLossIsNotCongestion runs cells of SDR's long-haul experiment
@@ -67,8 +69,8 @@ workload:
 		t.Fatalf("cells %+v", cells)
 	}
 	// Serialization dominates a 64 MiB message: 4096 payload bytes carry
-	// 32 of header and 66 of framing, and now 24 of trailer.
-	want := float64(4096+32+66+24) / float64(4096+32+66)
+	// a DATA header and 66 bytes of framing, and now a trailer.
+	want := float64(4096+wire.MessageLen+66+wire.TrailerLen) / float64(4096+wire.MessageLen+66)
 	if got := full.Mean / none.Mean; got < 1+(want-1)/2 || got > want+(want-1)/2 {
 		t.Errorf("full/none = %.4f, want about %.4f", got, want)
 	}

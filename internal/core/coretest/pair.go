@@ -5,6 +5,7 @@
 package coretest
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -46,6 +47,10 @@ type Config struct {
 	// Handshake makes A dial B, which listens, instead of setting both
 	// connections up by hand; B.Conn appears when B accepts.
 	Handshake bool
+	// RandomIDs makes both endpoints draw the ids of the connections they
+	// create (Handshake) at random, as a real endpoint does, from seeds
+	// derived from Seed.
+	RandomIDs bool
 }
 
 // NewPair returns two endpoints joined by a link, with connection 1 on A
@@ -61,6 +66,15 @@ func NewPair(cfg Config) (*Pair, error) {
 			out: &link{cfg: cfg.Link, rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))}},
 		B: &Side{EP: core.NewEndpoint(), Addr: netip.MustParseAddrPort("127.0.0.1:2"),
 			out: &link{cfg: rev, rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))}},
+	}
+	if cfg.RandomIDs {
+		for _, s := range []*Side{p.A, p.B} {
+			var seed [32]byte
+			for i := 0; i < len(seed); i += 8 {
+				binary.LittleEndian.PutUint64(seed[i:], rng.Uint64())
+			}
+			s.EP.RandomIDs(seed)
+		}
 	}
 	var err error
 	if cfg.Handshake {
