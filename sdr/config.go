@@ -132,7 +132,15 @@ const DefaultMinRTO = 25 * time.Millisecond
 // several times it.
 const DefaultHostNoise = time.Millisecond
 
-// DefaultCC is the congestion controller of the zero Config.
+// DefaultCC is the congestion controller of the zero Config: none, for
+// now. NSCC's host mode (DefaultHostNoise) backs off where none does not
+// and resent far less through a shallow bottleneck (docs/benchmarks.md,
+// "Congestion control, round 3"), but with erasure coding its window
+// collapses: EC's ACKs come a decoded sub-message at a time, so a quick
+// adapt period with NACKs and no ACK reads as a path that delivers
+// nothing (16 paths, 1% loss, one path dead: a window of one packet,
+// TestLossyMemoryNetwork's EC case past its minute). Choose "nscc" for
+// selective-repeat schemes on a shared network.
 const DefaultCC = "none"
 
 // DefaultWindow is the default MaxBytesInFlight: half the default socket
