@@ -497,6 +497,10 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 		n.endSlowStart()
 		return
 	}
+	if n.cfg.StandingWindow > 0 && !l.Timeout {
+		n.hostLossDecrease(now)
+		return
+	}
 	n.triggerQA = true
 	if l.Timeout {
 		n.quickAdapt(now, true, false, 0)
@@ -510,6 +514,28 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 	n.clamp()
 	n.stats.Decreases++
 }
+
+// hostLossDecrease is a real host's answer to a NACK on a congested path:
+// the window times HostLossBeta, at most once per round trip (as TCP
+// cuts once per loss episode). uec.cpp's answers, the lost bytes off the
+// window per NACK and a quick adapt to the bytes acked in the period,
+// assume ACKs flow every period; erasure coding acknowledges a decoded
+// sub-message at a time, so a period of NACKs without an ACK read as a
+// path that delivers nothing and cut the window to one packet (16 paths,
+// 1% loss, one dead). A NACK proves the receiver is receiving.
+func (n *NSCC) hostLossDecrease(now monotime.Time) {
+	if n.mdDone && now.Sub(n.lastMD) <= n.baseRTT+n.queue {
+		return
+	}
+	n.cwnd *= hostLossBeta
+	n.clamp()
+	n.mdDone, n.lastMD = true, now
+	n.stats.Decreases++
+}
+
+// hostLossBeta is what a congested loss leaves of a real host's window:
+// CUBIC's 0.7.
+const hostLossBeta = 0.7
 
 // OnTimer does nothing: NSCC is clocked by ACKs.
 func (n *NSCC) OnTimer(monotime.Time) {}

@@ -573,3 +573,40 @@ func TestNSCCPacing(t *testing.T) {
 		t.Errorf("simulation NSCC paces: next send %v", sim.NextSend())
 	}
 }
+
+// TestNSCCHostLoss: on a real host a NACK on a congested path cuts the
+// window to 0.7 of itself once per round trip, however many NACKs come,
+// and never quick-adapts (with erasure coding a period of NACKs and no
+// ACK is normal); a random loss (no standing queue) costs nothing.
+func TestNSCCHostLoss(t *testing.T) {
+	ms := monotime.Millisecond
+	n := NewNSCC(NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}))
+	now := monotime.Time(0)
+	ack := func(q monotime.Duration) {
+		now = now.Add(ms)
+		n.OnAck(now, Ack{Bytes: mss, RTT: 20*ms + q, InFlight: n.Window()})
+	}
+	for range 30 {
+		ack(0)
+	}
+	before := n.Window()
+	n.OnLoss(now, Loss{Bytes: mss})
+	if n.Window() != before {
+		t.Fatalf("a loss with no standing queue moved the window %d -> %d", before, n.Window())
+	}
+	for range 30 { // a standing queue of 3 ms: congested
+		ack(3 * ms)
+	}
+	before = n.Window()
+	for range 50 {
+		n.OnLoss(now, Loss{Bytes: 16 * mss})
+	}
+	if want := int64(float64(before) * 0.7); n.Window() < want-1 || n.Window() > want+1 {
+		t.Fatalf("50 NACKs in one round trip: window %d -> %d, want one cut to %d", before, n.Window(), want)
+	}
+	now = now.Add(4 * ms) // a period passes with NACKs and no ACK
+	n.OnLoss(now, Loss{Bytes: mss})
+	if n.Window() < int64(float64(before)*0.7)-1 {
+		t.Fatalf("quick adapt on NACKs: window %d", n.Window())
+	}
+}

@@ -49,6 +49,20 @@ func (s *sender) ccHolds(bytes int64) bool {
 	return w > 0 && s.inflight+bytes > w
 }
 
+// ccGate reports whether packet p of m's first pass is where the window
+// may hold it back: a chunk's first packet, or with erasure coding a
+// sub-message's. A coded sub-message is admitted whole: where chunks
+// lose packets, nothing of it is acknowledged before it decodes, and it
+// decodes only once all of it and its parity are sent (16 paths, one
+// dead, so every chunk missing a packet: a window smaller than a
+// sub-message held the rest back for ever).
+func (s *sender) ccGate(m *sendMsg, p uint32) bool {
+	if m.code != nil {
+		return p == uint32(min(uint64(m.sub)*uint64(m.code.K())<<s.c.shift, uint64(m.npkts)))
+	}
+	return p&(1<<s.c.shift-1) == 0
+}
+
 // ccSent reports a data packet of bytes on the wire.
 func (s *sender) ccSent(now monotime.Time, bytes int) {
 	if s.cc != nil {

@@ -1,9 +1,13 @@
 package core_test
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/sdrnet/sdrnet/internal/cc"
+	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/core/coretest"
+	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
@@ -116,5 +120,41 @@ func TestErasureRecovery(t *testing.T) {
 				t.Fatalf("decoded %d packets, want the %d lost", res.B.RecoveredPackets, lost)
 			}
 		})
+	}
+}
+
+// TestErasureUnderWindow: a congestion window smaller than a coded
+// sub-message (NSCC's 1.5 BDP at 1 Gbit/s and 1 ms is 187 KB; a (32,8)
+// sub-message of 64 KiB chunks is 2 MiB) admits the sub-message whole:
+// where every chunk loses a packet nothing is acknowledged before the
+// sub-message decodes or falls back, so a window that held back its rest
+// waited for ever. Each case must deliver the message.
+func TestErasureUnderWindow(t *testing.T) {
+	alg, err := cc.Parse("nscc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ec:32,8", "xor:32,8"} {
+		for _, lossy := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/lossy=%v", name, lossy), func(t *testing.T) {
+				scheme := schemes(t)[name]
+				link := testLink()
+				if lossy {
+					link.Drop = func(b []byte) bool { // the first packet of every chunk, first pass
+						d, err := wire.ParseData(b)
+						return err == nil && d.Flags&wire.FlagRetransmit == 0 && d.Packet%16 == 0
+					}
+				}
+				cfg := core.Config{Scheme: scheme, InitialRTT: monotime.Millisecond, CC: alg, LineRate: 1e9}
+				p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				const size = 6 << 20
+				if _, err := p.Transfer(message(size), size, nil, coretest.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }

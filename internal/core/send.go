@@ -493,7 +493,7 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		if limit := s.c.cfg.MaxBytesInFlight; limit > 0 && s.inflight > 0 && s.inflight+size > limit {
 			return 0
 		}
-		if p&(1<<s.c.shift-1) == 0 && s.ccHolds(s.chunkBytes(m, p>>s.c.shift)) {
+		if s.ccGate(m, p) && s.ccHolds(s.chunkBytes(m, p>>s.c.shift)) {
 			return 0
 		}
 		m.next++
