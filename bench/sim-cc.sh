@@ -14,3 +14,55 @@ for s in meta-cc incast-buffers meta-routing stellar-spray; do
   "$out/sdrnet" sim "$s" --out "$out/$s" 2>/dev/null | grep '^claim:'
   echo "   ($(( $(date +%s) - start )) s wall)"
 done
+
+# The figures behind the comparisons the congestion-control issue asks
+# for, computed from the runs' results.json (nothing typed in).
+python3 - "$out" <<'PY'
+import json, sys, os
+out = sys.argv[1]
+def cells(s):
+    with open(os.path.join(out, s, "results.json")) as f:
+        return json.load(f)["cells"]
+def rest(p, drop):
+    return ", ".join(f"{k}={v}" for k, v in sorted(p.items()) if k not in drop)
+
+print("\n== meta-routing: ECMP's gap (mean AllReduce time, E-ECMP with 16 QPs against ECMP with 1)")
+cs = cells("meta-routing")
+for c in cs:
+    p = c["params"]
+    if p.get("routing.balancer") != "ecmp" or p.get("transport.qps") != "1":
+        continue
+    for e in cs:
+        q = e["params"]
+        if q.get("routing.balancer") == "e-ecmp" and q.get("transport.qps") == "16" and \
+           rest(q, {"routing.balancer", "transport.qps"}) == rest(p, {"routing.balancer", "transport.qps"}):
+            print(f"  {rest(p, {'routing.balancer', 'transport.qps'})}: {1e3*e['mean_s']:.3f} ms against {1e3*c['mean_s']:.3f} ms ({c['mean_s']/e['mean_s']:.2f}x)")
+
+print("\n== incast-buffers: bytes resent by each controller against none, same setting")
+cs = cells("incast-buffers")
+by = {}
+for c in cs:
+    by.setdefault(rest(c["params"], {"transport.cc"}), {})[c["params"].get("transport.cc")] = c
+for k, g in sorted(by.items()):
+    if "none" not in g:
+        continue
+    n = g["none"]["retx_bytes"]
+    parts = []
+    for cc, c in sorted(g.items()):
+        if cc == "none":
+            continue
+        r = c["retx_bytes"]
+        parts.append(f"{cc} {r/2**20:.1f} MiB ({'none resent' if r == 0 else f'{n/r:.1f}x fewer'})")
+    print(f"  {k}: none {n/2**20:.1f} MiB; " + "; ".join(parts))
+
+print("\n== stellar-spray: where OBS ranks among the selectors (mean JCT), per setting")
+cs = cells("stellar-spray")
+by = {}
+for c in cs:
+    by.setdefault(rest(c["params"], {"transport.select"}), []).append(c)
+for k, g in sorted(by.items()):
+    g.sort(key=lambda c: c["mean_s"])
+    order = " < ".join(f"{c['params'].get('transport.select')} {1e3*c['mean_s']:.3f}" for c in g)
+    rank = [c["params"].get("transport.select") for c in g].index("obs") + 1
+    print(f"  {k}: OBS ranks {rank} of {len(g)}: {order} ms")
+PY
