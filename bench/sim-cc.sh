@@ -20,11 +20,17 @@ done
 python3 - "$out" <<'PY'
 import json, sys, os
 out = sys.argv[1]
+varying = set()
 def cells(s):
+    # Labels name only the keys the scenario's grid varies.
+    global varying
     with open(os.path.join(out, s, "results.json")) as f:
-        return json.load(f)["cells"]
+        cs = json.load(f)["cells"]
+    keys = {k for c in cs for k in c["params"]}
+    varying = {k for k in keys if len({c["params"].get(k) for c in cs}) > 1}
+    return cs
 def rest(p, drop):
-    return ", ".join(f"{k}={v}" for k, v in sorted(p.items()) if k not in drop)
+    return ", ".join(f"{k}={v}" for k, v in sorted(p.items()) if k not in drop and k in varying)
 
 print("\n== meta-routing: ECMP's gap (mean AllReduce time, E-ECMP with 16 QPs against ECMP with 1)")
 cs = cells("meta-routing")
