@@ -121,6 +121,11 @@ type Params struct {
 	// (NSCC's, one base RTT otherwise); zero means the controller's
 	// default (NSCC: 1 ms).
 	MaxTarget monotime.Duration
+	// Quantum is how many bytes the core admits into the window at a
+	// time (a chunk: the receiver acknowledges whole chunks); zero means
+	// MSS. A window-limited sender may sit up to a quantum below its
+	// window.
+	Quantum int
 	// HostNoise is how late a real host's RTT samples run with no queue
 	// at all: scheduling, timer granularity, batching. Zero in a
 	// simulation, whose clocks are exact. A delay-steered controller keeps

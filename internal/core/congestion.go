@@ -19,7 +19,8 @@ func (c *Config) ccParams() cc.Params {
 	if rate == 0 {
 		rate = c.Rate
 	}
-	return cc.Params{LineRate: rate, BaseRTT: c.BaseRTT, MSS: c.MTU, LearnLineRate: c.LearnLineRate, HostNoise: c.HostNoise}
+	return cc.Params{LineRate: rate, BaseRTT: c.BaseRTT, MSS: c.MTU, Quantum: c.ChunkSize,
+		LearnLineRate: c.LearnLineRate, HostNoise: c.HostNoise}
 }
 
 // ccBlocked reports whether the controller's pacing holds the next data
