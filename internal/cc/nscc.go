@@ -177,13 +177,13 @@ type NSCCConfig struct {
 	LearnLineRate bool
 	// MaxLineRate bounds what learning reaches: 1 Tbit/s.
 	MaxLineRate float64
-	// LearnSlack is how far below the window the bytes in flight may be
-	// for the window still to count as full: the core's quantum (a
-	// chunk: it admits whole chunks, so a window-limited sender sits up
-	// to one below its window), at least an MSS. With one MSS, a 64 KiB
-	// chunk never let a 100 KB window look full, and on loopback NSCC
-	// stayed at 0.63 of none's goodput with its 10 Gbit/s guess.
-	LearnSlack float64
+	// Quantum is the core's admission unit, a chunk (Params.Quantum, at
+	// least an MSS): the core admits whole chunks into the window, so a
+	// window-limited sender sits up to one below its window (learning
+	// counts the window full within it: with one MSS a 100 KB window
+	// never looked full, and loopback NSCC stayed at 0.63 of none's
+	// goodput), and pacing allows at least one per round trip.
+	Quantum float64
 
 	// LossNeedsCongestion makes losses act only on a congested path (see
 	// the file comment). Ours; true by default.
@@ -278,7 +278,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 		FastIncreaseScale:   0.25 * a,
 		LearnLineRate:       p.LearnLineRate,
 		MaxLineRate:         nsccMaxRate,
-		LearnSlack:          float64(max(p.MSS, p.Quantum)),
+		Quantum:             float64(max(p.MSS, p.Quantum)),
 		LossNeedsCongestion: true,
 		LossDelayWeight:     nsccLossEW,
 		LossDelayThreshold:  max(p.BaseRTT, nsccMinQDly),
@@ -397,7 +397,11 @@ func (n *NSCC) pace(now monotime.Time, bytes int) {
 	if n.slowStart {
 		gain = 2 // the window doubles per round trip
 	}
-	rate := gain * n.cwnd * 8 / rtt.Seconds() // bits per second
+	// At least a quantum per round trip: the core admits a whole chunk
+	// into any window, and pacing a 64 KiB chunk at a one-packet window's
+	// rate took a second per chunk when a competing flow (kernel TCP's
+	// BBR) held the window at its floor.
+	rate := gain * max(n.cwnd, n.cfg.Quantum) * 8 / rtt.Seconds() // bits per second
 	n.nextSend = max(n.nextSend, now.Add(-rtt/10)).Add(monotime.TransmitTime(bytes, rate))
 }
 
@@ -459,7 +463,7 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 // within one MSS of it, at the maximum) and the path clear (no mark, the
 // fast delay average below the target, no loss) doubles the line rate.
 func (n *NSCC) learn(now monotime.Time, a Ack, marked bool) {
-	full := n.cwnd >= n.maxWnd && float64(a.InFlight+a.Bytes)+n.cfg.LearnSlack >= n.cwnd
+	full := n.cwnd >= n.maxWnd && float64(a.InFlight+a.Bytes)+n.cfg.Quantum >= n.cwnd
 	clear := !marked && n.lossDelay < float64(n.cfg.Target)
 	if n.cfg.StandingWindow > 0 {
 		clear = !marked && n.queue < n.cfg.Target

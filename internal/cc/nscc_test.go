@@ -72,7 +72,7 @@ func TestNSCCDefaults(t *testing.T) {
 		LossDelayThreshold: 12 * us, MaxLineRate: 1e12,
 		MaxTarget: 1 * monotime.Millisecond, MaxGain: 1,
 		// The host mode's settings, unused without HostNoise.
-		DelayGain: 0.5, DelayEta: 2 * mss, InitialWindow: 16 * mss, LearnSlack: mss,
+		DelayGain: 0.5, DelayEta: 2 * mss, InitialWindow: 16 * mss, Quantum: mss,
 	}
 	if math.Abs(c.A-1) > 1e-12 || math.Abs(c.Alpha-want.Alpha) > 1e-12*want.Alpha {
 		t.Errorf("a %g alpha %g, want 1, %g", c.A, c.Alpha, want.Alpha)
