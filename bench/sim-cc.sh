@@ -11,7 +11,9 @@ go build -o "$out/sdrnet" ./cmd/sdrnet
 for s in meta-cc incast-buffers meta-routing stellar-spray; do
   echo "== sdrnet sim $s"
   start=$(date +%s)
-  "$out/sdrnet" sim "$s" --out "$out/$s" 2>/dev/null | grep '^claim:'
+  full=""
+  [ "$s" = meta-cc ] && full=--full # every incast size (N = 8, 32, 64): 20 s
+  "$out/sdrnet" sim "$s" $full --out "$out/$s" 2>/dev/null | grep '^claim:'
   echo "   ($(( $(date +%s) - start )) s wall)"
 done
 
@@ -71,4 +73,18 @@ for k, g in sorted(by.items()):
     order = " < ".join(f"{c['params'].get('transport.select')} {1e3*c['mean_s']:.3f}" for c in g)
     rank = [c["params"].get("transport.select") for c in g].index("obs") + 1
     print(f"  {k}: OBS ranks {rank} of {len(g)}: {order} ms")
+
+print("\n== meta-cc: the N-to-1 incast per controller (N senders of 4 MiB; mean and p99 flow completion, bytes resent, PFC pauses)")
+cs = cells("meta-cc")
+rows = []
+for c in cs:
+    p = c["params"]
+    if p.get("workload.kind") != "incast":
+        continue
+    rows.append((int(p["workload.hosts"]) - 1, p.get("transport.cc"), p.get("topology.pfc"), p.get("transport.admission"),
+                 1e3 * c["mean_s"], 1e3 * c["p99_s"], c["retx_bytes"] / 2**20, c.get("pfc_pauses", 0), c.get("queue_max_bytes", 0) / 2**10))
+print("| N | cc | PFC | admission | mean ms | p99 ms | resent MiB | PFC pauses | deepest queue KiB |")
+print("|---|---|---|---|---|---|---|---|---|")
+for r in sorted(rows):
+    print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.3f} | {r[5]:.3f} | {r[6]:.1f} | {r[7]} | {r[8]:.0f} |")
 PY
