@@ -4,7 +4,8 @@
 # random loss, no queue) over its whole grid of schemes and sizes at the
 # two highest loss rates, once per controller, and prints each cell's mean
 # completion against none's. The goal (the congestion-control issue):
-# every nscc and dcqcn cell within 10% of none's. Simulated, so
+# every nscc and dcqcn cell within 10% of none's (the script exits 1
+# when a cell is not). Simulated, so
 # deterministic: the same tree prints the same table.
 #
 #   bash bench/sim-longhaul-cc.sh      # knobs: CCS="nscc dcqcn" LOSS="1e-3,1e-2"
@@ -46,4 +47,5 @@ for key, b in base.items():
     print(f"{label:58} " + " ".join(row))
 for cc in ccs:
     print(f"{cc}: worst cell {worst[cc]:.3f} x none's mean: {'within' if worst[cc] <= 1.1 else 'NOT within'} 10%")
+sys.exit(0 if all(w <= 1.1 for w in worst.values()) else 1)
 PY

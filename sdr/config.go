@@ -124,12 +124,11 @@ const DefaultLineRate = 10e9
 const DefaultMinRTO = 25 * time.Millisecond
 
 // DefaultHostNoise is how late a real host's RTT samples may run with no
-// queue (cc.Params.HostNoise). On this project's 2-core test machine Go's
-// scheduler and the kernel's softirqs delay a sample by up to about a
-// millisecond under load (docs/benchmarks.md: a 1 ms fast-average target
-// read that noise as a queue). A delay-steered controller keeps its
-// target at least this high and judges the queue by the least delay over
-// several times it.
+// queue (cc.Params.HostNoise): chosen, not measured. Go's scheduler and
+// the kernel's softirqs delay samples on a loaded host, and a 1 ms
+// fast-average target read that delay as a queue (docs/benchmarks.md,
+// round 2). A delay-steered controller keeps its target at least this
+// high and judges the queue by the least delay over several times it.
 const DefaultHostNoise = time.Millisecond
 
 // DefaultCC is the congestion controller of the zero Config: none, for

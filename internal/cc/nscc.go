@@ -95,9 +95,9 @@ import (
 //     leave at loopback speed; and (5) with a guessed line rate, starts
 //     from InitialWindow in slow start instead of at 1.5 x a guessed BDP.
 //     Through a 1 Gbit/s, 20 ms emulated path with a 256 KiB drop-tail
-//     queue this took resends from 14-34% of the data to 0.1-2.3%
-//     (docs/benchmarks.md); in simulation none of it is on, and runs do
-//     not change.
+//     queue it resends a fraction of a percent of the data where none
+//     resends a third (docs/benchmarks.md, round 3); in simulation none
+//     of it is on, and runs do not change.
 
 func init() {
 	register("nscc", func(p Params) Controller { return NewNSCC(NSCCDefaults(p)) })
@@ -205,7 +205,7 @@ type NSCCConfig struct {
 	DelayWithoutECN bool
 	// StandingWindow, when set, makes the delay-only mode and the loss
 	// judgment read the queue as the least delay over the last one to two
-	// windows of max(StandingWindow, base RTT): host noise delays some
+	// windows of max(StandingWindow, base RTT / 2): host noise delays some
 	// samples, a standing queue delays them all (Copa and BBR filter
 	// alike). Ours; 4 x Params.HostNoise, zero (raw samples) in
 	// simulation.
@@ -228,8 +228,9 @@ type NSCCConfig struct {
 	// SlowStart, with PacingGain, starts the window at InitialWindow and
 	// grows it by the bytes acked (doubling per round trip, paced at
 	// twice the window's rate) until the standing queue reaches half the
-	// target or a loss shows congestion; then it halves it, back to the
-	// last round trip's window, and the delay law takes over. UET starts
+	// target or a loss shows congestion; then it sets it to what the path
+	// delivered in the last round trip, at least half of it
+	// (endSlowStart), and the delay law takes over. UET starts
 	// at its maximum window because its NIC knows the line rate; a host's
 	// is a guess (10 Gbit/s), and a 1.5-BDP burst of it into a 1 Gbit/s
 	// path with a 256 KiB queue lost 2,400 packets in its first quarter
@@ -323,7 +324,6 @@ type NSCC struct {
 	// current one's so far, and when the current one ends.
 	ssDelivered, ssAcked int64
 	ssEnd                monotime.Time
-	lastAck              monotime.Time
 	sawECN               bool
 	lastECN              monotime.Time
 
@@ -407,7 +407,7 @@ func (n *NSCC) pace(now monotime.Time, bytes int) {
 
 // OnAck runs the delay x ECN quadrants, quick adapt and fulfill.
 func (n *NSCC) OnAck(now monotime.Time, a Ack) {
-	n.inFlight, n.lastAck = a.InFlight, now
+	n.inFlight = a.InFlight
 	marked := a.ECN
 	if marked {
 		n.stats.Congestions++
@@ -436,11 +436,9 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	if sample {
 		switch target := n.cfg.Target; {
 		case !marked && n.delayOnly() && n.cfg.StandingWindow > 0:
-			n.delayLaw(a.Bytes, queue)
-		case !marked && n.delayOnly() && queue >= target:
-			n.multiplicativeDecrease(now, n.delayOnlyAverage())
-		case !marked && n.delayOnly():
-			n.proportionalIncrease(a.Bytes, queue)
+			n.delayLaw(now, a.Bytes, queue)
+		case !marked && delay >= target && n.delayOnly():
+			n.multiplicativeDecrease(now, n.lossDelay)
 		case !marked && delay >= target:
 			n.inc += n.cfg.FI * float64(a.Bytes)
 		case !marked:
@@ -644,10 +642,10 @@ func (n *NSCC) standingDelay(now monotime.Time, d monotime.Duration) monotime.Du
 // episode when the filter's lag held a queue above the target for two
 // windows, and its proportional increase, scaled by the line rate, grew
 // the window ten times too fast on a 1 Gbit/s path guessed at 10.
-func (n *NSCC) delayLaw(bytes int64, q monotime.Duration) {
+func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 	n.fastInc, n.fiCount = false, 0
 	if n.slowStart {
-		n.slowStartDelivered(n.lastAck, bytes)
+		n.slowStartDelivered(now, bytes)
 		if q < n.cfg.Target/2 {
 			n.cwnd += float64(bytes)
 			return
@@ -675,15 +673,6 @@ func (n *NSCC) slowStartDelivered(now monotime.Time, bytes int64) {
 		n.ssDelivered, n.ssAcked, n.ssEnd = n.ssAcked, 0, now.Add(n.baseRTT)
 	}
 	n.ssAcked += bytes
-}
-
-// delayOnlyAverage is the delay a delay-only decrease cuts by: the
-// standing queue when filtered, else the fast average of raw samples.
-func (n *NSCC) delayOnlyAverage() float64 {
-	if n.cfg.StandingWindow > 0 {
-		return float64(n.queue)
-	}
-	return n.lossDelay
 }
 
 // congested reports whether the path shows a queue: a recent delay above

@@ -59,7 +59,7 @@ func (s *sender) ccHolds(bytes int64) bool {
 // sub-message held the rest back for ever).
 func (s *sender) ccGate(m *sendMsg, p uint32) bool {
 	if m.code != nil {
-		return p == uint32(min(uint64(m.sub)*uint64(m.code.K())<<s.c.shift, uint64(m.npkts)))
+		return p == s.subStart(m, m.sub)
 	}
 	return p&(1<<s.c.shift-1) == 0
 }

@@ -63,11 +63,14 @@ type ecSender struct {
 	parity []byte
 }
 
-// subEnd returns the packet after the last data packet of sub-message s.
-func (s *sender) subEnd(m *sendMsg, sub uint32) uint32 {
-	end := (uint64(sub) + 1) * uint64(m.code.K()) << s.c.shift
-	return uint32(min(end, uint64(m.npkts)))
+// subStart returns the first data packet of sub-message sub.
+func (s *sender) subStart(m *sendMsg, sub uint32) uint32 {
+	start := uint64(sub) * uint64(m.code.K()) << s.c.shift
+	return uint32(min(start, uint64(m.npkts)))
 }
+
+// subEnd returns the packet after the last data packet of sub-message s.
+func (s *sender) subEnd(m *sendMsg, sub uint32) uint32 { return s.subStart(m, sub+1) }
 
 // startParity encodes the parity of m's current sub-message. RS and XOR
 // work byte by byte, so coding whole chunks at once (shards of S packets)
