@@ -158,3 +158,77 @@ func TestErasureUnderWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodedReportedBeforeAck: the sender charges a packet that erasure
+// decoding rebuilt to the path that lost it only if the report of the
+// decode (NackDecoded) reaches it before any ACK that covers the packet;
+// an ACK first credits the path with delivering it, and a dead path whose
+// probes are decoded is restored by every such credit. An ACK queued
+// before the decode but sent after it must not overtake the report.
+func TestDecodedReportedBeforeAck(t *testing.T) {
+	for _, name := range []string{"ec:32,8", "xor:32,8"} {
+		t.Run(name, func(t *testing.T) {
+			const chunkShift = 4 // 64 KiB chunks of 4 KiB packets
+			dropped := map[uint32]bool{}
+			reported := map[uint32]bool{}
+			acks := 0
+			// Reordering lets parity overtake data, so the arrival that
+			// completes one chunk (queueing an ACK) also completes a
+			// stripe, and decoding rebuilds packets that ACK will cover.
+			link := testLink()
+			link.Reorder, link.ReorderDelay = 0.2, 2*monotime.Millisecond
+			link.Drop = func(b []byte) bool {
+				h, err := wire.ParseHeader(b)
+				if err != nil {
+					return false
+				}
+				switch h.Type {
+				case wire.TypeData: // lose packet 5 of every ninth chunk, first pass
+					d, err := wire.ParseData(b)
+					switch {
+					case err != nil:
+					case d.Flags&wire.FlagRetransmit != 0:
+						delete(dropped, d.Packet) // repaired by resending, not decoding
+					case d.Packet%(9<<chunkShift) == 5: // chunks 0, 9, 18, 27: one per XOR group
+						dropped[d.Packet] = true
+						return true
+					}
+				case wire.TypeNack:
+					nk, err := wire.ParseNack(b)
+					if err == nil && nk.Reason == wire.NackDecoded {
+						for i := range nk.Len() {
+							r := nk.Range(i)
+							for p := r.Start; p < r.Start+r.Count; p++ {
+								reported[p] = true
+							}
+						}
+					}
+				case wire.TypeAck:
+					a, err := wire.ParseAck(b)
+					if err != nil || a.Flags&wire.FlagDone != 0 {
+						return false
+					}
+					acks++
+					for p := range dropped {
+						covered := a.Flags&wire.FlagChunkUnits != 0 && a.Covers(p>>chunkShift) ||
+							a.Flags&wire.FlagPacketBits != 0 && a.PktChunk == p>>chunkShift && a.PktBits&(1<<(p&15)) != 0
+						if covered && !reported[p] {
+							t.Errorf("ACK covers packet %d before its decode was reported", p)
+							delete(dropped, p)
+						}
+					}
+				}
+				return false
+			}
+			p := newPair(t, link, schemes(t)[name], 1)
+			const size = 8 << 20
+			res, err := p.Transfer(message(size), size, nil, coretest.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.B.RecoveredPackets == 0 || acks == 0 {
+				t.Fatalf("%d packets decoded, %d ACKs: want decoding to repair, under ACKs", res.B.RecoveredPackets, acks)
+			}
+		})
+	}
+}

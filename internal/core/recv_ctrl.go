@@ -79,6 +79,17 @@ func (r *receiver) encodeAck(seq uint32, buf []byte) int {
 	if m.seq != seq || m.state != recvPosted || !m.ackQueued {
 		return 0
 	}
+	if m.decodedQueued {
+		// Decoding rebuilt packets since this ACK was queued, and the
+		// ACK will cover them: the sender must hear what was decoded
+		// first, or it credits the paths that lost those packets with
+		// delivering them (restoring a dead path on every decoded
+		// probe). The ACK goes after the report.
+		if n := r.encodeDecoded(seq, buf); n > 0 {
+			r.c.ctrl.push(ctrlItem{kind: ctrlAck, seq: seq})
+			return n
+		}
+	}
 	m.ackQueued = false
 	a := wire.Ack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Flags: r.ecnEcho()}
 	if m.scheme.InOrder() {
