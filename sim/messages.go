@@ -47,6 +47,10 @@ type MessagesResult struct {
 	// Completions holds, per message, the time from Send to the moment
 	// the receiver has every byte.
 	Completions []monotime.Duration
+	// SenderCompletions holds, per message, the time from Send to the
+	// moment the sender hears the last ACK: SDR-RDMA's completion time T
+	// (section 4.2.1 of the paper).
+	SenderCompletions []monotime.Duration
 	Stats       TransferStats
 }
 
@@ -76,7 +80,8 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 			bufs[i] = make([]byte, cfg.Size)
 		}
 	}
-	res := MessagesResult{Completions: make([]monotime.Duration, 0, cfg.Count)}
+	res := MessagesResult{Completions: make([]monotime.Duration, 0, cfg.Count),
+		SenderCompletions: make([]monotime.Duration, 0, cfg.Count)}
 	var sentAt monotime.Time
 	var failure error
 	sent, received := 0, 0
@@ -129,13 +134,14 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	a.Handle = func(h *Host, ev core.Event) {
 		switch ev.Kind {
 		case core.EventSendDone:
+			res.SenderCompletions = append(res.SenderCompletions, eng.Now().Sub(sentAt))
 			if sent < cfg.Count {
 				send()
 			}
 		case core.EventSendFailed:
 			failure = fmt.Errorf("send %d failed: %w", sent-1, ev.Err)
 		}
-		if failure != nil || received == cfg.Count {
+		if failure != nil || (received == cfg.Count && len(res.SenderCompletions) == cfg.Count) {
 			eng.Stop()
 		}
 	}
@@ -155,8 +161,8 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	if failure != nil {
 		return res, failure
 	}
-	if received < cfg.Count {
-		return res, fmt.Errorf("only %d of %d messages completed within %v", received, cfg.Count, limit)
+	if received < cfg.Count || len(res.SenderCompletions) < cfg.Count {
+		return res, fmt.Errorf("within %v, %d of %d messages arrived and %d were acknowledged", limit, received, cfg.Count, len(res.SenderCompletions))
 	}
 	return res, nil
 }

@@ -58,6 +58,14 @@ func realShards(npkts, k, s, j uint32, shift uint8) uint64 {
 	return 1<<n - 1
 }
 
+// subCode returns the code of sub-message sub of a message of nchunks
+// chunks: code itself, but for a short last sub-message the shortened
+// code with parity in proportion to its data (reliability.Codec.Short).
+func subCode(code reliability.Codec, nchunks, sub uint32) reliability.Codec {
+	k := uint32(code.K())
+	return code.Short(int(min(k, nchunks-sub*k)))
+}
+
 // ecSender holds the parity of the sub-message being sent.
 type ecSender struct {
 	parity []byte
@@ -76,7 +84,8 @@ func (s *sender) subEnd(m *sendMsg, sub uint32) uint32 { return s.subStart(m, su
 // work byte by byte, so coding whole chunks at once (shards of S packets)
 // yields exactly the per-stripe codewords, with one call instead of S.
 func (s *sender) startParity(m *sendMsg) {
-	k, nm, mtu := m.code.K(), m.code.M(), uint64(m.geo.MTU)
+	code := subCode(m.code, m.nchunks, m.sub)
+	k, nm, mtu := code.K(), code.M(), uint64(m.geo.MTU)
 	S := stripes(m.npkts, uint32(k), m.sub, s.c.shift)
 	shard := uint64(S) * mtu
 	need := int(shard) * nm
@@ -84,7 +93,7 @@ func (s *sender) startParity(m *sendMsg) {
 		s.ec.parity = make([]byte, need)
 	}
 	s.ec.parity = s.ec.parity[:need]
-	m.inParity, m.parityPos = true, 0
+	m.inParity, m.parityPos, m.parityChunks = true, 0, uint32(nm)
 	if m.data == nil {
 		return // a virtual message: its parity is zeros, like its data
 	}
@@ -106,11 +115,11 @@ func (s *sender) startParity(m *sendMsg) {
 	for i := range nm {
 		x.shards[k+i] = s.ec.parity[uint64(i)*shard : uint64(i+1)*shard]
 	}
-	_ = m.code.Encode(x.shards) // shapes are checked above; cannot fail
+	_ = code.Encode(x.shards) // shapes are checked above; cannot fail
 }
 
 func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
-	nm, mtu := uint32(m.code.M()), uint32(m.geo.MTU)
+	nm, mtu := m.parityChunks, uint32(m.geo.MTU)
 	if len(buf) < wire.ParityLen+int(mtu) {
 		return 0 // the caller's buffer cannot hold it: send nothing, lose nothing
 	}
@@ -242,7 +251,8 @@ func (p *ecPool) txPackets(m *recvMsg) uint64 {
 	n := uint64(m.npkts)
 	if e := &m.ec; e.code != nil {
 		last := stripes(m.npkts, e.k, e.subs-1, m.geo.ChunkShift)
-		n += uint64(e.code.M()) * (uint64(e.subs-1)<<m.geo.ChunkShift + uint64(last))
+		lastM := subCode(e.code, m.nchunks, e.subs-1).M()
+		n += uint64(e.code.M())*uint64(e.subs-1)<<m.geo.ChunkShift + uint64(lastM)*uint64(last)
 	}
 	return n
 }
@@ -303,8 +313,11 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 		r.start(now, m, &pk.Geometry, scheme)
 	}
 	e := &m.ec
-	if e.code == nil || pk.Sub >= e.subs || pk.Stripe >= stripes(m.npkts, e.k, pk.Sub, m.geo.ChunkShift) ||
-		int(pk.Index) >= e.code.M() {
+	if e.code == nil || pk.Sub >= e.subs || pk.Stripe >= stripes(m.npkts, e.k, pk.Sub, m.geo.ChunkShift) {
+		return errMalformed
+	}
+	nm := subCode(e.code, m.nchunks, pk.Sub).M()
+	if int(pk.Index) >= nm {
 		return errMalformed
 	}
 	r.arrived(now, m, r.ec.parityPos(m, pk.Sub, uint32(pk.Index), pk.Stripe), first)
@@ -320,7 +333,7 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 		return nil
 	}
 	if e.parity[pk.Sub] == nil {
-		e.parity[pk.Sub] = r.ec.take(e.code.M() * mtu << m.geo.ChunkShift)
+		e.parity[pk.Sub] = r.ec.take(nm * mtu << m.geo.ChunkShift)
 	}
 	off := (int(pk.Index)<<m.geo.ChunkShift + int(pk.Stripe)) * mtu
 	copy(e.parity[pk.Sub][off:off+mtu], pk.Payload)
@@ -342,14 +355,15 @@ func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 	real := realShards(m.npkts, e.k, s, j, shift)
 	mi := s<<shift + j
 	have := e.masks[mi] | (1<<e.k-1)&^real // absent packets count as zeros
-	if e.masks[mi]&real == real || !e.code.Decodable(have) {
+	code := subCode(e.code, m.nchunks, s)
+	if e.masks[mi]&real == real || !code.Decodable(have) {
 		return
 	}
 	if m.buf == nil { // virtual: decoding succeeds whenever it can
 		p.recovered(now, r, m, s, j, real)
 		return
 	}
-	k, nm, mtu := int(e.k), e.code.M(), int(m.geo.MTU)
+	k, nm, mtu := int(e.k), code.M(), int(m.geo.MTU)
 	x := &p.c.scratch
 	x.init(mtu, k+nm)
 	short := m.geo.PayloadLen(m.npkts-1) < mtu
@@ -380,7 +394,7 @@ func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 			x.shards[k+i] = e.parity[s][off : off+mtu]
 		}
 	}
-	if err := e.code.Reconstruct(x.shards, have); err != nil {
+	if err := code.Reconstruct(x.shards, have); err != nil {
 		return
 	}
 	if pkt := m.npkts - 1; short && pkt>>shift/e.k == s && pkt&(1<<shift-1) == j && e.masks[mi]&(1<<(pkt>>shift%e.k)) == 0 {

@@ -232,3 +232,56 @@ func TestDecodedReportedBeforeAck(t *testing.T) {
 		})
 	}
 }
+
+// TestProportionalParity: a sub-message of n < K data chunks gets
+// ceil(n*M/K) parity chunks (at least one), so erasure coding never adds
+// more than M/K of the data; and that parity repairs as many lost chunks
+// as it has, without a retransmission.
+func TestProportionalParity(t *testing.T) {
+	const chunk = 64 << 10
+	for _, tt := range []struct {
+		name         string
+		size, parity int // bytes, parity chunks sent
+	}{
+		{"one packet", 100, 1},
+		{"2 chunks", 2 * chunk, 1},
+		{"16 chunks", 16 * chunk, 4},
+		{"31 chunks", 31 * chunk, 8},
+		{"32 chunks", 32 * chunk, 8},
+		{"33 chunks", 33 * chunk, 8 + 1},
+		{"40 chunks and a packet", 40*chunk + 4096, 8 + 3},
+	} {
+		for _, name := range []string{"ec:32,8", "xor:32,8"} {
+			t.Run(tt.name+"/"+name, func(t *testing.T) {
+				link := testLink()
+				// Lose the first pass of the first chunk of each XOR
+				// group the last sub-message's parity covers.
+				nchunks := (tt.size + chunk - 1) / chunk
+				firstLast := nchunks / 32 * 32
+				var lose []uint32
+				if firstLast < nchunks {
+					p := (tt.parity - 8*(nchunks/32))
+					for c := firstLast; c < min(nchunks, firstLast+p); c++ {
+						lose = append(lose, uint32(c))
+					}
+				}
+				link.Drop = dropFirstPass(lose, nil)
+				p := newPair(t, link, schemes(t)[name], 1)
+				res, err := p.Transfer(message(tt.size), tt.size, nil, coretest.Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				stripes := uint64(min(16, (tt.size+4095)/4096))
+				full := uint64(tt.size / (32 * chunk)) // full sub-messages: 16 stripes each
+				lastParity := uint64(tt.parity) - 8*full
+				if want := 8*full*16 + lastParity*stripes; res.A.ParityPackets != want {
+					t.Errorf("%d parity packets, want %d", res.A.ParityPackets, want)
+				}
+				if res.A.RetxPackets != 0 || res.B.Fallbacks != 0 {
+					t.Errorf("%d chunks lost of the short sub-message with %d parity: %d resent, %d fallbacks; want decoding alone",
+						len(lose), lastParity, res.A.RetxPackets, res.B.Fallbacks)
+				}
+			})
+		}
+	}
+}

@@ -32,7 +32,9 @@ type sendMsg struct {
 	inParity  bool
 	sub       uint32 // EC: sub-message being sent
 	parityPos uint32 // EC: next parity packet of the sub-message
-	high      uint32 // packets below have been sent at least once
+	// EC: the sub-message's parity chunks (M, or fewer for a short one)
+	parityChunks uint32
+	high         uint32 // packets below have been sent at least once
 
 	acked    bitset // chunks the receiver has whole
 	nacked   uint32 // number of acked chunks

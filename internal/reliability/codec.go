@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/klauspost/reedsolomon"
 )
@@ -35,6 +36,50 @@ type Codec interface {
 	// Reconstruct fills the missing data shards. A missing shard has
 	// length zero and capacity for a full shard; present ones are full.
 	Reconstruct(shards [][]byte, present uint64) error
+	// Short returns the code of a sub-message that holds only n of the K
+	// data shards (1 <= n <= K; the last sub-message of a message): the
+	// same kind of code with ParityFor(n) parity shards, so parity stays
+	// in proportion to the data (SDR-RDMA's model charges ceil(M/R)
+	// parity chunks, R = K/M). The layout is unchanged: data shards
+	// [0,K), of which [n,K) are absent zeros the caller treats as
+	// present, then the parity. Short(K) is the code itself. Safe for
+	// concurrent use; each shortened code is built once.
+	Short(n int) Codec
+}
+
+// parityFor returns ceil(n*m/k), at least 1: the parity shards of a
+// sub-message of n data shards under a (k,m) code.
+func parityFor(k, m, n int) int { return max(1, (n*m+k-1)/k) }
+
+// ParityFor returns how many parity shards c gives a sub-message of n
+// data shards: M for a full one, ceil(n*M/K) (at least 1) for a short one.
+func ParityFor(c Codec, n int) int { return parityFor(c.K(), c.M(), n) }
+
+// shortCodes builds and keeps a code's shortened forms, one per parity
+// count below M, lock-free: two goroutines may both build one, and one
+// of the two is kept.
+type shortCodes[C Codec] struct {
+	by [MaxShards]atomic.Pointer[C]
+}
+
+func (s *shortCodes[C]) get(self C, n int, build func(k, m int) (C, error)) Codec {
+	k, m := self.K(), self.M()
+	if n < 1 || n > k {
+		panic(fmt.Sprintf("reliability: Short(%d) of a (%d,%d) code", n, k, m))
+	}
+	p := parityFor(k, m, n)
+	if p == m {
+		return self
+	}
+	if c := s.by[p].Load(); c != nil {
+		return *c
+	}
+	c, err := build(k, p)
+	if err != nil { // (k,p) with p < m is valid wherever (k,m) is
+		panic(fmt.Sprintf("reliability: shortened (%d,%d) code: %v", k, p, err))
+	}
+	s.by[p].CompareAndSwap(nil, &c)
+	return *s.by[p].Load()
 }
 
 func checkKM(k, m int) error {
@@ -46,8 +91,9 @@ func checkKM(k, m int) error {
 
 // MDS is a Reed-Solomon code: any K of the K+M shards recover the data.
 type MDS struct {
-	k, m int
-	enc  reedsolomon.Encoder
+	k, m  int
+	enc   reedsolomon.Encoder
+	short *shortCodes[*MDS]
 }
 
 // NewMDS returns a Reed-Solomon (k,m) code.
@@ -61,8 +107,13 @@ func NewMDS(k, m int) (*MDS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MDS{k: k, m: m, enc: enc}, nil
+	return &MDS{k: k, m: m, enc: enc, short: new(shortCodes[*MDS])}, nil
 }
+
+// Short implements Codec: a (K, ceil(n*M/K)) Reed-Solomon code, whose K-n
+// known zero shards leave it able to recover any ceil(n*M/K) lost shards
+// of the n+ceil(n*M/K) sent.
+func (c *MDS) Short(n int) Codec { return c.short.get(c, n, NewMDS) }
 
 // K implements Codec.
 func (c *MDS) K() int { return c.k }
@@ -97,6 +148,7 @@ type XOR struct {
 	k, m int
 	// groups[i] has a bit for each shard (data and parity) in group i.
 	groups []uint64
+	short  *shortCodes[*XOR]
 }
 
 // NewXOR returns an XOR (k,m) code.
@@ -107,7 +159,7 @@ func NewXOR(k, m int) (*XOR, error) {
 	if m > k {
 		return nil, fmt.Errorf("XOR needs M <= K, got K=%d M=%d", k, m)
 	}
-	x := &XOR{k: k, m: m, groups: make([]uint64, m)}
+	x := &XOR{k: k, m: m, groups: make([]uint64, m), short: new(shortCodes[*XOR])}
 	for j := range k {
 		x.groups[j%m] |= 1 << j
 	}
@@ -116,6 +168,11 @@ func NewXOR(k, m int) (*XOR, error) {
 	}
 	return x, nil
 }
+
+// Short implements Codec: an XOR (K, ceil(n*M/K)) code, whose groups
+// j mod ceil(n*M/K) each hold about K/M of the n data shards, as the full
+// code's do.
+func (x *XOR) Short(n int) Codec { return x.short.get(x, n, NewXOR) }
 
 // K implements Codec.
 func (x *XOR) K() int { return x.k }

@@ -308,3 +308,71 @@ func TestNewCodecErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestShortParity: a sub-message of n data shards gets ceil(n*M/K) parity
+// shards, at least one, so parity never exceeds M/K of the data (plus the
+// one shard a tiny message needs).
+func TestShortParity(t *testing.T) {
+	c, err := NewMDS(32, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ n, want int }{{1, 1}, {2, 1}, {4, 1}, {5, 2}, {8, 2}, {16, 4}, {31, 8}, {32, 8}} {
+		if got := ParityFor(c, tt.n); got != tt.want {
+			t.Errorf("ParityFor(%d) = %d, want %d", tt.n, got, tt.want)
+		}
+		if got := c.Short(tt.n).M(); got != tt.want || c.Short(tt.n).K() != 32 {
+			t.Errorf("Short(%d) is (%d,%d), want (32,%d)", tt.n, c.Short(tt.n).K(), got, tt.want)
+		}
+	}
+	if c.Short(32) != Codec(c) || c.Short(3) != c.Short(4) {
+		t.Error("Short builds a code again instead of keeping it")
+	}
+}
+
+// TestShortReconstruct: a shortened code, its absent data shards given as
+// present zeros, recovers what its definition says it can (any
+// ParityFor(n) losses for MDS; one per group for XOR) of the n real data
+// shards and its parity.
+func TestShortReconstruct(t *testing.T) {
+	const k, m, size = 32, 8, 64
+	for _, kind := range codecKinds {
+		full, err := kind.make(k, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 3, 4, 9, 17, 31} {
+			t.Run(fmt.Sprintf("%s/n=%d", kind.name, n), func(t *testing.T) {
+				c := full.Short(n)
+				p := c.M()
+				rng := rand.New(rand.NewPCG(uint64(n), 7))
+				orig := randomShards(rng, k, p, size)
+				for i := n; i < k; i++ {
+					clear(orig[i])
+				}
+				if err := c.Encode(orig); err != nil {
+					t.Fatal(err)
+				}
+				backing := make([][]byte, k+p)
+				for i := range backing {
+					backing[i] = make([]byte, size)
+				}
+				shards := make([][]byte, k+p)
+				zeros := allPresent(k) &^ allPresent(n)
+				for range 300 {
+					// Erase 1..p+1 of the real shards: up to one past
+					// what MDS can take.
+					present := allPresent(k + p)
+					for range 1 + rng.IntN(p+1) {
+						i := rng.IntN(n + p)
+						if i >= n {
+							i += k - n
+						}
+						present &^= 1 << i
+					}
+					checkOneReconstruct(t, c, kind.xor, orig, backing, shards, present|zeros)
+				}
+			})
+		}
+	}
+}

@@ -98,7 +98,7 @@ func TestHTMLContent(t *testing.T) {
 		"Where EC wins (3)", "Where SR wins (1)",
 		"loss=1e-4 size=1MiB: 0.91×",
 		"EC has the lower mean in 3 of 4 cells and the lower p99.9 in 4 of 4",
-		"4 of 16 cells within 5% of the model, 4 outside, 8 where the model does not apply.",
+		"4 of 16 cells within 5% of the model, 0 more within 3 standard errors of it, 4 outside, 8 where the model does not apply.",
 		"within 5%", "outside 5%", "model n/a", "no model for this",
 		// One line plot per loss, the model dashed.
 		">loss=1e-4<", ">loss=1e-2<", "stroke-dasharray",

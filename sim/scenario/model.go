@@ -61,25 +61,38 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 	if why != "" {
 		return &Prediction{Note: why}
 	}
+	simMean, simErr := cell.Mean, cell.StdErr
+	if t := cell.AtSender; t != nil {
+		p.AtSender, simMean, simErr = true, t.Mean, t.StdErr
+	}
 	pred, err := model.Predict(p)
 	if err != nil {
 		return &Prediction{Note: err.Error()}
 	}
-	out := &Prediction{Mean: pred.Mean.Seconds(), P999: pred.P999.Seconds()}
-	if out.Mean > 0 && cell.Mean > 0 {
-		out.Error = (cell.Mean - out.Mean) / out.Mean
+	out := &Prediction{AtSender: p.AtSender, Mean: pred.Mean.Seconds(), P999: pred.P999.Seconds()}
+	if out.Mean > 0 && simMean > 0 {
+		out.Error = (simMean - out.Mean) / out.Mean
 	}
-	if cell.Mean > 0 && math.Abs(out.Error) > Tolerance {
-		out.Note = deviation(scheme.Kind(), cell, out)
+	if simMean > 0 && math.Abs(out.Error) > Tolerance {
+		out.Note = deviation(scheme.Kind(), cell.Runs, simMean, simErr, out)
+	}
+	// The paper's model: whole chunks lost and retried, one codeword per
+	// sub-message.
+	p.Decode, p.Retry = model.DecodeChunk, model.RetryChunk
+	if paper, err := model.Predict(p); err == nil && paper.Mean > 0 {
+		out.Paper = &PaperPrediction{Mean: paper.Mean.Seconds(), P999: paper.P999.Seconds()}
+		if simMean > 0 {
+			out.Paper.Error = (simMean - out.Paper.Mean) / out.Paper.Mean
+		}
 	}
 	return out
 }
 
 // deviation explains a cell where simulation and model differ by more
 // than Tolerance.
-func deviation(kind reliability.Kind, cell Cell, pred *Prediction) string {
-	if math.Abs(cell.Mean-pred.Mean) <= 3*cell.StdErr {
-		return fmt.Sprintf("within 3 standard errors of the simulated mean (%d runs): sampling, not model error", cell.Runs)
+func deviation(kind reliability.Kind, runs int, mean, stderr float64, pred *Prediction) string {
+	if math.Abs(mean-pred.Mean) <= 3*stderr {
+		return fmt.Sprintf("within 3 standard errors of the simulated mean (%d runs): sampling, not model error", runs)
 	}
 	switch kind {
 	case reliability.KindSRNACK:
@@ -90,5 +103,5 @@ func deviation(kind reliability.Kind, cell Cell, pred *Prediction) string {
 		return "after a fallback the model repairs the expected number of lost packets back to back with SR-RTO; " +
 			"the simulation repairs exactly what was lost, NACKed at the fallback timeout and again every 1.5 RTT"
 	}
-	return fmt.Sprintf("outside %.0f%% (%d runs)", 100*Tolerance, cell.Runs)
+	return fmt.Sprintf("outside %.0f%% (%d runs)", 100*Tolerance, runs)
 }

@@ -87,9 +87,27 @@ type Cell struct {
 	// must be identical for the same scenario and seed.
 	WallSec float64 `json:"-"`
 
+	// AtSender times each message as the SDR-RDMA paper does, until the
+	// sender hears the last ACK (section 4.2.1); the statistics above
+	// time it at the receiver, when every byte is in place. Messages
+	// workloads only.
+	AtSender *Timing `json:"at_sender,omitempty"`
+
 	// Model is the analytic prediction for the cell, where one applies.
 	Model *Prediction `json:"model,omitempty"`
 
+	Completions []float64 `json:"completions_s"`
+}
+
+// Timing summarizes completion times, in seconds.
+type Timing struct {
+	Mean        float64   `json:"mean_s"`
+	P50         float64   `json:"p50_s"`
+	P99         float64   `json:"p99_s"`
+	P999        float64   `json:"p999_s"`
+	Min         float64   `json:"min_s"`
+	Max         float64   `json:"max_s"`
+	StdErr      float64   `json:"stderr_s"` // of Mean: sample deviation / sqrt(runs)
 	Completions []float64 `json:"completions_s"`
 }
 
@@ -121,12 +139,26 @@ type TierMetrics struct {
 	QueueSeriesBinSec float64 `json:"queue_series_bin_s,omitempty"`
 }
 
-// Prediction is the analytic model's view of a cell.
+// Prediction is the analytic model's view of a cell. Where the cell has
+// AtSender timings, the model times messages the same way (the paper's);
+// else at the receiver.
 type Prediction struct {
+	AtSender bool    `json:"at_sender"`
+	Mean     float64 `json:"mean_s"`
+	P999     float64 `json:"p999_s,omitempty"`
+	Error    float64 `json:"rel_error"` // (simulated - model) / model
+	Note     string  `json:"note,omitempty"`
+	// Paper is the paper's own model (section 4.2: whole-chunk losses
+	// and retries, one codeword per sub-message), beside ours, which
+	// models what the implementation does.
+	Paper *PaperPrediction `json:"paper,omitempty"`
+}
+
+// PaperPrediction is the paper's model of a cell.
+type PaperPrediction struct {
 	Mean  float64 `json:"mean_s"`
-	P999  float64 `json:"p999_s,omitempty"`
-	Error float64 `json:"rel_error"` // (simulated - model) / model
-	Note  string  `json:"note,omitempty"`
+	P999  float64 `json:"p999_s"`
+	Error float64 `json:"rel_error"` // (simulated - paper model) / paper model
 }
 
 // Options control a run.
@@ -325,7 +357,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	top := sim.TwoSites(eng, tcfg)
 	top.Net.Overhead += v.authBytes()
 	start := time.Now()
-	var completions []monotime.Duration
+	var completions, atSender []monotime.Duration
 	var stats sim.TransferStats
 	switch kind {
 	case "messages":
@@ -334,7 +366,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		if err != nil {
 			return cell, err
 		}
-		completions, stats = res.Completions, res.Stats
+		completions, atSender, stats = res.Completions, res.SenderCompletions, res.Stats
 	case "allreduce":
 		res, err := sim.RunAllReduce(top, sim.AllReduceConfig{
 			Hosts: v.int("workload.hosts"), Size: size, Count: count, Scheme: scheme, Core: ccfg,
@@ -348,6 +380,10 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	cell.WallSec = time.Since(start).Seconds()
 	cell.Runs = len(completions)
 	summarize(&cell, completions)
+	if len(atSender) > 0 {
+		t := timing(atSender)
+		cell.AtSender = &t
+	}
 	if cell.Mean > 0 {
 		cell.GoodputGbps = float64(size) * 8 / cell.Mean / 1e9
 	}
@@ -370,24 +406,31 @@ func summarize(cell *Cell, completions []monotime.Duration) {
 	if len(completions) == 0 {
 		return
 	}
+	t := timing(completions)
+	cell.Mean, cell.P50, cell.P99, cell.P999 = t.Mean, t.P50, t.P99, t.P999
+	cell.Min, cell.Max, cell.StdErr, cell.Completions = t.Min, t.Max, t.StdErr, t.Completions
+}
+
+// timing summarizes completion times (at least one).
+func timing(completions []monotime.Duration) Timing {
 	secs := make([]float64, len(completions))
 	sum := 0.0
 	for i, c := range completions {
 		secs[i] = c.Seconds()
 		sum += secs[i]
 	}
-	cell.Completions = slices.Clone(secs)
+	t := Timing{Completions: slices.Clone(secs), Mean: sum / float64(len(secs))}
 	slices.Sort(secs)
-	cell.Mean = sum / float64(len(secs))
 	if n := len(secs); n > 1 {
 		ss := 0.0
 		for _, x := range secs {
-			ss += (x - cell.Mean) * (x - cell.Mean)
+			ss += (x - t.Mean) * (x - t.Mean)
 		}
-		cell.StdErr = math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
+		t.StdErr = math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
 	}
-	cell.P50, cell.P99, cell.P999 = Percentile(secs, 0.5), Percentile(secs, 0.99), Percentile(secs, 0.999)
-	cell.Min, cell.Max = secs[0], secs[len(secs)-1]
+	t.P50, t.P99, t.P999 = Percentile(secs, 0.5), Percentile(secs, 0.99), Percentile(secs, 0.999)
+	t.Min, t.Max = secs[0], secs[len(secs)-1]
+	return t
 }
 
 // Percentile returns the nearest-rank q-quantile of sorted values.
