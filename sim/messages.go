@@ -51,7 +51,7 @@ type MessagesResult struct {
 	// moment the sender hears the last ACK: SDR-RDMA's completion time T
 	// (section 4.2.1 of the paper).
 	SenderCompletions []monotime.Duration
-	Stats       TransferStats
+	Stats             TransferStats
 }
 
 // RunMessages runs the workload from host src to host dst of t until it
