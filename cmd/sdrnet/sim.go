@@ -205,15 +205,23 @@ func printSummary(w io.Writer, cells []scenario.Cell) {
 			model = fmtSeconds(c.Model.Mean)
 			ratio = fmt.Sprintf("%+.1f%%", 100*c.Model.Error)
 		}
-		sMean, sP999 := "-", "-"
+		// A percentile needs the runs to support it: three samples make
+		// no p99.9.
+		p999, sMean, sP999 := "-", "-", "-"
+		if c.Runs >= 1000 {
+			p999 = fmtSeconds(c.P999)
+		}
 		if t := c.AtSender; t != nil {
-			sMean, sP999 = fmtSeconds(t.Mean), fmtSeconds(t.P999)
+			sMean = fmtSeconds(t.Mean)
+			if c.Runs >= 1000 {
+				sP999 = fmtSeconds(t.P999)
+			}
 		}
 		rate := units.FormatRate(c.GoodputGbps * 1e9)
 		if c.BusBWGbps > 0 {
 			rate = "busbw " + units.FormatRate(c.BusBWGbps*1e9)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Label, c.Runs, fmtSeconds(c.Mean), fmtSeconds(c.P999),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Label, c.Runs, fmtSeconds(c.Mean), p999,
 			sMean, sP999, rate, units.FormatSize(int64(c.RetxBytes)), units.FormatSize(int64(c.ParityBytes)), model, ratio)
 	}
 	tw.Flush()

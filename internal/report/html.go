@@ -122,13 +122,19 @@ func seconds(s float64) string {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"seconds": seconds,
-	"pct":     func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) },
-	"gbps":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
-	"param":   func(c scenario.Cell, k string) string { return c.Params[k] },
-	"join":    strings.Join,
-	"bytes":   bytesIEC,
-	"ibytes":  func(b int) string { return bytesIEC(float64(b)) },
-	"frac":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"tail": func(v float64, runs int, q float64) string {
+		if q > supportedQuantile(runs) {
+			return "-"
+		}
+		return seconds(v)
+	},
+	"pct":    func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) },
+	"gbps":   func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"param":  func(c scenario.Cell, k string) string { return c.Params[k] },
+	"join":   strings.Join,
+	"bytes":  bytesIEC,
+	"ibytes": func(b int) string { return bytesIEC(float64(b)) },
+	"frac":   func(x float64) string { return fmt.Sprintf("%.2f", x) },
 	"stderr": func(c agreeRow) string {
 		if c.StdErr == 0 && c.Runs > 1 {
 			return "0"
@@ -162,9 +168,12 @@ ul.cells { font-size: 13px; margin-top: 0; }
 {{end}}{{else}}<p>{{.PlotNote}}</p>
 {{end}}
 {{with .SDR}}<h2 id="ec-vs-sr">Erasure coding against selective repeat</h2>
-<p>Each square is one (drop rate, message size) cell: the best selective-repeat time (sr, sr-nack) divided by the best erasure-coding time (ec, xor), so above 1 where EC finishes first. Colour is on a log scale, blue where EC is faster and red where SR is; hover over a square for the schemes and times.</p>
+<p>Each square is one (drop rate, message size) cell: a selective-repeat time divided by an erasure-coding time, so above 1 where EC finishes first. Times run until the sender hears the last ACK, as the paper times them. The tail is the highest percentile the cell's runs support (p99.9 from 1000 runs, p99 from 100, p90 from 10). Colour is on a log scale, blue where EC is faster and red where SR is; hover over a square for the schemes and times.</p>
 {{range .Facets}}{{if .Title}}<h3>{{.Title}}</h3>
-{{end}}<figure>{{.Mean}}</figure><figure>{{.P999}}</figure>
+{{end}}<p><strong>{{.Headline}}</strong></p>
+<figure>{{.PaperMean}}</figure><figure>{{.PaperTail}}</figure>
+<p>Ours beside it: the best SR variant (sr, sr-nack) over the best EC variant (ec, xor).</p>
+<figure>{{.Mean}}</figure><figure>{{.P999}}</figure>
 <p>{{.Summary}}</p>
 <h4>Where EC wins ({{len .ECWins}})</h4>
 {{if .ECWins}}<ul class="cells">{{range .ECWins}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>Nowhere.</p>{{end}}
@@ -188,7 +197,7 @@ ul.cells { font-size: 13px; margin-top: 0; }
 {{range .Figures}}<figure>{{.SVG}}</figure>
 {{end}}
 <table><tr><th class="l">cell</th><th>bus bw Gbit/s</th><th>mean</th><th>p99</th><th>drops</th><th>ECN marks</th><th>PFC pauses</th><th>out of order</th><th>reorder depth mean / max</th><th>control wait p50 / p90 / p99</th><th>fabric util p10 / p50 / p90</th>{{range .Tiers}}<th>{{.}} queue p50</th><th>p99</th><th>peak</th><th>util p50</th><th>max</th>{{end}}</tr>
-{{range .Cells}}<tr><td class="l">{{.Label}}</td><td>{{gbps .BusBWGbps}}</td><td>{{seconds .Mean}}</td><td>{{seconds .P99}}</td><td>{{.Drops}}</td><td>{{.Marked}}</td><td>{{.Pauses}}{{if .WatchdogTrips}} ({{.WatchdogTrips}} watchdog){{end}}</td><td>{{.OutOfOrder}}</td><td>{{printf "%.1f" .ReorderMean}} / {{.ReorderMax}}</td><td>{{seconds .CtrlWaitP50}} / {{seconds .CtrlWaitP90}} / {{seconds .CtrlWaitP99}}</td><td>{{frac .UtilP10}} / {{frac .UtilP50}} / {{frac .UtilP90}}</td>{{range .Tiers}}<td>{{bytes .QueueP50Bytes}}</td><td>{{bytes .QueueP99Bytes}}</td><td>{{ibytes .PeakBytes}}</td><td>{{frac .UtilP50}}</td><td>{{frac .UtilMax}}</td>{{end}}</tr>
+{{range .Cells}}<tr><td class="l">{{.Label}}</td><td>{{gbps .BusBWGbps}}</td><td>{{seconds .Mean}}</td><td>{{tail .P99 .Runs 0.99}}</td><td>{{.Drops}}</td><td>{{.Marked}}</td><td>{{.Pauses}}{{if .WatchdogTrips}} ({{.WatchdogTrips}} watchdog){{end}}</td><td>{{.OutOfOrder}}</td><td>{{printf "%.1f" .ReorderMean}} / {{.ReorderMax}}</td><td>{{seconds .CtrlWaitP50}} / {{seconds .CtrlWaitP90}} / {{seconds .CtrlWaitP99}}</td><td>{{frac .UtilP10}} / {{frac .UtilP50}} / {{frac .UtilP90}}</td>{{range .Tiers}}<td>{{bytes .QueueP50Bytes}}</td><td>{{bytes .QueueP99Bytes}}</td><td>{{ibytes .PeakBytes}}</td><td>{{frac .UtilP50}}</td><td>{{frac .UtilMax}}</td>{{end}}</tr>
 {{end}}</table>
 {{end}}
 <h2 id="model">Model agreement</h2>
@@ -204,8 +213,8 @@ ul.cells { font-size: 13px; margin-top: 0; }
 {{end}}</table>
 <h2 id="results">Results</h2>
 <p>Completion times are simulated, from the application's send to the receiver holding every byte. The model column is the analytic mean of SDR-RDMA section 4.2 (internal/model); sim/model is the relative difference.</p>
-<table><tr>{{range .Keys}}<th class="l">{{.}}</th>{{end}}<th>runs</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>goodput Gbit/s</th><th>retx bytes</th><th>parity bytes</th><th>fallbacks</th><th>model mean</th><th>sim/model</th><th class="l">note</th></tr>
-{{range $c := .Cells}}<tr>{{range $.Keys}}<td class="l">{{param $c .}}</td>{{end}}<td>{{$c.Runs}}</td><td>{{seconds $c.Mean}}</td><td>{{seconds $c.P50}}</td><td>{{seconds $c.P99}}</td><td>{{seconds $c.P999}}</td><td>{{gbps $c.GoodputGbps}}</td><td>{{$c.RetxBytes}}</td><td>{{$c.ParityBytes}}</td><td>{{$c.Fallbacks}}</td>{{with $c.Model}}<td>{{seconds .Mean}}</td><td>{{if .Mean}}{{pct .Error}}{{else}}-{{end}}</td><td class="l">{{.Note}}</td>{{else}}<td>-</td><td>-</td><td></td>{{end}}</tr>
+<table><tr>{{range .Keys}}<th class="l">{{.}}</th>{{end}}<th>runs</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>sender mean</th><th>sender p99.9</th><th>goodput Gbit/s</th><th>retx bytes</th><th>parity bytes</th><th>fallbacks</th><th>model mean</th><th>sim/model</th><th class="l">note</th></tr>
+{{range $c := .Cells}}<tr>{{range $.Keys}}<td class="l">{{param $c .}}</td>{{end}}<td>{{$c.Runs}}</td><td>{{seconds $c.Mean}}</td><td>{{seconds $c.P50}}</td><td>{{tail $c.P99 $c.Runs 0.99}}</td><td>{{tail $c.P999 $c.Runs 0.999}}</td>{{with $c.AtSender}}<td>{{seconds .Mean}}</td><td>{{tail .P999 $c.Runs 0.999}}</td>{{else}}<td>-</td><td>-</td>{{end}}<td>{{gbps $c.GoodputGbps}}</td><td>{{$c.RetxBytes}}</td><td>{{$c.ParityBytes}}</td><td>{{$c.Fallbacks}}</td>{{with $c.Model}}<td>{{seconds .Mean}}</td><td>{{if .Mean}}{{pct .Error}}{{else}}-{{end}}</td><td class="l">{{.Note}}</td>{{else}}<td>-</td><td>-</td><td></td>{{end}}</tr>
 {{end}}</table>
 </body></html>
 `))

@@ -44,7 +44,16 @@ func paramKeys(cells []scenario.Cell) []string {
 }
 
 func f(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
-func u(v uint64) string  { return strconv.FormatUint(v, 10) }
+
+// fq writes percentile q of runs samples, or "" where fewer than 1/(1-q)
+// runs cannot support it (three samples make no p99.9).
+func fq(v float64, runs int, q float64) string {
+	if q > supportedQuantile(runs) {
+		return ""
+	}
+	return f(v)
+}
+func u(v uint64) string { return strconv.FormatUint(v, 10) }
 
 // WriteCSV writes one row per cell: every parameter, then every metric.
 func WriteCSV(w io.Writer, r *Run) error {
@@ -52,7 +61,7 @@ func WriteCSV(w io.Writer, r *Run) error {
 	cw := csv.NewWriter(w)
 	header := append([]string{"index"}, keys...)
 	header = append(header, "runs", "mean_s", "stderr_s", "p50_s", "p99_s", "p999_s", "min_s", "max_s",
-		"goodput_gbps", "busbw_gbps", "data_bytes", "retx_bytes", "parity_bytes", "recovered_packets",
+		"sender_mean_s", "sender_stderr_s", "sender_p99_s", "sender_p999_s", "goodput_gbps", "busbw_gbps", "data_bytes", "retx_bytes", "parity_bytes", "recovered_packets",
 		"fallbacks", "rtos", "trunk_lost", "queue_max_bytes", "queue_mean_bytes",
 		"queue_p99_bytes", "util_p10", "util_p50", "util_p90", "util_p99", "util_max", "drops", "ecn_marked", "pfc_pauses",
 		"pfc_watchdog_trips", "out_of_order", "reorder_mean_pkts", "reorder_max_pkts", "ctrl_wait_p50_s",
@@ -69,8 +78,14 @@ func WriteCSV(w io.Writer, r *Run) error {
 		if c.Model != nil {
 			modelMean, modelP999, modelErr, note = f(c.Model.Mean), f(c.Model.P999), f(c.Model.Error), c.Model.Note
 		}
-		row = append(row, strconv.Itoa(c.Runs), f(c.Mean), f(c.StdErr), f(c.P50), f(c.P99), f(c.P999), f(c.Min), f(c.Max),
-			f(c.GoodputGbps), f(c.BusBWGbps), u(c.DataBytes), u(c.RetxBytes), u(c.ParityBytes), u(c.Recovered),
+		sender := []string{"", "", "", ""}
+		if t := c.AtSender; t != nil {
+			sender = []string{f(t.Mean), f(t.StdErr), fq(t.P99, c.Runs, 0.99), fq(t.P999, c.Runs, 0.999)}
+		}
+		row = append(row, strconv.Itoa(c.Runs), f(c.Mean), f(c.StdErr), f(c.P50), fq(c.P99, c.Runs, 0.99), fq(c.P999, c.Runs, 0.999),
+			f(c.Min), f(c.Max))
+		row = append(row, sender...)
+		row = append(row, f(c.GoodputGbps), f(c.BusBWGbps), u(c.DataBytes), u(c.RetxBytes), u(c.ParityBytes), u(c.Recovered),
 			u(c.Fallbacks), u(c.RTOs), u(c.TrunkLost), strconv.Itoa(c.QueueMaxBytes), f(c.QueueMeanBytes),
 			f(c.QueueP99Bytes), f(c.UtilP10), f(c.UtilP50), f(c.UtilP90), f(c.UtilP99), f(c.UtilMax), u(c.Drops), u(c.Marked), u(c.Pauses),
 			u(c.WatchdogTrips), u(c.OutOfOrder), f(c.ReorderMean), u(c.ReorderMax), f(c.CtrlWaitP50),

@@ -45,11 +45,18 @@ func testRun() *Run {
 					tail = 3
 				}
 				i := len(r.Cells)
+				// 1000 runs, the slowest two at the tail: p99.9 is the
+				// 999th of them.
+				comps := make([]float64, 1000)
+				for k := range comps {
+					comps[k] = mean
+				}
+				comps[3], comps[500] = mean*tail, mean*tail
 				c := scenario.Cell{Index: i, Label: fmt.Sprintf("loss=%s scheme=%s size=%s", loss, scheme, size),
 					Params: map[string]string{keyLoss: loss, keyScheme: scheme, keySize: size, "transport.mtu": "4096"},
-					Seed:   uint64(1000 + i), Runs: 3, Mean: mean, StdErr: mean / 100, P50: mean, P99: mean * tail,
-					P999: mean * tail, Min: mean * 0.9, Max: mean * tail, GoodputGbps: 1.5, DataBytes: 1 << 20,
-					Completions: []float64{mean * 0.9, mean, mean * 1.1}}
+					Seed:   uint64(1000 + i), Runs: len(comps), Mean: mean, StdErr: mean / 100, P50: mean, P99: mean,
+					P999: mean * tail, Min: mean, Max: mean * tail, GoodputGbps: 1.5, DataBytes: 1 << 20,
+					Completions: comps}
 				switch i % 4 {
 				case 1:
 					c.Model = &scenario.Prediction{Mean: mean / 1.02, Error: 0.02}
@@ -97,7 +104,9 @@ func TestHTMLContent(t *testing.T) {
 		">2.29×<", ">3.75×<", ">6.00×<", ">31.2×<",
 		"Where EC wins (3)", "Where SR wins (1)",
 		"loss=1e-4 size=1MiB: 0.91×",
-		"EC has the lower mean in 3 of 4 cells and the lower p99.9 in 4 of 4",
+		"EC has the lower mean in 3 of 4 cells and the lower tail in 4 of 4",
+		// The paper's comparison: sr over ec:32,8 alone.
+		"SR-RTO over EC-MDS timed until the sender&#39;s last ACK: mean up to 20.0× (loss=1e-2 size=1GiB; paper 6.50×), p99.9 up to 50.0×",
 		"4 of 16 cells within 5% of the model, 0 more within 3 standard errors of it, 4 outside, 8 where the model does not apply.",
 		"within 5%", "outside 5%", "model n/a", "no model for this",
 		// One line plot per loss, the model dashed.
@@ -109,8 +118,8 @@ func TestHTMLContent(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if n := strings.Count(s, "<svg"); n != 4 {
-		t.Errorf("%d SVG elements, want 4 (2 line plots, 2 heatmaps)", n)
+	if n := strings.Count(s, "<svg"); n != 6 {
+		t.Errorf("%d SVG elements, want 6 (2 line plots, 4 heatmaps)", n)
 	}
 	for _, bad := range []string{`src="http`, `href="http`, "src='http", "href='http", "<?xml", "<script",
 		"<link", "@import", "url(", "<img"} {
@@ -128,8 +137,8 @@ func TestHTMLLossAxis(t *testing.T) {
 	r := testRun()
 	r.Cells = slices.DeleteFunc(r.Cells, func(c scenario.Cell) bool { return c.Params[keySize] != "1GiB" })
 	s := html(t, r)
-	if !strings.Contains(s, ">drop rate (topology.loss)<") || strings.Count(s, "<svg") != 3 {
-		t.Errorf("want one plot against topology.loss and two heatmaps")
+	if !strings.Contains(s, ">drop rate (topology.loss)<") || strings.Count(s, "<svg") != 5 {
+		t.Errorf("want one plot against topology.loss and four heatmaps")
 	}
 	// SR alone: no EC-vs-SR section.
 	r = testRun()
@@ -240,5 +249,32 @@ func TestJSONRoundTrip(t *testing.T) {
 	// The same HTML from the run read back as from the original.
 	if html(t, &back) != html(t, r) {
 		t.Error("the run read back from JSON renders differently")
+	}
+}
+
+// TestTailSupported: a tail percentile is shown only where the runs
+// support it; 50 runs a cell give a p90, never a p99.9.
+func TestTailSupported(t *testing.T) {
+	r := testRun()
+	for i := range r.Cells {
+		r.Cells[i].Completions = r.Cells[i].Completions[:50]
+		r.Cells[i].Runs = 50
+	}
+	s := html(t, r)
+	for _, want := range []string{"p90 up to", "support only a p90", "(p90)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "p99.9 up to") {
+		t.Error("report states a p99.9 from 50 runs")
+	}
+	for _, tt := range []struct {
+		n    int
+		want float64
+	}{{1, 0}, {9, 0}, {10, 0.9}, {99, 0.9}, {100, 0.99}, {999, 0.99}, {1000, 0.999}} {
+		if got := supportedQuantile(tt.n); got != tt.want {
+			t.Errorf("supportedQuantile(%d) = %g, want %g", tt.n, got, tt.want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sdrnet/sdrnet/sim/scenario"
@@ -17,7 +18,13 @@ type sdrView struct {
 }
 
 type sdrFacet struct {
-	Title      string // the other varying parameters, or ""
+	Title string // the other varying parameters, or ""
+	// Headline is the paper's own comparison, SR-RTO over EC-MDS timed
+	// until the sender's last ACK; PaperMean and PaperTail draw it.
+	Headline             string
+	PaperMean, PaperTail template.HTML
+	// Mean and P999 draw ours: the best SR variant over the best EC
+	// variant, timed the same way.
 	Mean, P999 template.HTML
 	Summary    string
 	ECWins     []string
@@ -26,19 +33,153 @@ type sdrFacet struct {
 	NA         []string
 }
 
+// The paper's largest SR-RTO / EC-MDS ratios over its long-haul grid
+// (SDR-RDMA section 5.2; REFERENCES.md): mean and p99.9.
+const (
+	paperMeanRatio = 6.5
+	paperTailRatio = 12.2
+)
+
 // best is the fastest scheme of one family in one (loss, size) cell.
 type best struct {
 	scheme string
 	t      float64
 }
 
-// speedup is one (loss, size) cell: the best SR time over the best EC
-// time, so above 1 where EC finishes first. Zero where a family is absent.
+// speedup is one (loss, size) cell: the SR time over the EC time, so
+// above 1 where EC finishes first. Zero where a side is absent. The tail
+// is the highest percentile the cell's runs support (tailQ).
 type speedup struct {
 	loss, size     string
-	mean, p999     float64
+	mean, tail     float64
+	tailQ          float64
 	sr, ec         best // by mean
-	srTail, ecTail best // by p99.9
+	srTail, ecTail best // by the tail percentile
+}
+
+// side says which schemes a comparison puts on each side.
+type side func(scheme string) bool
+
+var (
+	srFamily side = func(s string) bool { return schemeFamily(s) == "sr" }
+	ecFamily side = func(s string) bool { return schemeFamily(s) == "ec" }
+	srRTO    side = func(s string) bool { n, _, _ := strings.Cut(s, ":"); return n == "sr" || n == "sr-rto" }
+	ecMDS    side = func(s string) bool { n, _, _ := strings.Cut(s, ":"); return n == "ec" }
+)
+
+// supportedQuantile is the highest of p99.9, p99 and p90 that n samples
+// support (at least 1/(1-q) of them), or 0 below 10.
+func supportedQuantile(n int) float64 {
+	switch {
+	case n >= 1000:
+		return 0.999
+	case n >= 100:
+		return 0.99
+	case n >= 10:
+		return 0.9
+	}
+	return 0
+}
+
+// quantileName writes q as a percentile: p99.9.
+func quantileName(q float64) string {
+	if q == 0 {
+		return "no tail"
+	}
+	return "p" + strconv.FormatFloat(100*q, 'f', -1, 64)
+}
+
+// timingOf returns the cell's completion times at the sender where it
+// has them (the paper's timing), else at the receiver.
+func timingOf(c scenario.Cell, atSender bool) (mean float64, completions []float64) {
+	if t := c.AtSender; atSender && t != nil {
+		return t.Mean, t.Completions
+	}
+	return c.Mean, c.Completions
+}
+
+// compareGrid fills a drop rate x message size grid of SR over EC times.
+func compareGrid(cells []scenario.Cell, losses, sizes *axis, sr, ec side, atSender bool) [][]speedup {
+	grid := make([][]speedup, len(losses.Values))
+	for i := range grid {
+		grid[i] = make([]speedup, len(sizes.Values))
+		for j := range grid[i] {
+			grid[i][j] = speedup{loss: losses.Values[i], size: sizes.Values[j], tailQ: 1}
+		}
+	}
+	for _, c := range cells {
+		s := &grid[losses.Pos(c.Params[keyLoss])][sizes.Pos(c.Params[keySize])]
+		mean, comps := timingOf(c, atSender)
+		s.tailQ = min(s.tailQ, supportedQuantile(len(comps)))
+		scheme := c.Params[keyScheme]
+		switch {
+		case sr(scheme):
+			better(&s.sr, scheme, mean)
+		case ec(scheme):
+			better(&s.ec, scheme, mean)
+		}
+	}
+	for _, c := range cells { // the tails, once every cell's quantile is known
+		s := &grid[losses.Pos(c.Params[keyLoss])][sizes.Pos(c.Params[keySize])]
+		if s.tailQ == 0 {
+			continue
+		}
+		_, comps := timingOf(c, atSender)
+		sorted := slices.Sorted(slices.Values(comps))
+		t := scenario.Percentile(sorted, s.tailQ)
+		scheme := c.Params[keyScheme]
+		switch {
+		case sr(scheme):
+			better(&s.srTail, scheme, t)
+		case ec(scheme):
+			better(&s.ecTail, scheme, t)
+		}
+	}
+	for i := range grid {
+		for j := range grid[i] {
+			s := &grid[i][j]
+			s.mean, s.tail = ratio(s.sr, s.ec), ratio(s.srTail, s.ecTail)
+		}
+	}
+	return grid
+}
+
+// largest returns the cell of grid with the largest value of f, or nil.
+func largest(grid [][]speedup, f func(*speedup) float64) *speedup {
+	var top *speedup
+	for i := range grid {
+		for j := range grid[i] {
+			if s := &grid[i][j]; f(s) > 0 && (top == nil || f(s) > f(top)) {
+				top = s
+			}
+		}
+	}
+	return top
+}
+
+// headline says the paper's comparison in words: the largest SR-RTO /
+// EC-MDS ratios at the paper's timing, the paper's beside them, and the
+// same at the receiver.
+func headline(paper, atReceiver [][]speedup) string {
+	top, topTail := largest(paper, func(s *speedup) float64 { return s.mean }), largest(paper, func(s *speedup) float64 { return s.tail })
+	if top == nil {
+		return "The grid has no cell with both SR-RTO (sr) and EC-MDS (ec): the paper's comparison cannot be made."
+	}
+	out := fmt.Sprintf("The paper's comparison, SR-RTO over EC-MDS timed until the sender's last ACK: mean up to %s (loss=%s size=%s; paper %s)",
+		times(top.mean), top.loss, top.size, times(paperMeanRatio))
+	if topTail != nil {
+		out += fmt.Sprintf(", %s up to %s (loss=%s size=%s; paper's p99.9 %s)",
+			quantileName(topTail.tailQ), times(topTail.tail), topTail.loss, topTail.size, times(paperTailRatio))
+		if topTail.tailQ < 0.999 {
+			out += fmt.Sprintf("; a p99.9 needs 1000 runs a cell, and the cells with the largest ratios support only a %s", quantileName(topTail.tailQ))
+		}
+	}
+	rtop, rtail := largest(atReceiver, func(s *speedup) float64 { return s.mean }), largest(atReceiver, func(s *speedup) float64 { return s.tail })
+	if rtop != nil && rtail != nil {
+		out += fmt.Sprintf(". Timed at the receiver (every byte in place): mean up to %s, %s up to %s",
+			times(rtop.mean), quantileName(rtail.tailQ), times(rtail.tail))
+	}
+	return out + "."
 }
 
 // sdr builds the EC-vs-SR view, or returns nil where the grid has no
@@ -66,40 +207,19 @@ func sdr(cells []scenario.Cell) *sdrView {
 
 func sdrFacetOf(fc *facet) sdrFacet {
 	losses, sizes := newAxis(fc.Cells, keyLoss), newAxis(fc.Cells, keySize)
-	grid := make([][]speedup, len(losses.Values))
-	for i := range grid {
-		grid[i] = make([]speedup, len(sizes.Values))
-		for j := range grid[i] {
-			grid[i][j] = speedup{loss: losses.Values[i], size: sizes.Values[j]}
-		}
-	}
-	for _, c := range fc.Cells {
-		s := &grid[losses.Pos(c.Params[keyLoss])][sizes.Pos(c.Params[keySize])]
-		scheme := c.Params[keyScheme]
-		switch schemeFamily(scheme) {
-		case "sr":
-			better(&s.sr, scheme, c.Mean)
-			better(&s.srTail, scheme, c.P999)
-		case "ec":
-			better(&s.ec, scheme, c.Mean)
-			better(&s.ecTail, scheme, c.P999)
-		}
-	}
-	out := sdrFacet{Title: fc.Title}
+	paper := compareGrid(fc.Cells, losses, sizes, srRTO, ecMDS, true)
+	grid := compareGrid(fc.Cells, losses, sizes, srFamily, ecFamily, true)
+	out := sdrFacet{Title: fc.Title,
+		Headline: headline(paper, compareGrid(fc.Cells, losses, sizes, srRTO, ecMDS, false))}
 	var ecMean, ecTail, n, nTail int
-	var top, topTail, low *speedup
 	for i := range grid {
 		for j := range grid[i] {
 			s := &grid[i][j]
-			s.mean, s.p999 = ratio(s.sr, s.ec), ratio(s.srTail, s.ecTail)
 			where := shortName(keyLoss) + "=" + s.loss + " " + shortName(keySize) + "=" + s.size
-			if s.p999 > 0 {
+			if s.tail > 0 {
 				nTail++
-				if s.p999 > 1 {
+				if s.tail > 1 {
 					ecTail++
-				}
-				if topTail == nil || s.p999 > topTail.p999 {
-					topTail = s
 				}
 			}
 			if s.mean == 0 {
@@ -107,8 +227,8 @@ func sdrFacetOf(fc *facet) sdrFacet {
 				continue
 			}
 			n++
-			line := fmt.Sprintf("%s: %s (p99.9 %s); best EC %s %s, best SR %s %s",
-				where, times(s.mean), times(s.p999), s.ec.scheme, seconds(s.ec.t), s.sr.scheme, seconds(s.sr.t))
+			line := fmt.Sprintf("%s: %s (%s %s); best EC %s %s, best SR %s %s",
+				where, times(s.mean), quantileName(s.tailQ), times(s.tail), s.ec.scheme, seconds(s.ec.t), s.sr.scheme, seconds(s.sr.t))
 			switch {
 			case s.mean > 1:
 				ecMean++
@@ -118,36 +238,37 @@ func sdrFacetOf(fc *facet) sdrFacet {
 			default:
 				out.Ties = append(out.Ties, line)
 			}
-			if top == nil || s.mean > top.mean {
-				top = s
-			}
-			if low == nil || s.mean < low.mean {
-				low = s
-			}
 		}
 	}
 	var sum []string
 	if n > 0 {
 		sum = append(sum, fmt.Sprintf("EC has the lower mean in %d of %d cells", ecMean, n))
 		if nTail > 0 {
-			sum[0] += fmt.Sprintf(" and the lower p99.9 in %d of %d", ecTail, nTail)
+			sum[0] += fmt.Sprintf(" and the lower tail in %d of %d", ecTail, nTail)
 		}
+		top := largest(grid, func(s *speedup) float64 { return s.mean })
 		sum = append(sum, fmt.Sprintf("largest mean speedup %s at loss=%s size=%s", times(top.mean), top.loss, top.size))
-		if topTail != nil {
-			sum = append(sum, fmt.Sprintf("largest p99.9 speedup %s at loss=%s size=%s", times(topTail.p999), topTail.loss, topTail.size))
+		if t := largest(grid, func(s *speedup) float64 { return s.tail }); t != nil {
+			sum = append(sum, fmt.Sprintf("largest tail speedup %s (%s) at loss=%s size=%s", times(t.tail), quantileName(t.tailQ), t.loss, t.size))
 		}
-		if low.mean < 1 {
+		if low := largest(grid, func(s *speedup) float64 { return 1 / max(s.mean, 1e-300) }); low != nil && low.mean < 1 {
 			sum = append(sum, fmt.Sprintf("SR's largest lead %s at loss=%s size=%s", times(1/low.mean), low.loss, low.size))
 		}
 	} else {
 		sum = append(sum, "no cell has both an SR and an EC completion time")
 	}
 	out.Summary = strings.Join(sum, "; ") + "."
-	out.Mean = heatmap("mean", grid, losses.Values, sizes.Values, func(s speedup) (float64, string) {
+	out.PaperMean = heatmap("SR-RTO / EC-MDS, mean", paper, losses.Values, sizes.Values, func(s speedup) (float64, string) {
 		return s.mean, tip(s, s.sr, s.ec, "mean")
 	})
-	out.P999 = heatmap("p99.9", grid, losses.Values, sizes.Values, func(s speedup) (float64, string) {
-		return s.p999, tip(s, s.srTail, s.ecTail, "p99.9")
+	out.PaperTail = heatmap("SR-RTO / EC-MDS, tail", paper, losses.Values, sizes.Values, func(s speedup) (float64, string) {
+		return s.tail, tip(s, s.srTail, s.ecTail, quantileName(s.tailQ))
+	})
+	out.Mean = heatmap("best SR / best EC, mean", grid, losses.Values, sizes.Values, func(s speedup) (float64, string) {
+		return s.mean, tip(s, s.sr, s.ec, "mean")
+	})
+	out.P999 = heatmap("best SR / best EC, tail", grid, losses.Values, sizes.Values, func(s speedup) (float64, string) {
+		return s.tail, tip(s, s.srTail, s.ecTail, quantileName(s.tailQ))
 	})
 	return out
 }
@@ -169,7 +290,7 @@ func tip(s speedup, sr, ec best, what string) string {
 	if sr.t == 0 || ec.t == 0 {
 		return fmt.Sprintf("loss=%s size=%s: no %s for one of SR and EC", s.loss, s.size, what)
 	}
-	return fmt.Sprintf("loss=%s size=%s %s: best SR %s %s, best EC %s %s", s.loss, s.size, what,
+	return fmt.Sprintf("loss=%s size=%s %s: SR %s %s, EC %s %s", s.loss, s.size, what,
 		sr.scheme, seconds(sr.t), ec.scheme, seconds(ec.t))
 }
 
@@ -224,7 +345,7 @@ func heatmap(what string, grid [][]speedup, losses, sizes []string, val func(spe
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" %s font-size="13" role="img">`+"\n",
 		w, h, w, h, fontFamily)
-	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="14" font-weight="bold">best SR %s / best EC %s</text>`+"\n", 4, esc(what), esc(what))
+	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="14" font-weight="bold">%s</text>`+"\n", 4, esc(what))
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#444">workload.size</text>`+"\n", left+cw*len(sizes)/2, 36)
 	fmt.Fprintf(&b, `<text x="4" y="%d" fill="#444">loss</text>`+"\n", top-6)
 	for j, s := range sizes {
