@@ -200,7 +200,8 @@ func RunAllReduce(t *Topology, cfg AllReduceConfig) (AllReduceResult, error) {
 	return res, nil
 }
 
-// maxOneWay bounds a clear-to-send's trip across the topology.
+// maxOneWay bounds a clear-to-send's trip across the topology: half way
+// round its ring of sites.
 func maxOneWay(t *Topology) monotime.Duration {
-	return t.Trunk[0].Delay + 2*t.HostDelay
+	return monotime.Duration(len(t.Switches)/2)*t.Trunk[0].Delay + 2*t.HostDelay
 }

@@ -53,3 +53,44 @@ func TestAllReduceUnderLoss(t *testing.T) {
 		}
 	}
 }
+
+// TestAllReduceAcrossSites runs the ring over N datacenters, one host in
+// each, as SDR-RDMA's section 5.3 does: every one of the 2(N-1) steps
+// crosses a long-haul trunk, so the collective takes at least 2(N-1)
+// times a segment's transmission plus the trunk's delay; a clean ring is
+// within 5% of that, and every trunk carries its share one way only.
+func TestAllReduceAcrossSites(t *testing.T) {
+	for _, n := range []int{3, 4, 5} {
+		eng := New(1)
+		trunk := DelayForDistance(500)
+		top := Sites(eng, n, SitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
+			TrunkRate: 400e9, TrunkDelay: trunk})
+		const size = 6 << 20
+		res, err := RunAllReduce(top, AllReduceConfig{Hosts: n, Size: size, Count: 2, Scheme: reliability.SelectiveRepeat{},
+			Core: coreConfig(2*trunk + 4*monotime.Microsecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg := (size + n - 1) / n
+		pkts := (seg + 4095) / 4096
+		perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
+		bound := monotime.Duration(2*(n-1)) * (monotime.Duration(pkts)*perPacket + trunk)
+		for _, c := range res.Completions {
+			if c < bound || c > bound*105/100 {
+				t.Errorf("%d sites: collective took %v; the lower bound is %v", n, c, bound)
+			}
+		}
+		if len(top.Trunk) != 2*n {
+			t.Fatalf("%d sites: %d trunk directions, want %d", n, len(top.Trunk), 2*n)
+		}
+		for i := 0; i < len(top.Trunk); i += 2 {
+			// Data flows site i -> i+1; the way back carries only
+			// control packets.
+			there, back := top.Trunk[i].Stats.Delivered, top.Trunk[i+1].Stats.Delivered
+			if there < uint64(4*(n-1)*pkts) || back > there/4 {
+				t.Errorf("%d sites: trunk %d delivered %d packets, the way back %d; want the data one way, %d packets",
+					n, i/2, there, back, 4*(n-1)*pkts)
+			}
+		}
+	}
+}

@@ -34,60 +34,96 @@ func ecmpHash(p *Packet) uint32 {
 	return h
 }
 
-// TwoSitesConfig describes two sites, each with hosts on one switch, joined
-// by one link per direction: a dumbbell, or two datacenters joined by a
-// long-haul link.
-type TwoSitesConfig struct {
+// SitesConfig describes sites, each with hosts on one switch, joined by
+// one link per direction between neighbours: two sites make a dumbbell, or
+// two datacenters joined by a long-haul link; more make a ring of
+// datacenters, as SDR-RDMA's AllReduce spans (section 5.3).
+type SitesConfig struct {
 	HostsPerSite int
 	HostRate     float64           // NIC and access link rate, bits/s
 	HostDelay    monotime.Duration // access link one-way delay
-	TrunkRate    float64           // the link between the sites, bits/s
+	TrunkRate    float64           // each link between sites, bits/s
 	TrunkDelay   monotime.Duration // its one-way delay
-	// TrunkLoss returns the loss model of one direction of the trunk
-	// (called twice: each direction has its own state).
+	// TrunkLoss returns the loss model of one direction of a trunk
+	// (called twice per trunk: each direction has its own state).
 	TrunkLoss func() LossModel
 	// QueueBytes bounds every switch port; zero: unbounded.
 	QueueBytes   int
 	ECNThreshold int
 }
 
+// TwoSitesConfig is the configuration of TwoSites.
+type TwoSitesConfig = SitesConfig
+
 // Topology is what a builder made.
 type Topology struct {
 	Net      *Network
 	Hosts    []*Host
 	Switches []*Switch
-	// Trunk[0] carries site 0 to site 1, Trunk[1] the way back; TrunkQueue
-	// are the switch ports feeding them.
-	Trunk      [2]*Link
-	TrunkQueue [2]*Queue
+	// Trunk[2i] carries site i to site i+1 (mod the number of sites),
+	// Trunk[2i+1] the way back; TrunkQueue are the switch ports feeding
+	// them. Two sites have one trunk: Trunk[0] from site 0 to site 1.
+	Trunk      []*Link
+	TrunkQueue []*Queue
 	HostDelay  monotime.Duration
 }
 
-// TwoSites builds the topology: hosts 0..n-1 at site 0, n..2n-1 at site 1.
-func TwoSites(eng *Engine, cfg TwoSitesConfig) *Topology {
+// TwoSites builds two sites: hosts 0..n-1 at site 0, n..2n-1 at site 1.
+func TwoSites(eng *Engine, cfg TwoSitesConfig) *Topology { return Sites(eng, 2, cfg) }
+
+// Sites builds sites (at least 2) in a ring, neighbours joined by a trunk
+// each way: hosts i*n..(i+1)*n-1 at site i, n = cfg.HostsPerSite. A packet
+// takes the shorter way round (clockwise on a tie), so neighbours talk
+// over one trunk.
+func Sites(eng *Engine, sites int, cfg SitesConfig) *Topology {
 	net := NewNetwork(eng)
 	t := &Topology{Net: net, HostDelay: cfg.HostDelay}
 	n := cfg.HostsPerSite
-	sw := [2]*Switch{{Routes: make([][]Node, 2*n)}, {Routes: make([][]Node, 2*n)}}
-	t.Switches = sw[:]
-	for side := range 2 {
-		var loss LossModel
-		if cfg.TrunkLoss != nil {
-			loss = cfg.TrunkLoss()
-		}
-		t.Trunk[side] = NewLink(net, cfg.TrunkDelay, loss, sw[1-side])
-		q := NewQueue(net, cfg.TrunkRate, cfg.QueueBytes, t.Trunk[side])
-		q.ECN = StepECN(cfg.ECNThreshold)
-		t.TrunkQueue[side] = q
+	sw := make([]*Switch, sites)
+	for i := range sw {
+		sw[i] = &Switch{Routes: make([][]Node, sites*n)}
 	}
-	for i := range 2 * n {
-		side := i / n
-		h := net.NewHost(int32(i), cfg.HostRate, NewLink(net, cfg.HostDelay, nil, sw[side]))
-		t.Hosts = append(t.Hosts, h)
-		down := NewQueue(net, cfg.HostRate, cfg.QueueBytes, NewLink(net, cfg.HostDelay, nil, h))
+	t.Switches = sw
+	trunks := sites // a ring of sites trunks...
+	if sites == 2 {
+		trunks = 1 // ... but two sites need one
+	}
+	// cw[i] leads from site i to i+1, ccw[i] from site i to i-1.
+	cw, ccw := make([]*Queue, sites), make([]*Queue, sites)
+	for i := range trunks {
+		j := (i + 1) % sites
+		for dir, to := range [2]int{j, i} {
+			var loss LossModel
+			if cfg.TrunkLoss != nil {
+				loss = cfg.TrunkLoss()
+			}
+			link := NewLink(net, cfg.TrunkDelay, loss, sw[to])
+			q := NewQueue(net, cfg.TrunkRate, cfg.QueueBytes, link)
+			q.ECN = StepECN(cfg.ECNThreshold)
+			t.Trunk, t.TrunkQueue = append(t.Trunk, link), append(t.TrunkQueue, q)
+			if dir == 0 {
+				cw[i] = q
+			} else {
+				ccw[j] = q
+			}
+		}
+	}
+	for h := range sites * n {
+		site := h / n
+		host := net.NewHost(int32(h), cfg.HostRate, NewLink(net, cfg.HostDelay, nil, sw[site]))
+		t.Hosts = append(t.Hosts, host)
+		down := NewQueue(net, cfg.HostRate, cfg.QueueBytes, NewLink(net, cfg.HostDelay, nil, host))
 		down.ECN = StepECN(cfg.ECNThreshold)
-		sw[side].Routes[i] = []Node{down}
-		sw[1-side].Routes[i] = []Node{t.TrunkQueue[1-side]}
+		for i := range sites {
+			switch d := (site - i + sites) % sites; {
+			case d == 0:
+				sw[i].Routes[h] = []Node{down}
+			case 2*d <= sites && cw[i] != nil:
+				sw[i].Routes[h] = []Node{cw[i]}
+			default:
+				sw[i].Routes[h] = []Node{ccw[i]}
+			}
+		}
 	}
 	return t
 }

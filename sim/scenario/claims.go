@@ -122,14 +122,22 @@ func claimList(file string, n *yaml.Node) ([]Claim, error) {
 }
 
 // settings reads "k=v, k=v" with every key a parameter and every value
-// valid for it.
+// valid for it. A value may hold commas ("transport.scheme=ec:32,8"): a
+// piece without "=" continues the value before it.
 func settings(file string, n *yaml.Node, needOne bool) (map[string]string, error) {
 	out := map[string]string{}
+	var parts []string
 	for part := range strings.SplitSeq(n.Value, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
+		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
+		if last := len(parts) - 1; last >= 0 && !strings.Contains(part, "=") {
+			parts[last] += "," + part
+			continue
+		}
+		parts = append(parts, part)
+	}
+	for _, part := range parts {
 		k, v, ok := strings.Cut(part, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		f, known := schema[k]

@@ -328,8 +328,9 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	kind, _ := v.get("workload.kind").(string)
 	limit := v.duration("workload.limit")
 	virtual := v.get("workload.payload") == "virtual"
-	if kind == "allreduce" { // the ring spans both sites, half on each
-		tcfg.HostsPerSite = (v.int("workload.hosts") + 1) / 2
+	sites := v.int("topology.sites")
+	if kind == "allreduce" { // the ring spans the sites, an equal share on each
+		tcfg.HostsPerSite = (v.int("workload.hosts") + sites - 1) / sites
 	}
 	if v.err != nil {
 		return cell, v.err
@@ -354,7 +355,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		cell.Model = &Prediction{Note: "no analytic model for a datacenter fabric"}
 		return cell, nil
 	}
-	top := sim.TwoSites(eng, tcfg)
+	top := sim.Sites(eng, sites, tcfg)
 	top.Net.Overhead += v.authBytes()
 	start := time.Now()
 	var completions, atSender []monotime.Duration
@@ -389,7 +390,9 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	}
 	cell.DataBytes, cell.RetxBytes, cell.ParityBytes = stats.DataBytes, stats.RetxBytes, stats.ParityBytes
 	cell.Recovered, cell.Fallbacks, cell.RTOs = stats.RecoveredPackets, stats.Fallbacks, stats.RTOs
-	cell.TrunkLost = top.Trunk[0].Stats.Lost + top.Trunk[1].Stats.Lost
+	for _, l := range top.Trunk {
+		cell.TrunkLost += l.Stats.Lost
+	}
 	q := top.TrunkQueue[0]
 	cell.QueueMaxBytes = q.Stats.MaxBytes
 	if now := eng.Now(); now > 0 {

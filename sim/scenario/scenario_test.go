@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"strings"
@@ -347,5 +348,20 @@ func TestClaimErrors(t *testing.T) {
 	s, err := Parse("c.yaml", []byte(base+"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: retx_bytes\n    factor: 10\n"))
 	if err != nil || len(s.Claims) != 1 || s.Claims[0].Factor != 10 || s.Claims[0].Metric != "retx_bytes" {
 		t.Fatalf("%+v, %v", s, err)
+	}
+}
+
+// TestClaimValueWithComma: a scheme's parameters hold a comma, which must
+// not split the setting.
+func TestClaimValueWithComma(t *testing.T) {
+	src := "name: c\ntransport:\n  scheme: [sr, \"ec:32,8\"]\n  cc: [none, nscc]\nclaims:\n" +
+		"  - claim: x\n    better: transport.scheme=ec:32,8, transport.cc=nscc\n    worse: transport.scheme=sr, transport.cc=nscc\n"
+	s, err := Parse("c.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"transport.scheme": "ec:32,8", "transport.cc": "nscc"}
+	if got := s.Claims[0].Better; !maps.Equal(got, want) {
+		t.Fatalf("better = %v, want %v", got, want)
 	}
 }

@@ -168,6 +168,7 @@ var schema = map[string]field{
 	"workload.bg_period":        {"100us", duration},
 	"workload.bg_until":         {"10ms", duration},
 	"topology.hosts_per_site":   {"1", intIn(1, 1<<16)},
+	"topology.sites":            {"2", intIn(2, 64)},
 	"topology.host_rate":        {"400Gbps", rate},
 	"topology.host_delay":       {"1us", duration},
 	"topology.trunk_rate":       {"400Gbps", rate},
