@@ -20,7 +20,7 @@ type Conn struct {
 	core *core.Conn
 
 	// Owned by the endpoint's loop:
-	sends map[core.SendHandle]chan error
+	sends map[core.SendHandle]*Sending
 	recvs map[core.RecvHandle]*Recv
 
 	closeOnce sync.Once
@@ -29,7 +29,7 @@ type Conn struct {
 }
 
 func newConn(e *endpoint, cc *core.Conn) *Conn {
-	return &Conn{e: e, core: cc, sends: make(map[core.SendHandle]chan error),
+	return &Conn{e: e, core: cc, sends: make(map[core.SendHandle]*Sending),
 		recvs: make(map[core.RecvHandle]*Recv), done: make(chan struct{})}
 }
 
@@ -49,8 +49,8 @@ func (c *Conn) closed(err error) {
 	if fail == nil {
 		fail = ErrConnClosed
 	}
-	for h, ch := range c.sends {
-		ch <- fail
+	for h, s := range c.sends {
+		s.finish(fail)
 		delete(c.sends, h)
 	}
 	for h, r := range c.recvs {
@@ -79,9 +79,13 @@ func (c *Conn) event(ev core.Event) {
 		if errors.Is(ev.Err, core.ErrClosed) {
 			return // closed() fails it with the connection's end cause
 		}
-		if ch, ok := c.sends[core.SendHandle(ev.Msg)]; ok {
-			ch <- ev.Err
+		if s, ok := c.sends[core.SendHandle(ev.Msg)]; ok {
+			s.finish(ev.Err)
 			delete(c.sends, core.SendHandle(ev.Msg))
+		}
+	case core.EventChunks:
+		if r, ok := c.recvs[core.RecvHandle(ev.Msg)]; ok {
+			r.notify()
 		}
 	case core.EventRecvDone:
 		if r, ok := c.recvs[core.RecvHandle(ev.Msg)]; ok {
@@ -103,49 +107,29 @@ func (c *Conn) event(ev core.Event) {
 // returns ctx's error but the message stays in flight, so msg must then
 // stay untouched until the connection is closed.
 func (c *Conn) Send(ctx context.Context, msg []byte) error {
-	ch, err := c.startSend(msg)
+	s, err := c.SendAsync(msg)
 	if err != nil {
 		return err
 	}
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// startSend queues msg and returns where its outcome will arrive.
-func (c *Conn) startSend(msg []byte) (chan error, error) {
-	ch := make(chan error, 1)
-	var err error
-	if cerr := c.e.call(func() {
-		var h core.SendHandle
-		if h, err = c.core.Send(msg); err == nil {
-			c.sends[h] = ch
-		}
-		err = c.apiErr(err)
-	}); cerr != nil {
-		return nil, cerr
-	}
-	return ch, err
+	return s.Wait(ctx)
 }
 
 // Recv is a posted receive buffer.
 type Recv struct {
-	c    *Conn
-	h    core.RecvHandle
-	buf  []byte
-	done chan struct{}
-	n    int
-	err  error
+	c       *Conn
+	h       core.RecvHandle
+	buf     []byte
+	done    chan struct{}
+	changed chan struct{}
+	n       int
+	err     error
 }
 
 // PostRecv posts buf to receive the next message the peer sends (the n-th
 // posted buffer takes the n-th message) and lets the peer send it. The
 // connection writes into buf until the receive is completed.
 func (c *Conn) PostRecv(buf []byte) (*Recv, error) {
-	r := &Recv{c: c, buf: buf, done: make(chan struct{})}
+	r := &Recv{c: c, buf: buf, done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	var err error
 	if cerr := c.e.call(func() {
 		if r.h, err = c.core.PostRecv(buf); err == nil {
@@ -167,6 +151,7 @@ func (r *Recv) finish(n int, err error) {
 	default:
 		r.n, r.err = n, err
 		close(r.done)
+		r.notify()
 	}
 }
 
@@ -186,25 +171,6 @@ func (r *Recv) Buffer() []byte { return r.buf }
 
 // Done is closed when the message is whole or the receive failed.
 func (r *Recv) Done() <-chan struct{} { return r.done }
-
-// Bitmap returns which chunks of the message have arrived whole, and the
-// message's length once known. A chunk is ChunkSize bytes.
-func (r *Recv) Bitmap() (chunks []bool, msgLen int, err error) {
-	if cerr := r.c.e.call(func() {
-		var bm core.Bitmap
-		if bm, err = r.c.core.ChunkBitmap(r.h); err != nil {
-			return
-		}
-		chunks = make([]bool, bm.Len())
-		for i := range chunks {
-			chunks[i] = bm.Test(i)
-		}
-		msgLen, _, _ = r.c.core.MessageLen(r.h)
-	}); cerr != nil {
-		return nil, 0, cerr
-	}
-	return chunks, msgLen, err
-}
 
 // Complete frees the receive's slot for a later message; it is mandatory.
 // Completing before the message is whole abandons the rest.

@@ -42,8 +42,9 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	chunks, _, _ := r.Bitmap()
-	fmt.Printf("%s (%d chunk)\n", buf[:n], len(chunks))
+	var chunks sdr.Bitmap
+	_, _ = r.ChunkBitmap(&chunks)
+	fmt.Printf("%s (%d chunk)\n", buf[:n], chunks.Len())
 	_ = r.Complete()
 	// Output: hello, long-haul RDMA (1 chunk)
 }

@@ -80,14 +80,13 @@ func transfer(t *testing.T, a, b *Conn, msg []byte) {
 	if n != len(msg) || sha256.Sum256(buf) != sha256.Sum256(msg) {
 		t.Fatalf("received %d bytes, hash mismatch: %v", n, sha256.Sum256(buf) != sha256.Sum256(msg))
 	}
-	chunks, _, err := r.Bitmap()
-	if err != nil || len(chunks) == 0 {
-		t.Fatalf("bitmap: %v, %d chunks", err, len(chunks))
+	var chunks Bitmap
+	msgLen, err := r.ChunkBitmap(&chunks)
+	if err != nil || chunks.Len() == 0 || msgLen != len(msg) {
+		t.Fatalf("bitmap: %v, %d chunks, length %d", err, chunks.Len(), msgLen)
 	}
-	for i, ok := range chunks {
-		if !ok {
-			t.Fatalf("chunk %d missing in a complete message", i)
-		}
+	if i := chunks.NextMissing(0); i != chunks.Len() {
+		t.Fatalf("chunk %d missing in a complete message", i)
 	}
 	if err := r.Complete(); err != nil {
 		t.Fatal(err)

@@ -93,14 +93,14 @@ func (c *Conn) SendStream(ctx context.Context, r io.Reader, sc *StreamConfig) (a
 	}
 	digest := sha256.New()
 	bufs := make([][]byte, cfg.Depth)
-	waits := make([]chan error, cfg.Depth)
+	waits := make([]*Sending, cfg.Depth)
 	lens := make([]int64, cfg.Depth)
 	frame := wire.StreamFrame{Kind: wire.StreamData, Declared: uint64(cfg.Size)}
 	var sent int64
 	for i := 0; ; i++ {
 		slot := i % cfg.Depth
 		if waits[slot] != nil { // reuse the buffer once its message arrived
-			if err := wait(ctx, waits[slot]); err != nil {
+			if err := waits[slot].Wait(ctx); err != nil {
 				return acked, err
 			}
 			waits[slot], acked = nil, acked+lens[slot]
@@ -114,11 +114,11 @@ func (c *Conn) SendStream(ctx context.Context, r io.Reader, sc *StreamConfig) (a
 			digest.Write(buf[wire.StreamHeaderLen : wire.StreamHeaderLen+n])
 			frame.Offset = uint64(sent)
 			_, _ = frame.EncodeHeader(buf)
-			ch, err := c.startSend(buf[:wire.StreamHeaderLen+n])
+			sending, err := c.SendAsync(buf[:wire.StreamHeaderLen+n])
 			if err != nil {
 				return acked, err
 			}
-			waits[slot], lens[slot] = ch, int64(n)
+			waits[slot], lens[slot] = sending, int64(n)
 			sent += int64(n)
 		}
 		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
@@ -131,9 +131,9 @@ func (c *Conn) SendStream(ctx context.Context, r io.Reader, sc *StreamConfig) (a
 			break
 		}
 	}
-	for slot, ch := range waits {
-		if ch != nil {
-			if err := wait(ctx, ch); err != nil {
+	for slot, sending := range waits {
+		if sending != nil {
+			if err := sending.Wait(ctx); err != nil {
 				return acked, err
 			}
 			acked += lens[slot]
@@ -162,15 +162,6 @@ func (c *Conn) SendStream(ctx context.Context, r io.Reader, sc *StreamConfig) (a
 		return acked, &CorruptError{Verdict: f.Verdict, Received: int64(f.Offset), Declared: sent}
 	}
 	return acked, nil
-}
-
-func wait(ctx context.Context, ch chan error) error {
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // RecvStream writes a stream to w in order and returns the bytes written.
@@ -285,12 +276,12 @@ func (c *Conn) endStream(ctx context.Context, end *wire.StreamFrame, total, decl
 	reply := wire.StreamFrame{Kind: wire.StreamVerdict, Offset: uint64(total), Declared: end.Offset, Verdict: v}
 	buf := make([]byte, wire.StreamVerdictLen)
 	_, _ = reply.EncodeHeader(buf)
-	if ch, err := c.startSend(buf); err == nil {
+	if sending, err := c.SendAsync(buf); err == nil {
 		// Wait until the sender has the verdict, or has closed (it closes
 		// as soon as it reads it, before its ACK may have left).
 		linger, cancel := context.WithTimeout(ctx, verdictLinger)
 		select {
-		case <-ch:
+		case <-sending.Done():
 		case <-c.done:
 		case <-linger.Done():
 		}

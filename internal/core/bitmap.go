@@ -84,19 +84,33 @@ func (m Bitmap) Count() int {
 }
 
 // word returns the first 64 units as a word, unit 0 in bit 0.
-func (m Bitmap) word() uint64 {
+func (m Bitmap) word() uint64 { return m.wordAt(0) }
+
+// wordAt returns units [from, from+64) as a word, unit from in bit 0;
+// units past the end are zero.
+func (m Bitmap) wordAt(from uint32) uint64 {
 	var w uint64
-	for i := uint32(0); i < min(m.n, 64); {
+	end := min(m.n, from+64)
+	for i := from; i < end; {
 		j := m.off + i
-		take := min(64-j%64, min(m.n, 64)-i)
+		take := min(64-j%64, end-i)
 		part := m.words[j/64] >> (j % 64)
 		if take < 64 {
 			part &= 1<<take - 1
 		}
-		w |= part << i
+		w |= part << (i - from)
 		i += take
 	}
 	return w
+}
+
+// AppendWords appends the units to dst as words, unit 0 in bit 0 of the
+// first, and returns the extended slice: a copy that outlives the receive.
+func (m Bitmap) AppendWords(dst []uint64) []uint64 {
+	for i := uint32(0); i < m.n; i += 64 {
+		dst = append(dst, m.wordAt(i))
+	}
+	return dst
 }
 
 // All reports whether every unit arrived.

@@ -16,6 +16,7 @@ type sendMsg struct {
 	seq     uint32
 	used    bool
 	granted bool
+	open    bool // a streaming send (SendOpen): stays until EndSend
 	bufLen  uint64
 	credit  uint64 // bytes the receiver lets us send (its CTS), at most bufLen
 	data    []byte
@@ -275,6 +276,10 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 		return
 	}
 	ecn := a.Flags&wire.FlagECNEcho != 0
+	if a.Flags&wire.FlagDone != 0 && m.open { // an open send ends when its application says
+		s.ccAcked(now, 0, 0, ecn)
+		return
+	}
 	if a.Flags&wire.FlagDone != 0 {
 		done := m.inflight
 		s.finish(m)
@@ -501,8 +506,12 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		m.next++
 		if p >= m.high {
 			m.high = p + 1
-			m.inflight += size
-			s.inflight += size
+			// Nothing acknowledges scheme none's packets: counted in
+			// flight, they would close the window for good.
+			if m.scheme.Kind() != reliability.KindNone {
+				m.inflight += size
+				s.inflight += size
+			}
 		}
 		n := s.encodeData(now, m, p, buf, 0)
 		s.c.stats.DataPackets++
@@ -525,7 +534,9 @@ func (s *sender) passEnd(now monotime.Time, m *sendMsg) {
 	m.passDone = true
 	switch m.scheme.Kind() {
 	case reliability.KindNone:
-		s.finish(m)
+		if !m.open {
+			s.finish(m)
+		}
 	case reliability.KindECMDS, reliability.KindECXOR:
 		m.progress = now
 		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
