@@ -79,7 +79,7 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 	for range rxBatches {
 		b := &rxBatch{msgs: make([]udp.Message, batch)}
 		for i := range b.msgs {
-			b.msgs[i].Buf = make([]byte, core.MaxMTU+wire.ParityLen+core.TrailerLen)
+			b.msgs[i].Buf = make([]byte, core.MaxMTU+wire.MaxHeaderLen+core.TrailerLen)
 		}
 		e.free <- b
 	}
@@ -91,7 +91,7 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 		mtu = core.DefaultMTU
 	}
 	for i := range e.txBufs {
-		e.txBufs[i] = make([]byte, mtu+wire.ParityLen+core.TrailerLen)
+		e.txBufs[i] = make([]byte, mtu+wire.MaxHeaderLen+core.TrailerLen)
 	}
 	e.pace.rate = cfg.Rate
 	go e.read()

@@ -68,7 +68,14 @@ func (s *Sending) Wait(ctx context.Context) error {
 // connection reads msg until the Sending is done; msg must stay untouched
 // until then.
 func (c *Conn) SendAsync(msg []byte) (*Sending, error) {
-	return c.startSend(msg, false)
+	return c.startSend(msg, false, nil)
+}
+
+// SendAsyncImm is SendAsync with a 32-bit immediate value carried with the
+// message: the receiver reads it with Recv.Immediate as soon as any packet
+// of the message has arrived (SDR's immediate data).
+func (c *Conn) SendAsyncImm(msg []byte, imm uint32) (*Sending, error) {
+	return c.startSend(msg, false, &imm)
 }
 
 // SendOpen sends msg once, unprotected by any scheme (scheme none), and
@@ -77,16 +84,19 @@ func (c *Conn) SendAsync(msg []byte) (*Sending, error) {
 // application decides what to resend (from its own reports of the
 // receiver's bitmap) and when the message is done.
 func (c *Conn) SendOpen(msg []byte) (*Sending, error) {
-	return c.startSend(msg, true)
+	return c.startSend(msg, true, nil)
 }
 
-func (c *Conn) startSend(msg []byte, open bool) (*Sending, error) {
+func (c *Conn) startSend(msg []byte, open bool, imm *uint32) (*Sending, error) {
 	s := &Sending{c: c, open: open, done: make(chan struct{})}
 	var err error
 	if cerr := c.e.call(func() {
-		if open {
+		switch {
+		case open:
 			s.h, err = c.core.SendOpen(msg)
-		} else {
+		case imm != nil:
+			s.h, err = c.core.SendImm(msg, *imm)
+		default:
 			s.h, err = c.core.Send(msg)
 		}
 		if err == nil {
@@ -217,6 +227,19 @@ func (r *Recv) ChunkBitmap(dst *Bitmap) (msgLen int, err error) {
 		return 0, cerr
 	}
 	return msgLen, err
+}
+
+// Immediate returns the message's 32-bit immediate value (SendAsyncImm);
+// ok is false until a packet of the message has arrived, and when it
+// carries none.
+func (r *Recv) Immediate() (imm uint32, ok bool, err error) {
+	if cerr := r.c.e.call(func() {
+		imm, ok, err = r.c.core.Immediate(r.h)
+		err = r.c.apiErr(err)
+	}); cerr != nil {
+		return 0, false, cerr
+	}
+	return imm, ok, err
 }
 
 // ExpandChunk copies which packets of chunk i have arrived into dst (SDR's

@@ -47,7 +47,7 @@ func hostIndex(a netip.AddrPort) int32 {
 // NewHost adds host id with a NIC of the given rate feeding uplink.
 func (n *Network) NewHost(id int32, rate float64, uplink Node) *Host {
 	h := &Host{net: n, ID: id, Addr: HostAddr(id), EP: core.NewEndpoint(),
-		buf: make([]byte, core.MaxMTU+wire.ParityLen)}
+		buf: make([]byte, core.MaxMTU+wire.MaxHeaderLen)}
 	h.NIC = NewQueue(n, rate, 0, uplink)
 	h.NIC.Source = h.pull
 	return h

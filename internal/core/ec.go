@@ -120,7 +120,7 @@ func (s *sender) startParity(m *sendMsg) {
 
 func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 	nm, mtu := m.parityChunks, uint32(m.geo.MTU)
-	if len(buf) < wire.ParityLen+int(mtu) {
+	if len(buf) < wire.MaxHeaderLen+int(mtu) {
 		return 0 // the caller's buffer cannot hold it: send nothing, lose nothing
 	}
 	S := stripes(m.npkts, uint32(m.code.K()), m.sub, s.c.shift)
@@ -128,9 +128,9 @@ func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 	off := (i*S + j) * mtu
 	p := wire.Parity{Conn: s.c.peerID, Msg: s.c.msgID(m.seq), Sub: m.sub, Geometry: m.geo,
 		Index: uint8(i), Stripe: j}
-	n := wire.ParityLen
+	var n int
 	if m.data == nil { // virtual: zeros, by reference like virtual data
-		p.EncodeHeader(buf)
+		n = p.EncodeHeader(buf)
 		s.payload = s.zeroPayload(int(mtu))
 	} else {
 		// Real parity is copied: its buffer is overwritten by the next

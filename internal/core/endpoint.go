@@ -279,7 +279,7 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 
 // PollTransmit writes the next datagram to send into buf and describes it.
 // It returns false when nothing is ready to send now. buf must hold a full
-// packet, MTU plus wire.ParityLen bytes, since control and parity packets
+// packet, MTU plus wire.MaxHeaderLen bytes, since control and parity packets
 // are written whole.
 func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) {
 	if t, ok := e.pollAnswer(buf); ok {

@@ -195,6 +195,16 @@ func (c *Conn) ExpandChunk(h RecvHandle, i int) (Bitmap, error) {
 	return Bitmap{words: m.pkts, off: start, n: min(start+1<<c.shift, m.npkts) - start}, nil
 }
 
+// Immediate returns the 32-bit immediate value of a receive's message; ok
+// is false until a packet of it has arrived, and when it carries none.
+func (c *Conn) Immediate(h RecvHandle) (imm uint32, ok bool, err error) {
+	m, err := c.rcv.handle(h)
+	if err != nil || !m.known {
+		return 0, false, err
+	}
+	return m.geo.Imm, m.geo.HasImm, nil
+}
+
 // MessageLen returns the length of the message being received, once its
 // first packet has arrived.
 func (c *Conn) MessageLen(h RecvHandle) (int, bool, error) {

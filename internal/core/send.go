@@ -125,6 +125,18 @@ func (c *Conn) SendWith(data []byte, scheme reliability.Scheme) (SendHandle, err
 	return c.send(data, uint64(len(data)), scheme)
 }
 
+// SendImm is Send with a 32-bit immediate value carried with the message
+// (every packet repeats it; see wire.Geometry): the receiver reads it with
+// Immediate as soon as any packet of the message has arrived.
+func (c *Conn) SendImm(data []byte, imm uint32) (SendHandle, error) {
+	h, err := c.SendWith(data, nil)
+	if err == nil {
+		m := &c.snd.slots[uint32(h)&c.slotMask]
+		m.geo.HasImm, m.geo.Imm = true, imm
+	}
+	return h, err
+}
+
 // SendVirtual sends a message of size bytes that have no content: its
 // packets carry zeros and its parity is not computed. A simulator uses it
 // to move messages larger than memory; the protocol is unchanged.
@@ -551,13 +563,13 @@ func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte,
 		flags |= wire.FlagLast
 	}
 	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p, Geometry: m.geo}
-	d.EncodeHeader(buf)
+	n := d.EncodeHeader(buf)
 	if m.data == nil { // a virtual message: zeros of the right length
 		s.payload = s.zeroPayload(int(end - off))
 	} else {
 		s.payload = m.data[off:end]
 	}
-	return wire.MessageLen
+	return n
 }
 
 // zeroPayload returns n zero bytes, the payload of virtual messages.

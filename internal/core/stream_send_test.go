@@ -98,3 +98,59 @@ func TestNoneBeyondWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestImmediate: a message's 32-bit immediate value reaches the receiver
+// with any of its packets, decoded ones included: a one-packet message
+// under EC whose only data packet is lost still delivers it, by its
+// parity. A message sent without one has none.
+func TestImmediate(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		scheme string
+		size   int
+		lose   bool // the first pass of every data packet
+		imm    bool
+	}{
+		{"sr", "sr", 100_000, false, true},
+		{"ec, data lost", "ec:32,8", 1000, true, true},
+		{"none given", "sr", 5000, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			link := testLink()
+			if tt.lose {
+				link.Drop = dropFirstPass([]uint32{0}, nil)
+			}
+			p := newPair(t, link, schemes(t)[tt.scheme], 1)
+			msg := message(tt.size)
+			buf := make([]byte, tt.size)
+			rh, err := p.B.Conn.PostRecv(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.imm {
+				_, err = p.A.Conn.SendImm(msg, 0xc0ffee42)
+			} else {
+				_, err = p.A.Conn.Send(msg)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := false
+			p.B.OnEvent = func(ev core.Event) { done = done || ev.Kind == core.EventRecvDone }
+			p.Wake()
+			if err := p.Drive(func() bool { return done }, coretest.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			imm, ok, err := p.B.Conn.Immediate(rh)
+			if err != nil || ok != tt.imm || (tt.imm && imm != 0xc0ffee42) {
+				t.Fatalf("Immediate = %#x, %v, %v; want %#x, %v", imm, ok, err, 0xc0ffee42, tt.imm)
+			}
+			if !bytes.Equal(buf, msg) {
+				t.Fatal("message differs")
+			}
+			if tt.lose && p.B.Conn.Stats().RecoveredPackets == 0 {
+				t.Fatal("nothing was decoded: the case proves nothing")
+			}
+		})
+	}
+}

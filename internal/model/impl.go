@@ -68,7 +68,11 @@ type nackModel struct {
 	tRx    float64 // receiver's per-packet time
 	pNone  float64 // P(no loss among packets 0..n-2)
 	bins   []nackBin
-	lq     []float64 // lq[k] = log(1 - p^k), k >= 1
+	// A NACKed packet arrives only if the NACK and the resend both do: an
+	// attempt fails with q = 1 - (1-p)(1-p_ack).
+	q, pAck float64
+	la, lb  []float64
+	sender  bool // times at the sender (Params.AtSender) // la[k] = log(1 - p q^k), lb[k] = log(1 - q^k)
 }
 
 // nackBin is a first-loss position i0 with its probability mass.
@@ -89,6 +93,11 @@ func (g *geometry) nack() *nackModel {
 	nm := &nackModel{n: g.npkts, p: p, tp: g.tPkt, half: g.rtt / 2, rtt: g.rtt, d: g.nackDelay,
 		inj: g.sr(SRNACK).end(), rto: (1 + g.a) * g.rtt, renack: g.renack, tRx: g.tRx}
 	nm.e = nm.inj + nm.half
+	if !g.p.LosslessAcks {
+		nm.pAck = p
+	}
+	nm.sender = g.p.AtSender
+	nm.q = 1 - (1-p)*(1-nm.pAck)
 	nt := nm.n - 1 // packets that a later packet can reveal
 	nm.pNone = math.Exp(float64(nt) * math.Log1p(-p))
 	if p == 0 || nt == 0 {
@@ -125,17 +134,30 @@ func (g *geometry) nack() *nackModel {
 	return nm
 }
 
-// logOK returns log(1 - p^k) for k >= 1, from a growing table.
-func (nm *nackModel) logOK(k int) float64 {
-	for len(nm.lq) <= k {
-		j := len(nm.lq)
-		if j == 0 {
-			nm.lq = append(nm.lq, math.Inf(-1))
-			continue
-		}
-		nm.lq = append(nm.lq, math.Log1p(-math.Pow(nm.p, float64(j))))
+// logA returns log(1 - p q^k) (a packet that may have been lost, k
+// attempts since) and logB returns log(1 - q^k) (one that was lost), from
+// growing tables.
+func (nm *nackModel) logA(k int) float64 { nm.grow(k); return nm.la[k] }
+func (nm *nackModel) logB(k int) float64 { nm.grow(k); return nm.lb[k] }
+
+func (nm *nackModel) grow(k int) {
+	for j := len(nm.la); j <= k; j++ {
+		qk := math.Pow(nm.q, float64(j))
+		nm.la = append(nm.la, math.Log1p(-nm.p*qk))
+		nm.lb = append(nm.lb, math.Log1p(-qk))
 	}
-	return nm.lq[k]
+}
+
+// cdfSender returns P(T <= t) at the sender: the final ACK takes RTT/2,
+// and if it is lost (p_ack) the sender hears of completion only when its
+// RTO resends the last chunk and the receiver answers it (one more RTO;
+// a second loss, p_ack^2, is neglected).
+func (nm *nackModel) cdfSender(t float64) float64 {
+	f := (1 - nm.pAck) * nm.cdf(t-nm.half)
+	if nm.pAck > 0 {
+		f += nm.pAck * nm.cdf(t-nm.half-nm.rto)
+	}
+	return f
 }
 
 // cdf returns P(T <= t) for the completion time T at the receiver.
@@ -169,7 +191,7 @@ func (nm *nackModel) cdf(t float64) float64 {
 			cnt = min(int64(bd*nm.d/nm.tp), nt-1-b.i0)
 		}
 		rest := nt - 1 - b.i0 - cnt
-		l := nm.logOK(1+c) + float64(cnt)*nm.logOK(2+c) + float64(rest)*nm.logOK(1)
+		l := nm.logB(1+c) + float64(cnt)*nm.logA(1+c) + float64(rest)*nm.logA(0)
 		sum += b.w * math.Exp(l)
 	}
 	return min(sum, 1) * tail
@@ -183,8 +205,12 @@ func (nm *nackModel) stats(levels []float64) (mean float64, qs []float64, err er
 	if !(h > 0) {
 		h = nm.tp
 	}
-	t := nm.e
-	f := nm.cdf(t)
+	t, cdf := nm.e, nm.cdf
+	if nm.sender {
+		t, cdf = nm.e+nm.half, nm.cdfSender
+	}
+	start := t
+	f := cdf(t)
 	found := 0
 	for found < len(levels) && f >= levels[found] {
 		qs[found] = t
@@ -200,7 +226,7 @@ func (nm *nackModel) stats(levels []float64) (mean float64, qs []float64, err er
 			break
 		}
 		t2 := t + h
-		f2 := nm.cdf(t2)
+		f2 := cdf(t2)
 		integral += h * ((1 - f) + (1 - f2)) / 2
 		t, f = t2, f2
 		for found < len(levels) && f >= levels[found] {
@@ -208,7 +234,7 @@ func (nm *nackModel) stats(levels []float64) (mean float64, qs []float64, err er
 			found++
 		}
 	}
-	return nm.e + integral, qs, nil
+	return start + integral, qs, nil
 }
 
 // predictNACKImpl is predictSR under the implementation's SR-NACK timers.
@@ -218,8 +244,8 @@ func (g *geometry) predictNACKImpl(pr *Prediction) error {
 	if err != nil {
 		return err
 	}
-	pr.Mean = dur(mean + g.extra)
-	pr.P50, pr.P99, pr.P999 = dur(qs[0]+g.extra), dur(qs[1]+g.extra), dur(qs[2]+g.extra)
+	pr.Mean = dur(mean)
+	pr.P50, pr.P99, pr.P999 = dur(qs[0]), dur(qs[1]), dur(qs[2])
 	pr.RetryPeriod = dur(g.renack)
 	pr.Injection = dur(nm.inj)
 	return nil

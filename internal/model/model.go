@@ -202,6 +202,11 @@ type Params struct {
 	// per-packet term (implementation timers only); zero means
 	// DefaultRenackRTTs (1.5), internal/core's renackDelay.
 	RenackRTTs float64
+	// LosslessAcks: control packets (NACKs, the final ACK) are never
+	// dropped. The zero value drops them with DropProb like data, as the
+	// simulator's trunk does in both directions (implementation timers
+	// only; the paper's model has no control losses).
+	LosslessAcks bool
 }
 
 // Prediction is the model's output. Times are measured from the injection

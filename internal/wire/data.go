@@ -26,6 +26,39 @@ type Geometry struct {
 	// K and M are the erasure code's data and parity chunks per
 	// sub-message; both zero when the message is not erasure coded.
 	K, M uint8
+	// HasImm says the message carries a 32-bit immediate value, Imm,
+	// which every packet of it repeats (an ImmLen-byte extension after
+	// the fixed header), so whichever packet arrives first, or decoding,
+	// delivers it. Messages without one pay nothing.
+	HasImm bool
+	Imm    uint32
+}
+
+// ImmLen is the length of the immediate-value extension.
+const ImmLen = 4
+
+// MaxHeaderLen is the longest header of a packet that carries a payload:
+// PARITY's with the immediate extension.
+const MaxHeaderLen = ParityLen + ImmLen
+
+// geoFlagImm in byte 34 says the header has the immediate extension.
+const geoFlagImm = 1
+
+// ext returns the length of the header extension g implies.
+func (g Geometry) ext() int {
+	if g.HasImm {
+		return ImmLen
+	}
+	return 0
+}
+
+// headerExt returns the extension length a packet's geometry bytes
+// announce, reading only byte 34 (b must be at least 35 bytes).
+func headerExt(b []byte) int {
+	if b[34]&geoFlagImm != 0 {
+		return ImmLen
+	}
+	return 0
 }
 
 // MaxChunkShift bounds packets per chunk at 2^16.
@@ -56,18 +89,27 @@ func (g Geometry) has(i uint32) (exists, last bool) {
 	return off < g.MsgLen, off+uint64(g.MTU) >= g.MsgLen
 }
 
-func getGeometry(b []byte) (Geometry, bool) {
+// getGeometry reads the geometry of a header whose fixed part is fixed
+// bytes long (the immediate extension follows it).
+func getGeometry(b []byte, fixed int) (Geometry, bool) {
 	g := Geometry{MsgLen: be.Uint64(b[20:]), Scheme: b[28], ChunkShift: b[29], MTU: be.Uint16(b[30:]),
-		K: b[32], M: b[33]}
-	return g, b[34] == 0 && b[35] == 0 && g.valid()
+		K: b[32], M: b[33], HasImm: b[34] == geoFlagImm}
+	if g.HasImm {
+		g.Imm = be.Uint32(b[fixed:])
+	}
+	return g, b[34]&^geoFlagImm == 0 && b[35] == 0 && g.valid()
 }
 
-func putGeometry(b []byte, g Geometry) {
+func putGeometry(b []byte, g Geometry, fixed int) {
 	be.PutUint64(b[20:], g.MsgLen)
 	b[28] = g.Scheme
 	b[29] = g.ChunkShift
 	be.PutUint16(b[30:], g.MTU)
 	b[32], b[33], b[34], b[35] = g.K, g.M, 0, 0
+	if g.HasImm {
+		b[34] = geoFlagImm
+		be.PutUint32(b[fixed:], g.Imm)
+	}
 }
 
 // Data is a DATA packet: one MTU-sized piece of a message.
@@ -76,8 +118,10 @@ func putGeometry(b []byte, g Geometry) {
 //	16..19 packet index      20..27 message length
 //	28     scheme            29     log2 packets per chunk
 //	30..31 MTU               32     K (erasure code data chunks, or 0)
-//	33     M (parity chunks, or 0)   34..35 reserved (0)
-//	36..   payload
+//	33     M (parity chunks, or 0)   34 flags (bit 0: immediate)
+//	35     reserved (0)
+//	36..39 immediate value, when flagged
+//	36..   payload (40.. with the immediate)
 type Data struct {
 	Conn   uint64
 	Flags  uint8
@@ -87,26 +131,34 @@ type Data struct {
 	Payload []byte // aliases the decoded buffer
 }
 
+// HeaderLen returns the length of d's header: MessageLen, plus the
+// immediate extension when the message has one.
+func (d *Data) HeaderLen() int { return MessageLen + d.ext() }
+
 // Encode writes d into b and returns the packet length.
 func (d *Data) Encode(b []byte) (int, error) {
-	n := MessageLen + len(d.Payload)
+	h := d.HeaderLen()
+	n := h + len(d.Payload)
 	if len(b) < n {
 		return 0, ErrBufferSmall
 	}
 	d.EncodeHeader(b)
-	copy(b[MessageLen:], d.Payload)
+	copy(b[h:], d.Payload)
 	return n, nil
 }
 
-// EncodeHeader writes only the MessageLen-byte header of d into b, which
-// must be that long; the payload goes on the wire right after it. A
-// datapath that gathers header and payload (writev, GSO) saves a copy.
-func (d *Data) EncodeHeader(b []byte) {
-	_ = b[MessageLen-1]
+// EncodeHeader writes only the HeaderLen-byte header of d into b, which
+// must be that long, and returns its length; the payload goes on the wire
+// right after it. A datapath that gathers header and payload (writev,
+// GSO) saves a copy.
+func (d *Data) EncodeHeader(b []byte) int {
+	h := d.HeaderLen()
+	_ = b[h-1]
 	putHeader(b, TypeData, d.Flags, d.Conn)
 	putMsg(b, d.Msg)
 	be.PutUint32(b[16:], d.Packet)
-	putGeometry(b, d.Geometry)
+	putGeometry(b, d.Geometry, MessageLen)
+	return h
 }
 
 // ParseData decodes a DATA packet and checks that the packet index and
@@ -122,12 +174,16 @@ func ParseData(b []byte) (Data, error) {
 		}
 		return Data{}, ErrTruncated
 	}
-	return ParseDataSplit(b[:MessageLen], b[MessageLen:])
+	h := MessageLen + headerExt(b)
+	if len(b) < h {
+		return Data{}, ErrTruncated
+	}
+	return ParseDataSplit(b[:h], b[h:])
 }
 
 // ParseDataSplit decodes a DATA packet whose header and payload lie in
 // separate buffers, as a simulator that never gathers them hands it over.
-// header must be exactly MessageLen bytes long.
+// header must be exactly the header's length (HeaderLen).
 func ParseDataSplit(header, payload []byte) (Data, error) {
 	h, err := ParseHeader(header)
 	if err != nil {
@@ -136,13 +192,16 @@ func ParseDataSplit(header, payload []byte) (Data, error) {
 	if h.Type != TypeData {
 		return Data{}, ErrType
 	}
-	if len(header) != MessageLen {
-		if len(header) < MessageLen {
+	if len(header) < MessageLen {
+		return Data{}, ErrTruncated
+	}
+	if want := MessageLen + headerExt(header); len(header) != want {
+		if len(header) < want {
 			return Data{}, ErrTruncated
 		}
 		return Data{}, ErrInconsistent
 	}
-	geo, ok := getGeometry(header)
+	geo, ok := getGeometry(header, MessageLen)
 	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(header), Packet: be.Uint32(header[16:]),
 		Geometry: geo, Payload: payload}
 	exists, last := d.has(d.Packet)
@@ -168,7 +227,8 @@ func ParseDataSplit(header, payload []byte) (Data, error) {
 //	12..35 as DATA, with 16..19 holding the sub-message index
 //	36     parity index    37..39 reserved (0)
 //	40..43 stripe (packet index within the chunk)
-//	44..   payload (always MTU bytes)
+//	44..47 immediate value, when flagged (as DATA)
+//	44..   payload (always MTU bytes; 48.. with the immediate)
 type Parity struct {
 	Conn  uint64
 	Flags uint8
@@ -180,27 +240,35 @@ type Parity struct {
 	Payload []byte
 }
 
+// HeaderLen returns the length of p's header: ParityLen, plus the
+// immediate extension when the message has one.
+func (p *Parity) HeaderLen() int { return ParityLen + p.ext() }
+
 // Encode writes p into b and returns the packet length.
 func (p *Parity) Encode(b []byte) (int, error) {
-	n := ParityLen + len(p.Payload)
+	h := p.HeaderLen()
+	n := h + len(p.Payload)
 	if len(b) < n {
 		return 0, ErrBufferSmall
 	}
 	p.EncodeHeader(b)
-	copy(b[ParityLen:], p.Payload)
+	copy(b[h:], p.Payload)
 	return n, nil
 }
 
-// EncodeHeader writes only the ParityLen-byte header of p into b, which
-// must be that long; the payload follows it on the wire.
-func (p *Parity) EncodeHeader(b []byte) {
-	_ = b[ParityLen-1]
+// EncodeHeader writes only the HeaderLen-byte header of p into b, which
+// must be that long, and returns its length; the payload follows it on
+// the wire.
+func (p *Parity) EncodeHeader(b []byte) int {
+	h := p.HeaderLen()
+	_ = b[h-1]
 	putHeader(b, TypeParity, p.Flags, p.Conn)
 	putMsg(b, p.Msg)
 	be.PutUint32(b[16:], p.Sub)
-	putGeometry(b, p.Geometry)
+	putGeometry(b, p.Geometry, ParityLen)
 	b[36], b[37], b[38], b[39] = p.Index, 0, 0, 0
 	be.PutUint32(b[40:], p.Stripe)
+	return h
 }
 
 // ParseParity decodes a PARITY packet.
@@ -215,11 +283,15 @@ func ParseParity(b []byte) (Parity, error) {
 		}
 		return Parity{}, ErrTruncated
 	}
-	return ParseParitySplit(b[:ParityLen], b[ParityLen:])
+	h := ParityLen + headerExt(b)
+	if len(b) < h {
+		return Parity{}, ErrTruncated
+	}
+	return ParseParitySplit(b[:h], b[h:])
 }
 
-// ParseParitySplit decodes a PARITY packet whose header (exactly ParityLen
-// bytes) and payload lie in separate buffers.
+// ParseParitySplit decodes a PARITY packet whose header (exactly its
+// HeaderLen bytes) and payload lie in separate buffers.
 func ParseParitySplit(header, payload []byte) (Parity, error) {
 	h, err := ParseHeader(header)
 	if err != nil {
@@ -228,14 +300,17 @@ func ParseParitySplit(header, payload []byte) (Parity, error) {
 	if h.Type != TypeParity {
 		return Parity{}, ErrType
 	}
-	if len(header) != ParityLen {
-		if len(header) < ParityLen {
+	if len(header) < ParityLen {
+		return Parity{}, ErrTruncated
+	}
+	if want := ParityLen + headerExt(header); len(header) != want {
+		if len(header) < want {
 			return Parity{}, ErrTruncated
 		}
 		return Parity{}, ErrInconsistent
 	}
 	b := header
-	geo, ok := getGeometry(b)
+	geo, ok := getGeometry(b, ParityLen)
 	p := Parity{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Sub: be.Uint32(b[16:]),
 		Geometry: geo, Index: b[36], Stripe: be.Uint32(b[40:]), Payload: payload}
 	if !ok || p.K == 0 || p.Index >= p.M || b[37] != 0 || b[38] != 0 || b[39] != 0 ||

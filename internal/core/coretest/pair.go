@@ -93,7 +93,7 @@ func NewPair(cfg Config) (*Pair, error) {
 		}
 	}
 	for _, s := range []*Side{p.A, p.B} {
-		s.buf = make([]byte, core.MaxMTU+wire.ParityLen)
+		s.buf = make([]byte, core.MaxMTU+wire.MaxHeaderLen)
 		s.active = true
 	}
 	return p, nil
