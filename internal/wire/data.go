@@ -164,21 +164,27 @@ func (d *Data) EncodeHeader(b []byte) int {
 // ParseData decodes a DATA packet and checks that the packet index and
 // payload length agree with the geometry.
 func ParseData(b []byte) (Data, error) {
-	if len(b) < MessageLen {
-		h, err := ParseHeader(b)
-		switch {
-		case err != nil:
-			return Data{}, err
-		case h.Type != TypeData:
-			return Data{}, ErrType
-		}
-		return Data{}, ErrTruncated
+	h := MessageLen
+	if len(b) >= h {
+		h += headerExt(b)
 	}
-	h := MessageLen + headerExt(b)
 	if len(b) < h {
-		return Data{}, ErrTruncated
+		return Data{}, shortErr(b, TypeData)
 	}
 	return ParseDataSplit(b[:h], b[h:])
+}
+
+// shortErr is the error of a packet of type want too short for its
+// header: whatever is wrong with its common header first.
+func shortErr(b []byte, want Type) error {
+	h, err := ParseHeader(b)
+	switch {
+	case err != nil:
+		return err
+	case h.Type != want:
+		return ErrType
+	}
+	return ErrTruncated
 }
 
 // ParseDataSplit decodes a DATA packet whose header and payload lie in
@@ -273,19 +279,12 @@ func (p *Parity) EncodeHeader(b []byte) int {
 
 // ParseParity decodes a PARITY packet.
 func ParseParity(b []byte) (Parity, error) {
-	if len(b) < ParityLen {
-		h, err := ParseHeader(b)
-		switch {
-		case err != nil:
-			return Parity{}, err
-		case h.Type != TypeParity:
-			return Parity{}, ErrType
-		}
-		return Parity{}, ErrTruncated
+	h := ParityLen
+	if len(b) >= h {
+		h += headerExt(b)
 	}
-	h := ParityLen + headerExt(b)
 	if len(b) < h {
-		return Parity{}, ErrTruncated
+		return Parity{}, shortErr(b, TypeParity)
 	}
 	return ParseParitySplit(b[:h], b[h:])
 }
