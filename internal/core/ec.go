@@ -126,7 +126,7 @@ func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 	S := stripes(m.npkts, uint32(m.code.K()), m.sub, s.c.shift)
 	i, j := m.parityPos/S, m.parityPos%S
 	off := (i*S + j) * mtu
-	p := wire.Parity{Conn: s.c.peerID, Msg: s.c.msgID(m.seq), Sub: m.sub, Geometry: m.geo,
+	p := wire.Parity{Conn: s.c.peerID, Msg: s.c.msgID(m.seq), Sub: m.sub, Imm: m.imm, Geometry: m.geo,
 		Index: uint8(i), Stripe: j}
 	var n int
 	if m.data == nil { // virtual: zeros, by reference like virtual data
@@ -311,6 +311,7 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 			return errMalformed
 		}
 		r.start(now, m, &pk.Geometry, scheme)
+		m.imm = pk.Imm
 	}
 	e := &m.ec
 	if e.code == nil || pk.Sub >= e.subs || pk.Stripe >= stripes(m.npkts, e.k, pk.Sub, m.geo.ChunkShift) {

@@ -27,6 +27,7 @@ type recvMsg struct {
 	size   uint64 // capacity: len(buf), or the virtual size
 	known  bool   // the first packet arrived and fixed the geometry
 	geo    wire.Geometry
+	imm    uint32 // the immediate value, where geo.HasImm
 	scheme reliability.Scheme
 
 	npkts, nchunks uint32
@@ -202,7 +203,7 @@ func (c *Conn) Immediate(h RecvHandle) (imm uint32, ok bool, err error) {
 	if err != nil || !m.known {
 		return 0, false, err
 	}
-	return m.geo.Imm, m.geo.HasImm, nil
+	return m.imm, m.geo.HasImm, nil
 }
 
 // MessageLen returns the length of the message being received, once its
@@ -395,6 +396,7 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 			return errMalformed
 		}
 		r.start(now, m, &d.Geometry, scheme)
+		m.imm = d.Imm
 	}
 	p := d.Packet
 	r.arrived(now, m, r.ec.dataPos(m, p), first)

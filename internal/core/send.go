@@ -16,7 +16,8 @@ type sendMsg struct {
 	seq     uint32
 	used    bool
 	granted bool
-	open    bool // a streaming send (SendOpen): stays until EndSend
+	open    bool   // a streaming send (SendOpen): stays until EndSend
+	imm     uint32 // the immediate value, where geo.HasImm
 	bufLen  uint64
 	credit  uint64 // bytes the receiver lets us send (its CTS), at most bufLen
 	data    []byte
@@ -132,7 +133,7 @@ func (c *Conn) SendImm(data []byte, imm uint32) (SendHandle, error) {
 	h, err := c.SendWith(data, nil)
 	if err == nil {
 		m := &c.snd.slots[uint32(h)&c.slotMask]
-		m.geo.HasImm, m.geo.Imm = true, imm
+		m.geo.HasImm, m.imm = true, imm
 	}
 	return h, err
 }
@@ -520,7 +521,7 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 			m.high = p + 1
 			// Nothing acknowledges scheme none's packets: counted in
 			// flight, they would close the window for good.
-			if m.scheme.Kind() != reliability.KindNone {
+			if m.geo.Scheme != uint8(reliability.KindNone) {
 				m.inflight += size
 				s.inflight += size
 			}
@@ -562,7 +563,7 @@ func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte,
 	if p == m.npkts-1 {
 		flags |= wire.FlagLast
 	}
-	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p, Geometry: m.geo}
+	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p, Imm: m.imm, Geometry: m.geo}
 	n := d.EncodeHeader(buf)
 	if m.data == nil { // a virtual message: zeros of the right length
 		s.payload = s.zeroPayload(int(end - off))

@@ -26,12 +26,11 @@ type Geometry struct {
 	// K and M are the erasure code's data and parity chunks per
 	// sub-message; both zero when the message is not erasure coded.
 	K, M uint8
-	// HasImm says the message carries a 32-bit immediate value, Imm,
-	// which every packet of it repeats (an ImmLen-byte extension after
-	// the fixed header), so whichever packet arrives first, or decoding,
-	// delivers it. Messages without one pay nothing.
+	// HasImm says the message carries a 32-bit immediate value (the
+	// packet's Imm), which every packet of it repeats in an ImmLen-byte
+	// extension after the fixed header, so whichever packet arrives
+	// first, or decoding, delivers it. Messages without one pay nothing.
 	HasImm bool
-	Imm    uint32
 }
 
 // ImmLen is the length of the immediate-value extension.
@@ -89,18 +88,27 @@ func (g Geometry) has(i uint32) (exists, last bool) {
 	return off < g.MsgLen, off+uint64(g.MTU) >= g.MsgLen
 }
 
-// getGeometry reads the geometry of a header whose fixed part is fixed
-// bytes long (the immediate extension follows it).
-func getGeometry(b []byte, fixed int) (Geometry, bool) {
+// getGeometry reads the geometry of a header.
+func getGeometry(b []byte) (Geometry, bool) {
+	_ = b[35]
 	g := Geometry{MsgLen: be.Uint64(b[20:]), Scheme: b[28], ChunkShift: b[29], MTU: be.Uint16(b[30:]),
 		K: b[32], M: b[33], HasImm: b[34] == geoFlagImm}
-	if g.HasImm {
-		g.Imm = be.Uint32(b[fixed:])
-	}
 	return g, b[34]&^geoFlagImm == 0 && b[35] == 0 && g.valid()
 }
 
-func putGeometry(b []byte, g Geometry, fixed int) {
+// getImm reads the immediate extension of a header whose fixed part is
+// fixed bytes long, if g says it has one.
+func getImm(b []byte, g *Geometry, fixed int) uint32 {
+	if !g.HasImm {
+		return 0
+	}
+	return be.Uint32(b[fixed:])
+}
+
+// putGeometry writes g's fixed bytes (20..35); the caller writes the
+// immediate extension, putImm, after its own fixed header.
+func putGeometry(b []byte, g Geometry) {
+	_ = b[35]
 	be.PutUint64(b[20:], g.MsgLen)
 	b[28] = g.Scheme
 	b[29] = g.ChunkShift
@@ -108,8 +116,17 @@ func putGeometry(b []byte, g Geometry, fixed int) {
 	b[32], b[33], b[34], b[35] = g.K, g.M, 0, 0
 	if g.HasImm {
 		b[34] = geoFlagImm
-		be.PutUint32(b[fixed:], g.Imm)
 	}
+}
+
+// putImm writes the immediate extension at b[fixed:] if g has one, and
+// returns the header's whole length.
+func putImm(b []byte, g *Geometry, imm uint32, fixed int) int {
+	if !g.HasImm {
+		return fixed
+	}
+	be.PutUint32(b[fixed:], imm)
+	return fixed + ImmLen
 }
 
 // Data is a DATA packet: one MTU-sized piece of a message.
@@ -127,6 +144,7 @@ type Data struct {
 	Flags  uint8
 	Msg    MsgID
 	Packet uint32
+	Imm    uint32 // the message's immediate value, where Geometry.HasImm
 	Geometry
 	Payload []byte // aliases the decoded buffer
 }
@@ -152,13 +170,12 @@ func (d *Data) Encode(b []byte) (int, error) {
 // right after it. A datapath that gathers header and payload (writev,
 // GSO) saves a copy.
 func (d *Data) EncodeHeader(b []byte) int {
-	h := d.HeaderLen()
-	_ = b[h-1]
+	_ = b[MessageLen-1] // one bounds check for the fixed part
 	putHeader(b, TypeData, d.Flags, d.Conn)
 	putMsg(b, d.Msg)
 	be.PutUint32(b[16:], d.Packet)
-	putGeometry(b, d.Geometry, MessageLen)
-	return h
+	putGeometry(b, d.Geometry)
+	return putImm(b, &d.Geometry, d.Imm, MessageLen)
 }
 
 // ParseData decodes a DATA packet and checks that the packet index and
@@ -207,9 +224,9 @@ func ParseDataSplit(header, payload []byte) (Data, error) {
 		}
 		return Data{}, ErrInconsistent
 	}
-	geo, ok := getGeometry(header, MessageLen)
+	geo, ok := getGeometry(header)
 	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(header), Packet: be.Uint32(header[16:]),
-		Geometry: geo, Payload: payload}
+		Imm: getImm(header, &geo, MessageLen), Geometry: geo, Payload: payload}
 	exists, last := d.has(d.Packet)
 	if !ok || !exists {
 		return Data{}, ErrInconsistent
@@ -240,6 +257,7 @@ type Parity struct {
 	Flags uint8
 	Msg   MsgID
 	Sub   uint32
+	Imm   uint32 // as DATA's
 	Geometry
 	Index   uint8
 	Stripe  uint32
@@ -266,15 +284,14 @@ func (p *Parity) Encode(b []byte) (int, error) {
 // must be that long, and returns its length; the payload follows it on
 // the wire.
 func (p *Parity) EncodeHeader(b []byte) int {
-	h := p.HeaderLen()
-	_ = b[h-1]
+	_ = b[ParityLen-1]
 	putHeader(b, TypeParity, p.Flags, p.Conn)
 	putMsg(b, p.Msg)
 	be.PutUint32(b[16:], p.Sub)
-	putGeometry(b, p.Geometry, ParityLen)
+	putGeometry(b, p.Geometry)
 	b[36], b[37], b[38], b[39] = p.Index, 0, 0, 0
 	be.PutUint32(b[40:], p.Stripe)
-	return h
+	return putImm(b, &p.Geometry, p.Imm, ParityLen)
 }
 
 // ParseParity decodes a PARITY packet.
@@ -309,9 +326,9 @@ func ParseParitySplit(header, payload []byte) (Parity, error) {
 		return Parity{}, ErrInconsistent
 	}
 	b := header
-	geo, ok := getGeometry(b, ParityLen)
+	geo, ok := getGeometry(b)
 	p := Parity{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Sub: be.Uint32(b[16:]),
-		Geometry: geo, Index: b[36], Stripe: be.Uint32(b[40:]), Payload: payload}
+		Imm: getImm(b, &geo, ParityLen), Geometry: geo, Index: b[36], Stripe: be.Uint32(b[40:]), Payload: payload}
 	if !ok || p.K == 0 || p.Index >= p.M || b[37] != 0 || b[38] != 0 || b[39] != 0 ||
 		p.Stripe >= 1<<p.ChunkShift {
 		return Parity{}, ErrInconsistent

@@ -695,31 +695,31 @@ func parseHandshakeConns(b []byte) (uint64, uint64, error) {
 // payload, and a header that announces the extension but lacks it is
 // truncated.
 func TestImmediateRoundTrip(t *testing.T) {
-	geo := wire.Geometry{MsgLen: 10000, MTU: 4096, ChunkShift: 4, Scheme: 4, K: 32, M: 8, HasImm: true, Imm: 0xdeadbeef}
+	geo := wire.Geometry{MsgLen: 10000, MTU: 4096, ChunkShift: 4, Scheme: 4, K: 32, M: 8, HasImm: true}
 	payload := bytes.Repeat([]byte{7}, 4096)
-	d := wire.Data{Conn: 9, Msg: wire.MsgID{Slot: 1, Gen: 2}, Packet: 1, Geometry: geo, Payload: payload}
+	d := wire.Data{Conn: 9, Msg: wire.MsgID{Slot: 1, Gen: 2}, Packet: 1, Imm: 0xdeadbeef, Geometry: geo, Payload: payload}
 	buf := make([]byte, 9000)
 	n, err := d.Encode(buf)
 	if err != nil || n != wire.MessageLen+wire.ImmLen+4096 || d.HeaderLen() != wire.MessageLen+wire.ImmLen {
 		t.Fatalf("encode: %d, %v", n, err)
 	}
 	got, err := wire.ParseData(buf[:n])
-	if err != nil || got.Geometry != geo || !bytes.Equal(got.Payload, payload) {
+	if err != nil || got.Geometry != geo || got.Imm != 0xdeadbeef || !bytes.Equal(got.Payload, payload) {
 		t.Fatalf("parse: %+v, %v", got.Geometry, err)
 	}
-	if got, err := wire.ParseDataSplit(buf[:d.HeaderLen()], buf[d.HeaderLen():n]); err != nil || got.Imm != geo.Imm {
+	if got, err := wire.ParseDataSplit(buf[:d.HeaderLen()], buf[d.HeaderLen():n]); err != nil || got.Imm != 0xdeadbeef {
 		t.Fatalf("split: %v, %v", got.Imm, err)
 	}
 	if _, err := wire.ParseDataSplit(buf[:wire.MessageLen], buf[wire.MessageLen:n]); !errors.Is(err, wire.ErrTruncated) {
 		t.Errorf("header without its extension: %v, want wire.ErrTruncated", err)
 	}
-	p := wire.Parity{Conn: 9, Msg: wire.MsgID{Slot: 1}, Sub: 0, Geometry: geo, Index: 3, Stripe: 2, Payload: payload}
+	p := wire.Parity{Conn: 9, Msg: wire.MsgID{Slot: 1}, Sub: 0, Imm: 0xdeadbeef, Geometry: geo, Index: 3, Stripe: 2, Payload: payload}
 	n, err = p.Encode(buf)
 	if err != nil || n != wire.ParityLen+wire.ImmLen+4096 {
 		t.Fatalf("encode parity: %d, %v", n, err)
 	}
 	gp, err := wire.ParseParity(buf[:n])
-	if err != nil || gp.Geometry != geo || gp.Index != 3 || gp.Stripe != 2 || !bytes.Equal(gp.Payload, payload) {
+	if err != nil || gp.Geometry != geo || gp.Imm != 0xdeadbeef || gp.Index != 3 || gp.Stripe != 2 || !bytes.Equal(gp.Payload, payload) {
 		t.Fatalf("parse parity: %+v, %v", gp, err)
 	}
 	buf[34] = 2 // an unknown extension flag
@@ -727,7 +727,7 @@ func TestImmediateRoundTrip(t *testing.T) {
 		t.Errorf("unknown header flag: %v, want wire.ErrInconsistent", err)
 	}
 	// Without an immediate the layout is unchanged.
-	geo.HasImm, geo.Imm = false, 0
+	geo.HasImm = false
 	d.Geometry = geo
 	if n, _ := d.Encode(buf); n != wire.MessageLen+4096 {
 		t.Errorf("a message without an immediate takes %d bytes a packet", n)
