@@ -189,24 +189,6 @@ type Params struct {
 	// one more RTT/2 for the final ACK. Otherwise times are when the
 	// receiver holds the whole message.
 	AtSender bool
-	// Timers selects whose loss-recovery timing SR-NACK and EC's repair
-	// follow (see Timers); the zero value, TimersAuto, is this
-	// repository's implementation under RetryPacket and the paper's
-	// under RetryChunk.
-	Timers Timers
-	// NackFraction is the SR-NACK receiver's reordering wait d as a
-	// fraction of the RTT, d = max(NackFraction*RTT, 1 us) (implementation
-	// timers only); zero means the reliability package's default, 1/8.
-	NackFraction float64
-	// RenackRTTs is the receiver's re-NACK period in RTTs, before the
-	// per-packet term (implementation timers only); zero means
-	// DefaultRenackRTTs (1.5), internal/core's renackDelay.
-	RenackRTTs float64
-	// LosslessAcks: control packets (NACKs, the final ACK) are never
-	// dropped. The zero value drops them with DropProb like data, as the
-	// simulator's trunk does in both directions (implementation timers
-	// only; the paper's model has no control losses).
-	LosslessAcks bool
 }
 
 // Prediction is the model's output. Times are measured from the injection
@@ -269,11 +251,6 @@ type geometry struct {
 	extra       float64 // RTT/2 when AtSender
 	psPerByte   float64 // ps to inject one byte
 	headerBytes int
-	impl        bool    // implementation timers (Params.Timers)
-	tPkt        float64 // injection time of one full packet (ps)
-	tRx         float64 // the receiver's estimate of it (ps): MTU + parity header
-	nackDelay   float64 // d, SR-NACK's reordering wait (ps)
-	renack      float64 // RenackRTTs*RTT (ps)
 }
 
 func fieldErr(field string, value any, want string) error {
@@ -316,12 +293,6 @@ func resolve(p Params) (*geometry, error) {
 		return nil, fieldErr("Slack", p.Slack, "want a finite value >= 0 (0 means 1)")
 	case p.Retry != RetryChunk && p.Retry != RetryPacket:
 		return nil, fieldErr("Retry", p.Retry, "want RetryChunk (0) or RetryPacket (1)")
-	case p.Timers < TimersAuto || p.Timers > TimersImpl:
-		return nil, fieldErr("Timers", p.Timers, "want TimersAuto (0), TimersPaper (1) or TimersImpl (2)")
-	case !(p.NackFraction >= 0) || math.IsInf(p.NackFraction, 0):
-		return nil, fieldErr("NackFraction", p.NackFraction, "want a finite value >= 0 (0 means 1/8)")
-	case !(p.RenackRTTs >= 0) || math.IsInf(p.RenackRTTs, 0):
-		return nil, fieldErr("RenackRTTs", p.RenackRTTs, "want a finite value >= 0 (0 means 1.5)")
 	}
 	switch p.Scheme {
 	case SRRTO, SRNACK:
@@ -370,7 +341,6 @@ func resolve(p Params) (*geometry, error) {
 	if p.AtSender {
 		g.extra = g.rtt / 2
 	}
-	g.resolveTimers()
 	return g, nil
 }
 
@@ -639,9 +609,6 @@ func Predict(p Params) (Prediction, error) {
 // predictSR: T_SR = max_i X_i + RTT/2 (+ RTT/2 more at the sender), with
 // E[T_SR] and its quantiles from srModel.stats.
 func (g *geometry) predictSR(pr *Prediction) error {
-	if g.impl && g.p.Scheme == SRNACK {
-		return g.predictNACKImpl(pr)
-	}
 	m := g.sr(g.p.Scheme)
 	mean, qs, err := m.stats(quantileLevels)
 	if err != nil {
@@ -659,26 +626,20 @@ func (g *geometry) predictSR(pr *Prediction) error {
 //
 // Sub-message s < L-1 holds k full data chunks and m full parity chunks.
 // The last sub-message holds k' = C - (L-1)*k data chunks (the last maybe
-// short) and, as in the implementation (reliability.ParityFor,
-// Codec.Short), m' = ceil(k'*m/k) parity chunks, at least 1: a shortened
-// code, RS(k, m') with the absent data shards as known zeros (any m'
-// erasures), or XOR grouping data chunk j with parity j mod m'. In stripe
-// mode its parity chunks have S packets each, S = min(N, packets of the
-// message from the sub-message's start). In total the message carries
-// (L-1)*m + m' = ceil(C/R) parity chunks, the paper's count.
+// short) and, as in the implementation, m parity chunks of S packets each,
+// where S = min(N, packets of the message from the sub-message's start);
+// data shards past the end of the message are known zeros. When C is a
+// multiple of k and M of the chunk size this is exactly the paper's model:
+// L = C/k sub-messages and C/R parity chunks.
 type ecModel struct {
 	injection   float64 // data + parity injection time (ps)
 	pDecodeFull float64 // P_dec of a full sub-message
 	pFallback   float64 // 1 - prod_s P_dec(s)
 	repair      float64 // expected data chunks to repair, given fallback
 	subs        int     // L
-	mLast       int     // parity chunks of the last sub-message
-	// The codewords: fullCount copies of full, then one of each of last.
 	// Per-codeword failure probabilities, for MonteCarlo: the first
 	// fullCount codewords fail with fullFail each, then one each of
 	// lastFail.
-	full      codeword
-	last      []codeword
 	fullCount int64
 	fullFail  float64
 	lastFail  []float64
@@ -689,11 +650,6 @@ type ecModel struct {
 // the message, are known zeros and never erased).
 type codeword struct {
 	data, parity []float64
-	tol          int // the code's parity count: MDS tolerates tol erasures, XOR has tol groups
-	// units is the packets per data shard (1 in stripe mode, N in chunk
-	// mode; lastUnits, if nonzero, for the last data shard): the
-	// implementation repair model resends them (see ecRounds).
-	units, lastUnits int
 }
 
 // fail returns, for code kind s with m parities, the probability that cw
@@ -715,8 +671,7 @@ type codeword struct {
 // differ in q, as the last sub-message's do) that keeps the failure mass
 // in its own bucket, so a tiny failure probability (1e-40 at p = 1e-6) is
 // accurate to float64 precision rather than lost to 1 - P_dec.
-func (cw codeword) fail(s Scheme) (pFail, eDFail, eDOK float64) {
-	m := cw.tol
+func (cw codeword) fail(s Scheme, m int) (pFail, eDFail, eDOK float64) {
 	if s == ECMDS {
 		return tolerate(cw.data, cw.parity, m)
 	}
@@ -812,55 +767,49 @@ func (g *geometry) ec() ecModel {
 	k, m := g.k, g.m
 	l := (g.c + k - 1) / k
 	kLast := g.c - (l-1)*k
-	mLast := parityFor(k, m, kLast)
 	firstPkt := int64(l-1) * int64(k) * int64(g.n)
 	sLast := int(min(int64(g.n), g.npkts-firstPkt)) // stripes of the last sub-message
-	e := ecModel{subs: l, mLast: mLast}
-	// Injection: data, then m parity chunks per full sub-message and
-	// mLast = ParityFor(k') for the last one: whole chunks in chunk mode
-	// (the paper's ceil(C/R) parity chunks of T_INJ), chunks of S packets
-	// in stripe mode (the implementation's).
-	lastParity := g.tInj
-	if g.p.Decode == DecodeStripe {
-		lastParity = g.inject(int64(sLast)*int64(g.mtu), sLast)
-	}
+	e := ecModel{subs: l}
+	// Injection: data, then m parity chunks per sub-message (the last
+	// sub-message's of S packets).
 	e.injection = float64(g.c-1)*g.tInj + g.dLast +
-		float64(l-1)*float64(m)*g.tInj + float64(mLast)*lastParity
+		float64(l-1)*float64(m)*g.tInj + float64(m)*g.inject(int64(sLast)*int64(g.mtu), sLast)
 
 	p := g.p.DropProb
+	scheme := g.p.Scheme
+	var fullF, fullED float64
+	var lastF []float64
+	var lastED float64
 	if g.p.Decode == DecodeChunk {
-		e.full = codeword{data: repeat(g.q, k), parity: repeat(g.q, m), tol: m, units: g.n}
+		full := codeword{data: repeat(g.q, k), parity: repeat(g.q, m)}
+		fullF, fullED, _ = full.fail(scheme, m)
 		e.fullCount = int64(l - 1)
-		last := codeword{data: repeat(g.q, kLast), parity: repeat(g.q, mLast), tol: mLast, units: g.n}
+		last := codeword{data: repeat(g.q, kLast), parity: repeat(chunkDrop(p, sLast), m)}
 		last.data[kLast-1] = g.qLast
-		if g.nLast != g.n {
-			last.lastUnits = g.nLast
-		}
-		e.last = []codeword{last}
+		f, ed, _ := last.fail(scheme, m)
+		lastF, lastED = []float64{f}, ed
 	} else {
-		e.full = codeword{data: repeat(p, k), parity: repeat(p, m), tol: m, units: 1}
+		stripe := codeword{data: repeat(p, k), parity: repeat(p, m)}
+		fullF, fullED, _ = stripe.fail(scheme, m)
 		e.fullCount = int64(l-1) * int64(g.n)
 		// Stripe j of the last sub-message has k'-1 data shards plus one
 		// if the message's last chunk has a packet j.
-		a := codeword{data: repeat(p, kLast), parity: repeat(p, mLast), tol: mLast, units: 1}
-		b := codeword{data: repeat(p, kLast-1), parity: repeat(p, mLast), tol: mLast, units: 1}
+		var fa, eda, fb, edb float64
+		fa, eda, _ = codeword{data: repeat(p, kLast), parity: repeat(p, m)}.fail(scheme, m)
+		if kLast > 1 {
+			fb, edb, _ = codeword{data: repeat(p, kLast-1), parity: repeat(p, m)}.fail(scheme, m)
+		}
 		for j := range sLast {
 			if j < g.nLast {
-				e.last = append(e.last, a)
+				lastF = append(lastF, fa)
+				lastED += eda
 			} else {
-				e.last = append(e.last, b)
+				lastF = append(lastF, fb)
+				lastED += edb
 			}
 		}
 	}
-	scheme := g.p.Scheme
-	fullF, fullED, _ := e.full.fail(scheme)
-	e.fullFail = fullF
-	var lastED float64
-	for _, cw := range e.last {
-		f, ed, _ := cw.fail(scheme)
-		e.lastFail = append(e.lastFail, f)
-		lastED += ed
-	}
+	e.fullFail, e.lastFail = fullF, lastF
 	perFull := float64(g.n)
 	if g.p.Decode == DecodeChunk {
 		perFull = 1
@@ -871,7 +820,7 @@ func (g *geometry) ec() ecModel {
 	if e.fullCount > 0 {
 		logOK = float64(e.fullCount) * math.Log1p(-fullF)
 	}
-	for _, f := range e.lastFail {
+	for _, f := range lastF {
 		logOK += math.Log1p(-f)
 	}
 	e.pFallback = -math.Expm1(logOK)
@@ -881,12 +830,6 @@ func (g *geometry) ec() ecModel {
 	}
 	return e
 }
-
-// parityFor is reliability.ParityFor: a sub-message of n < k data chunks
-// gets ceil(n*m/k) parity chunks, at least 1, a full one m. Over a message
-// of C chunks in L sub-messages this is (L-1)*m + ceil(n_last*m/k) =
-// ceil(C*m/k) = ceil(C/R), the paper's parity count, in both modes.
-func parityFor(k, m, n int) int { return max(1, (n*m+k-1)/k) }
 
 // repairSize rounds the expected repair size to what the model re-sends:
 // F chunks, F = ceil(e.repair) in [1, C], and the packets re-sent.
@@ -978,9 +921,6 @@ func (g *geometry) predictEC(pr *Prediction) error {
 	}
 	chunks, pkts := g.repairSize(e)
 	pr.RepairChunks, pr.RepairPackets = chunks, pkts
-	if g.impl {
-		return g.predictECImpl(pr, e, base, pkts)
-	}
 	shift := base + (1+g.b)*g.rtt - g.rtt/2
 	pDec := 1 - e.pFallback
 	var levels []float64

@@ -375,8 +375,7 @@ func TestDecodeProbabilityExact(t *testing.T) {
 				q := big.NewRat(1, qd)
 				qf, _ := q.Float64()
 				cw := codeword{data: repeat(qf, k), parity: repeat(qf, m)}
-				cw.tol = m
-				f, ed, eo := cw.fail(s)
+				f, ed, eo := cw.fail(s, m)
 				wf, we := exactFail(s, k, m, q)
 				if !near(f, wf, 1e-10) || !near(ed, we, 1e-10) {
 					t.Errorf("%v (%d,%d) q=1/%d: fail %.17g E[D;fail] %.17g, exact %.17g %.17g", s, k, m, qd, f, ed, wf, we)
