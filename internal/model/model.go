@@ -1,32 +1,3 @@
-// Package model is the analytic completion-time model of SDR-RDMA
-// (section 4.2 of "SDR-RDMA: Software-Defined Reliability Architecture for
-// Planetary Scale RDMA Communication"; summarized in
-// shared/design/REFERENCES.md, section "SDR-RDMA"). It predicts how long one
-// message of M bytes takes over a lossy long-haul link under selective
-// repeat (SR-RTO, SR-NACK) and erasure coding (EC with an MDS or an XOR
-// code, falling back to SR for what the code cannot recover).
-//
-// Notation (the paper's, where it has one):
-//
-//	M       message size in bytes
-//	chunk   bitmap chunk size in bytes; N = chunk/MTU packets per chunk
-//	C       = ceil(M/chunk) chunks in the message
-//	T_INJ   = (chunk + N*header)*8/rate, injection time of one chunk
-//	p       per-packet drop probability (independent drops)
-//	p_chunk = 1 - (1-p)^N, probability that a chunk loses a packet
-//	RTT     round-trip time; RTT/2 is the one-way delay
-//	RTO     = RTT + a*RTT, SR-RTO's retransmission timeout
-//	O       = RTO + T_INJ, SR's retry period (SR-NACK: O = RTT + T_INJ)
-//	Y_i     attempts chunk i needs: Geometric(1-p_chunk) on {1,2,...}
-//	        (RetryChunk, the paper's), or max_j of N_i Geometric(1-p) per
-//	        packet attempts (RetryPacket): see RetryModel
-//	k, m    data and parity chunks per EC sub-message; R = k/m
-//	L       = ceil(C/k) sub-messages
-//	b       EC fallback slack: FTO = injection + b*RTT
-//
-// All times are computed as float64 picoseconds and reported as
-// monotime.Duration. The package does no I/O, reads no clock and uses no
-// global randomness (MonteCarlo takes an explicit seed).
 package model
 
 import (
@@ -189,6 +160,24 @@ type Params struct {
 	// one more RTT/2 for the final ACK. Otherwise times are when the
 	// receiver holds the whole message.
 	AtSender bool
+	// Timers selects whose loss-recovery timing SR-NACK and EC's repair
+	// follow (see Timers); the zero value, TimersAuto, is this
+	// repository's implementation under RetryPacket and the paper's
+	// under RetryChunk.
+	Timers Timers
+	// NackFraction is the SR-NACK receiver's reordering wait d as a
+	// fraction of the RTT, d = max(NackFraction*RTT, 1 us) (implementation
+	// timers only); zero means the reliability package's default, 1/8.
+	NackFraction float64
+	// RenackRTTs is the receiver's re-NACK period in RTTs, before the
+	// per-packet term (implementation timers only); zero means
+	// DefaultRenackRTTs (1.5), internal/core's renackDelay.
+	RenackRTTs float64
+	// LosslessAcks: control packets (NACKs, the final ACK) are never
+	// dropped. The zero value drops them with DropProb like data, as the
+	// simulator's trunk does in both directions (implementation timers
+	// only; the paper's model has no control losses).
+	LosslessAcks bool
 }
 
 // Prediction is the model's output. Times are measured from the injection
@@ -251,6 +240,11 @@ type geometry struct {
 	extra       float64 // RTT/2 when AtSender
 	psPerByte   float64 // ps to inject one byte
 	headerBytes int
+	impl        bool    // implementation timers (Params.Timers)
+	tPkt        float64 // injection time of one full packet (ps)
+	tRx         float64 // the receiver's estimate of it (ps): MTU + parity header
+	nackDelay   float64 // d, SR-NACK's reordering wait (ps)
+	renack      float64 // RenackRTTs*RTT (ps)
 }
 
 func fieldErr(field string, value any, want string) error {
@@ -293,6 +287,12 @@ func resolve(p Params) (*geometry, error) {
 		return nil, fieldErr("Slack", p.Slack, "want a finite value >= 0 (0 means 1)")
 	case p.Retry != RetryChunk && p.Retry != RetryPacket:
 		return nil, fieldErr("Retry", p.Retry, "want RetryChunk (0) or RetryPacket (1)")
+	case p.Timers < TimersAuto || p.Timers > TimersImpl:
+		return nil, fieldErr("Timers", p.Timers, "want TimersAuto (0), TimersPaper (1) or TimersImpl (2)")
+	case !(p.NackFraction >= 0) || math.IsInf(p.NackFraction, 0):
+		return nil, fieldErr("NackFraction", p.NackFraction, "want a finite value >= 0 (0 means 1/8)")
+	case !(p.RenackRTTs >= 0) || math.IsInf(p.RenackRTTs, 0):
+		return nil, fieldErr("RenackRTTs", p.RenackRTTs, "want a finite value >= 0 (0 means 1.5)")
 	}
 	switch p.Scheme {
 	case SRRTO, SRNACK:
@@ -341,6 +341,7 @@ func resolve(p Params) (*geometry, error) {
 	if p.AtSender {
 		g.extra = g.rtt / 2
 	}
+	g.resolveTimers()
 	return g, nil
 }
 
@@ -609,6 +610,9 @@ func Predict(p Params) (Prediction, error) {
 // predictSR: T_SR = max_i X_i + RTT/2 (+ RTT/2 more at the sender), with
 // E[T_SR] and its quantiles from srModel.stats.
 func (g *geometry) predictSR(pr *Prediction) error {
+	if g.impl && g.p.Scheme == SRNACK {
+		return g.predictNACKImpl(pr)
+	}
 	m := g.sr(g.p.Scheme)
 	mean, qs, err := m.stats(quantileLevels)
 	if err != nil {
@@ -626,20 +630,26 @@ func (g *geometry) predictSR(pr *Prediction) error {
 //
 // Sub-message s < L-1 holds k full data chunks and m full parity chunks.
 // The last sub-message holds k' = C - (L-1)*k data chunks (the last maybe
-// short) and, as in the implementation, m parity chunks of S packets each,
-// where S = min(N, packets of the message from the sub-message's start);
-// data shards past the end of the message are known zeros. When C is a
-// multiple of k and M of the chunk size this is exactly the paper's model:
-// L = C/k sub-messages and C/R parity chunks.
+// short) and, as in the implementation (reliability.ParityFor,
+// Codec.Short), m' = ceil(k'*m/k) parity chunks, at least 1: a shortened
+// code, RS(k, m') with the absent data shards as known zeros (any m'
+// erasures), or XOR grouping data chunk j with parity j mod m'. In stripe
+// mode its parity chunks have S packets each, S = min(N, packets of the
+// message from the sub-message's start). In total the message carries
+// (L-1)*m + m' = ceil(C/R) parity chunks, the paper's count.
 type ecModel struct {
 	injection   float64 // data + parity injection time (ps)
 	pDecodeFull float64 // P_dec of a full sub-message
 	pFallback   float64 // 1 - prod_s P_dec(s)
 	repair      float64 // expected data chunks to repair, given fallback
 	subs        int     // L
+	mLast       int     // parity chunks of the last sub-message
+	// The codewords: fullCount copies of full, then one of each of last.
 	// Per-codeword failure probabilities, for MonteCarlo: the first
 	// fullCount codewords fail with fullFail each, then one each of
 	// lastFail.
+	full      codeword
+	last      []codeword
 	fullCount int64
 	fullFail  float64
 	lastFail  []float64
@@ -650,6 +660,11 @@ type ecModel struct {
 // the message, are known zeros and never erased).
 type codeword struct {
 	data, parity []float64
+	tol          int // the code's parity count: MDS tolerates tol erasures, XOR has tol groups
+	// units is the packets per data shard (1 in stripe mode, N in chunk
+	// mode; lastUnits, if nonzero, for the last data shard): the
+	// implementation repair model resends them (see ecRounds).
+	units, lastUnits int
 }
 
 // fail returns, for code kind s with m parities, the probability that cw
@@ -671,7 +686,8 @@ type codeword struct {
 // differ in q, as the last sub-message's do) that keeps the failure mass
 // in its own bucket, so a tiny failure probability (1e-40 at p = 1e-6) is
 // accurate to float64 precision rather than lost to 1 - P_dec.
-func (cw codeword) fail(s Scheme, m int) (pFail, eDFail, eDOK float64) {
+func (cw codeword) fail(s Scheme) (pFail, eDFail, eDOK float64) {
+	m := cw.tol
 	if s == ECMDS {
 		return tolerate(cw.data, cw.parity, m)
 	}
@@ -767,49 +783,55 @@ func (g *geometry) ec() ecModel {
 	k, m := g.k, g.m
 	l := (g.c + k - 1) / k
 	kLast := g.c - (l-1)*k
+	mLast := parityFor(k, m, kLast)
 	firstPkt := int64(l-1) * int64(k) * int64(g.n)
 	sLast := int(min(int64(g.n), g.npkts-firstPkt)) // stripes of the last sub-message
-	e := ecModel{subs: l}
-	// Injection: data, then m parity chunks per sub-message (the last
-	// sub-message's of S packets).
+	e := ecModel{subs: l, mLast: mLast}
+	// Injection: data, then m parity chunks per full sub-message and
+	// mLast = ParityFor(k') for the last one: whole chunks in chunk mode
+	// (the paper's ceil(C/R) parity chunks of T_INJ), chunks of S packets
+	// in stripe mode (the implementation's).
+	lastParity := g.tInj
+	if g.p.Decode == DecodeStripe {
+		lastParity = g.inject(int64(sLast)*int64(g.mtu), sLast)
+	}
 	e.injection = float64(g.c-1)*g.tInj + g.dLast +
-		float64(l-1)*float64(m)*g.tInj + float64(m)*g.inject(int64(sLast)*int64(g.mtu), sLast)
+		float64(l-1)*float64(m)*g.tInj + float64(mLast)*lastParity
 
 	p := g.p.DropProb
-	scheme := g.p.Scheme
-	var fullF, fullED float64
-	var lastF []float64
-	var lastED float64
 	if g.p.Decode == DecodeChunk {
-		full := codeword{data: repeat(g.q, k), parity: repeat(g.q, m)}
-		fullF, fullED, _ = full.fail(scheme, m)
+		e.full = codeword{data: repeat(g.q, k), parity: repeat(g.q, m), tol: m, units: g.n}
 		e.fullCount = int64(l - 1)
-		last := codeword{data: repeat(g.q, kLast), parity: repeat(chunkDrop(p, sLast), m)}
+		last := codeword{data: repeat(g.q, kLast), parity: repeat(g.q, mLast), tol: mLast, units: g.n}
 		last.data[kLast-1] = g.qLast
-		f, ed, _ := last.fail(scheme, m)
-		lastF, lastED = []float64{f}, ed
+		if g.nLast != g.n {
+			last.lastUnits = g.nLast
+		}
+		e.last = []codeword{last}
 	} else {
-		stripe := codeword{data: repeat(p, k), parity: repeat(p, m)}
-		fullF, fullED, _ = stripe.fail(scheme, m)
+		e.full = codeword{data: repeat(p, k), parity: repeat(p, m), tol: m, units: 1}
 		e.fullCount = int64(l-1) * int64(g.n)
 		// Stripe j of the last sub-message has k'-1 data shards plus one
 		// if the message's last chunk has a packet j.
-		var fa, eda, fb, edb float64
-		fa, eda, _ = codeword{data: repeat(p, kLast), parity: repeat(p, m)}.fail(scheme, m)
-		if kLast > 1 {
-			fb, edb, _ = codeword{data: repeat(p, kLast-1), parity: repeat(p, m)}.fail(scheme, m)
-		}
+		a := codeword{data: repeat(p, kLast), parity: repeat(p, mLast), tol: mLast, units: 1}
+		b := codeword{data: repeat(p, kLast-1), parity: repeat(p, mLast), tol: mLast, units: 1}
 		for j := range sLast {
 			if j < g.nLast {
-				lastF = append(lastF, fa)
-				lastED += eda
+				e.last = append(e.last, a)
 			} else {
-				lastF = append(lastF, fb)
-				lastED += edb
+				e.last = append(e.last, b)
 			}
 		}
 	}
-	e.fullFail, e.lastFail = fullF, lastF
+	scheme := g.p.Scheme
+	fullF, fullED, _ := e.full.fail(scheme)
+	e.fullFail = fullF
+	var lastED float64
+	for _, cw := range e.last {
+		f, ed, _ := cw.fail(scheme)
+		e.lastFail = append(e.lastFail, f)
+		lastED += ed
+	}
 	perFull := float64(g.n)
 	if g.p.Decode == DecodeChunk {
 		perFull = 1
@@ -820,7 +842,7 @@ func (g *geometry) ec() ecModel {
 	if e.fullCount > 0 {
 		logOK = float64(e.fullCount) * math.Log1p(-fullF)
 	}
-	for _, f := range lastF {
+	for _, f := range e.lastFail {
 		logOK += math.Log1p(-f)
 	}
 	e.pFallback = -math.Expm1(logOK)
@@ -830,6 +852,12 @@ func (g *geometry) ec() ecModel {
 	}
 	return e
 }
+
+// parityFor is reliability.ParityFor: a sub-message of n < k data chunks
+// gets ceil(n*m/k) parity chunks, at least 1, a full one m. Over a message
+// of C chunks in L sub-messages this is (L-1)*m + ceil(n_last*m/k) =
+// ceil(C*m/k) = ceil(C/R), the paper's parity count, in both modes.
+func parityFor(k, m, n int) int { return max(1, (n*m+k-1)/k) }
 
 // repairSize rounds the expected repair size to what the model re-sends:
 // F chunks, F = ceil(e.repair) in [1, C], and the packets re-sent.
@@ -921,6 +949,9 @@ func (g *geometry) predictEC(pr *Prediction) error {
 	}
 	chunks, pkts := g.repairSize(e)
 	pr.RepairChunks, pr.RepairPackets = chunks, pkts
+	if g.impl {
+		return g.predictECImpl(pr, e, base, pkts)
+	}
 	shift := base + (1+g.b)*g.rtt - g.rtt/2
 	pDec := 1 - e.pFallback
 	var levels []float64

@@ -158,7 +158,7 @@ func TestSRHandComputed(t *testing.T) {
 			// The same with SR-NACK: O = RTT + T_INJ = 25,000,163,840;
 			// E[T] = 163,840 + 12.5e9 + 5/3*25,000,163,840 = 54,167,103,573.33.
 			name: "1 chunk N=2 p=1/2 packet retry NACK",
-			p:    Params{MessageBytes: 8192, ChunkBytes: 8192, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 0.5, Scheme: SRNACK, Retry: RetryPacket},
+			p:    Params{MessageBytes: 8192, ChunkBytes: 8192, RateBitsPerSec: rate400, RTT: rtt25, DropProb: 0.5, Scheme: SRNACK, Retry: RetryPacket, Timers: TimersPaper},
 			want: want{
 				mean: 54_167_103_573,
 				p50:  t8K + half + n8K,
@@ -375,7 +375,8 @@ func TestDecodeProbabilityExact(t *testing.T) {
 				q := big.NewRat(1, qd)
 				qf, _ := q.Float64()
 				cw := codeword{data: repeat(qf, k), parity: repeat(qf, m)}
-				f, ed, eo := cw.fail(s, m)
+				cw.tol = m
+				f, ed, eo := cw.fail(s)
 				wf, we := exactFail(s, k, m, q)
 				if !near(f, wf, 1e-10) || !near(ed, we, 1e-10) {
 					t.Errorf("%v (%d,%d) q=1/%d: fail %.17g E[D;fail] %.17g, exact %.17g %.17g", s, k, m, qd, f, ed, wf, we)
@@ -397,9 +398,9 @@ func TestDecodeHandComputed(t *testing.T) {
 	//            P_dec = 0.972^2 = 0.944784.
 	// Stripe mode with 4-packet chunks: P_dec^4 = 0.938091470606245 (MDS),
 	// 0.796764763524756 (XOR).
-	// A short last sub-message of one data chunk (5 chunks, k = 4):
-	// MDS fails iff all 3 of its chunks are lost, 0.001; XOR iff the data
-	// chunk and parity 0 both are, 0.01 (parity 1 covers nothing).
+	// A short last sub-message of one data chunk (5 chunks, k = 4) gets
+	// ceil(1*2/4) = 1 parity chunk (reliability.ParityFor): MDS and XOR
+	// alike fail iff both its chunks are lost, 0.01.
 	base := Params{RateBitsPerSec: rate400, RTT: rtt25, DropProb: 0.1, K: 4, M: 2, ChunkBytes: 4096}
 	tests := []struct {
 		name      string
@@ -412,7 +413,7 @@ func TestDecodeHandComputed(t *testing.T) {
 		{"MDS L=1", ECMDS, DecodeChunk, 4 * 4096, 4096, 0.98415, 0.01585},
 		{"MDS L=2", ECMDS, DecodeChunk, 8 * 4096, 4096, 0.98415, 1 - 0.98415*0.98415},          // 0.0314487775
 		{"MDS L=3", ECMDS, DecodeChunk, 12 * 4096, 4096, 0.98415, 1 - 0.98415*0.98415*0.98415}, // 0.04661395...
-		{"MDS short last", ECMDS, DecodeChunk, 5 * 4096, 4096, 0.98415, 1 - 0.98415*0.999},     // 0.01683415
+		{"MDS short last", ECMDS, DecodeChunk, 5 * 4096, 4096, 0.98415, 1 - 0.98415*0.99},      // 0.0256915
 		{"XOR L=1", ECXOR, DecodeChunk, 4 * 4096, 4096, 0.944784, 0.055216},
 		{"XOR L=2", ECXOR, DecodeChunk, 8 * 4096, 4096, 0.944784, 1 - 0.944784*0.944784},
 		{"XOR short last", ECXOR, DecodeChunk, 5 * 4096, 4096, 0.944784, 1 - 0.944784*0.99}, // 0.06466384
@@ -499,7 +500,7 @@ func TestECRepairPacketRetry(t *testing.T) {
 	o := 75e9 + tInj
 	for _, d := range []DecodeModel{DecodeChunk, DecodeStripe} {
 		base := Params{MessageBytes: 4 * 8192, ChunkBytes: 8192, RateBitsPerSec: rate400, RTT: rtt25,
-			DropProb: 0.15, Scheme: ECMDS, K: 4, M: 1, Decode: d}
+			DropProb: 0.15, Scheme: ECMDS, K: 4, M: 1, Decode: d, Timers: TimersPaper}
 		var pfb, ed float64
 		if d == DecodeChunk {
 			pfb, ed = exactFail(ECMDS, 4, 1, big.NewRat(111, 400))
@@ -554,7 +555,7 @@ func TestRetryModelsCoincideForOnePacketChunks(t *testing.T) {
 		for _, p := range []float64{1e-6, 1e-3, 1e-2, 0.2} {
 			for _, s := range []Scheme{SRRTO, SRNACK, ECMDS, ECXOR} {
 				for _, d := range []DecodeModel{DecodeChunk, DecodeStripe} {
-					base := Params{MessageBytes: size, ChunkBytes: 4096, HeaderBytes: 98, RateBitsPerSec: rate400,
+					base := Params{MessageBytes: size, ChunkBytes: 4096, HeaderBytes: 98, Timers: TimersPaper, RateBitsPerSec: rate400,
 						RTT: rtt25, DropProb: p, Scheme: s, Decode: d}
 					pk := base
 					pk.Retry = RetryPacket
@@ -588,7 +589,7 @@ func TestRetryPacketNeverSlower(t *testing.T) {
 	for _, size := range []int64{128 << 10, 16 << 20, 1 << 30} {
 		for _, p := range []float64{1e-6, 1e-4, 1e-3, 1e-2} {
 			for _, s := range []Scheme{SRRTO, SRNACK, ECMDS, ECXOR} {
-				base := Params{MessageBytes: size, RateBitsPerSec: rate400, RTT: rtt25, DropProb: p, Scheme: s, Decode: DecodeStripe}
+				base := Params{MessageBytes: size, RateBitsPerSec: rate400, RTT: rtt25, DropProb: p, Scheme: s, Decode: DecodeStripe, Timers: TimersPaper}
 				pk := base
 				pk.Retry = RetryPacket
 				a, err := Predict(base)

@@ -36,7 +36,9 @@ func (s Sample) CDF(t monotime.Duration) float64 {
 }
 
 // MonteCarlo simulates runs messages under the same model Predict
-// evaluates, drawing its random variables instead of integrating them:
+// evaluates, drawing its random variables instead of integrating them
+// (under the implementation timers it plays the rules of impl.go packet by
+// packet and shard by shard, so it checks their closed forms):
 //
 //   - SR: for every chunk i its attempts Y_i, and T = max_i(s_i + d_i +
 //     O*(Y_i-1)) + RTT/2. Under RetryChunk Y_i - 1 ~ Geometric(1 - p_chunk)
@@ -65,8 +67,27 @@ func MonteCarlo(p Params, runs int, seed uint64) Sample {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	times := make([]float64, runs)
 	fallbacks := 0
-	switch p.Scheme {
-	case SRRTO, SRNACK:
+	switch {
+	case g.impl && p.Scheme == SRNACK:
+		nm := g.nack()
+		for i := range times {
+			times[i] = nm.draw(rng)
+		}
+	case g.impl && p.Scheme != SRRTO:
+		e := g.ec()
+		base := e.injection + g.rtt/2 + g.extra
+		_, pkts := g.repairSize(e)
+		first := base + g.b*g.rtt + g.rtt + float64(pkts)*g.tPkt
+		o := g.renack + float64(pkts)*g.tRx
+		for i := range times {
+			r := g.drawRounds(rng, e)
+			times[i] = base
+			if r > 0 {
+				fallbacks++
+				times[i] = first + float64(r-1)*o
+			}
+		}
+	case p.Scheme == SRRTO || p.Scheme == SRNACK:
 		sm := newSampler(g.sr(p.Scheme))
 		shift := g.rtt/2 + g.extra
 		for i := range times {

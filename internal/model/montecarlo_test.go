@@ -44,7 +44,7 @@ func TestClosedFormMatchesMonteCarlo(t *testing.T) {
 							continue
 						}
 						seed++
-						params := Params{MessageBytes: size, RateBitsPerSec: l.rate, RTT: l.rtt, DropProb: p, Scheme: sc.s, Decode: sc.d, Retry: retry}
+						params := Params{MessageBytes: size, RateBitsPerSec: l.rate, RTT: l.rtt, DropProb: p, Scheme: sc.s, Decode: sc.d, Retry: retry, Timers: TimersPaper}
 						name := fmt.Sprintf("%v/%s/%s/p=%g/%v/%d", retry, l.name, sizeName(size), p, sc.s, sc.d)
 						t.Run(name, func(t *testing.T) {
 							t.Parallel()
