@@ -119,7 +119,7 @@ func (s *Sending) ResendChunks(first, n int) error {
 		return ErrNotOpen
 	}
 	var err error
-	if cerr := s.c.e.call(func() { err = s.c.openErr(s.c.core.ResendChunks(s.h, first, n)) }); cerr != nil {
+	if cerr := s.c.e.call(func() { err = s.c.sdkErr(s.c.core.ResendChunks(s.h, first, n)) }); cerr != nil {
 		return cerr
 	}
 	return err
@@ -132,14 +132,14 @@ func (s *Sending) End() error {
 		return ErrNotOpen
 	}
 	var err error
-	if cerr := s.c.e.call(func() { err = s.c.openErr(s.c.core.EndSend(s.h)) }); cerr != nil {
+	if cerr := s.c.e.call(func() { err = s.c.sdkErr(s.c.core.EndSend(s.h)) }); cerr != nil {
 		return cerr
 	}
 	return err
 }
 
-// openErr maps the core's streaming errors to the package's.
-func (c *Conn) openErr(err error) error {
+// sdkErr maps the core's errors of the SDK calls to the package's.
+func (c *Conn) sdkErr(err error) error {
 	switch {
 	case errors.Is(err, core.ErrNotOpen):
 		return ErrNotOpen
@@ -250,7 +250,7 @@ func (r *Recv) ExpandChunk(i int, dst *Bitmap) error {
 	if cerr := r.c.e.call(func() {
 		var bm core.Bitmap
 		if bm, err = r.c.core.ExpandChunk(r.h, i); err != nil {
-			err = r.c.openErr(err)
+			err = r.c.sdkErr(err)
 			return
 		}
 		dst.set(bm)

@@ -154,6 +154,7 @@ func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 // ecRecv is a receive's decoding state.
 type ecRecv struct {
 	code   reliability.Codec
+	last   reliability.Codec // the last sub-message's code: code, or shortened
 	k      uint32
 	subs   uint32
 	masks  []uint64 // per sub-message and stripe: shards present
@@ -211,6 +212,7 @@ func (p *ecPool) start(m *recvMsg) {
 	code := m.scheme.Code()
 	e.code, e.k = code, uint32(code.K())
 	e.subs = (m.nchunks + e.k - 1) / e.k
+	e.last = subCode(code, m.nchunks, e.subs-1)
 	n := int(e.subs) << m.geo.ChunkShift
 	if cap(e.masks) < n {
 		e.masks = make([]uint64, n)
@@ -232,7 +234,15 @@ func (p *ecPool) release(e *ecRecv) {
 			e.parity[i] = nil
 		}
 	}
-	e.code = nil
+	e.code, e.last = nil, nil
+}
+
+// codeOf returns the code of sub-message s: only the last may be short.
+func (e *ecRecv) codeOf(s uint32) reliability.Codec {
+	if s == e.subs-1 {
+		return e.last
+	}
+	return e.code
 }
 
 func (p *ecPool) take(size int) []byte {
@@ -251,7 +261,7 @@ func (p *ecPool) txPackets(m *recvMsg) uint64 {
 	n := uint64(m.npkts)
 	if e := &m.ec; e.code != nil {
 		last := stripes(m.npkts, e.k, e.subs-1, m.geo.ChunkShift)
-		lastM := subCode(e.code, m.nchunks, e.subs-1).M()
+		lastM := e.last.M()
 		n += uint64(e.code.M())*uint64(e.subs-1)<<m.geo.ChunkShift + uint64(lastM)*uint64(last)
 	}
 	return n
@@ -317,7 +327,7 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 	if e.code == nil || pk.Sub >= e.subs || pk.Stripe >= stripes(m.npkts, e.k, pk.Sub, m.geo.ChunkShift) {
 		return errMalformed
 	}
-	nm := subCode(e.code, m.nchunks, pk.Sub).M()
+	nm := e.codeOf(pk.Sub).M()
 	if int(pk.Index) >= nm {
 		return errMalformed
 	}
@@ -356,7 +366,7 @@ func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 	real := realShards(m.npkts, e.k, s, j, shift)
 	mi := s<<shift + j
 	have := e.masks[mi] | (1<<e.k-1)&^real // absent packets count as zeros
-	code := subCode(e.code, m.nchunks, s)
+	code := e.codeOf(s)
 	if e.masks[mi]&real == real || !code.Decodable(have) {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
 // Scheme is the reliability scheme a prediction is for.
@@ -783,7 +784,9 @@ func (g *geometry) ec() ecModel {
 	k, m := g.k, g.m
 	l := (g.c + k - 1) / k
 	kLast := g.c - (l-1)*k
-	mLast := parityFor(k, m, kLast)
+	// Over the message, (L-1)*m + ceil(kLast*m/k) = ceil(C*m/k) = ceil(C/R),
+	// the paper's parity count, in both modes.
+	mLast := reliability.ParityFor(k, m, kLast)
 	firstPkt := int64(l-1) * int64(k) * int64(g.n)
 	sLast := int(min(int64(g.n), g.npkts-firstPkt)) // stripes of the last sub-message
 	e := ecModel{subs: l, mLast: mLast}
@@ -852,12 +855,6 @@ func (g *geometry) ec() ecModel {
 	}
 	return e
 }
-
-// parityFor is reliability.ParityFor: a sub-message of n < k data chunks
-// gets ceil(n*m/k) parity chunks, at least 1, a full one m. Over a message
-// of C chunks in L sub-messages this is (L-1)*m + ceil(n_last*m/k) =
-// ceil(C*m/k) = ceil(C/R), the paper's parity count, in both modes.
-func parityFor(k, m, n int) int { return max(1, (n*m+k-1)/k) }
 
 // repairSize rounds the expected repair size to what the model re-sends:
 // F chunks, F = ceil(e.repair) in [1, C], and the packets re-sent.

@@ -47,13 +47,10 @@ type Codec interface {
 	Short(n int) Codec
 }
 
-// parityFor returns ceil(n*m/k), at least 1: the parity shards of a
-// sub-message of n data shards under a (k,m) code.
-func parityFor(k, m, n int) int { return max(1, (n*m+k-1)/k) }
-
-// ParityFor returns how many parity shards c gives a sub-message of n
-// data shards: M for a full one, ceil(n*M/K) (at least 1) for a short one.
-func ParityFor(c Codec, n int) int { return parityFor(c.K(), c.M(), n) }
+// ParityFor returns how many parity shards a (k,m) code gives a
+// sub-message of n data shards: m for a full one, ceil(n*m/k) (at least 1)
+// for a short one.
+func ParityFor(k, m, n int) int { return max(1, (n*m+k-1)/k) }
 
 // shortCodes builds and keeps a code's shortened forms, one per parity
 // count below M, lock-free: two goroutines may both build one, and one
@@ -67,7 +64,7 @@ func (s *shortCodes[C]) get(self C, n int, build func(k, m int) (C, error)) Code
 	if n < 1 || n > k {
 		panic(fmt.Sprintf("reliability: Short(%d) of a (%d,%d) code", n, k, m))
 	}
-	p := parityFor(k, m, n)
+	p := ParityFor(k, m, n)
 	if p == m {
 		return self
 	}

@@ -318,7 +318,7 @@ func TestShortParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ n, want int }{{1, 1}, {2, 1}, {4, 1}, {5, 2}, {8, 2}, {16, 4}, {31, 8}, {32, 8}} {
-		if got := ParityFor(c, tt.n); got != tt.want {
+		if got := ParityFor(32, 8, tt.n); got != tt.want {
 			t.Errorf("ParityFor(%d) = %d, want %d", tt.n, got, tt.want)
 		}
 		if got := c.Short(tt.n).M(); got != tt.want || c.Short(tt.n).K() != 32 {

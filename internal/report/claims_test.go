@@ -8,7 +8,7 @@ import (
 
 func TestJudge(t *testing.T) {
 	cell := func(cc, kind string, mean float64, retx uint64) scenario.Cell {
-		return scenario.Cell{Runs: 1, Mean: mean, RetxBytes: retx,
+		return scenario.Cell{Runs: 1, Timing: scenario.Timing{Mean: mean}, RetxBytes: retx,
 			Params: map[string]string{"transport.cc": cc, "workload.kind": kind, "topology.pfc": "off"}}
 	}
 	cells := []scenario.Cell{

@@ -14,7 +14,7 @@ func fabricRun() *Run {
 	for i, sel := range []string{"obs", "single"} {
 		depth := float64(10240 * (i*9 + 1)) // single path queues ten times deeper
 		cells = append(cells, scenario.Cell{Index: i, Label: "select=" + sel,
-			Params: map[string]string{"transport.select": sel}, Runs: 1, Mean: 5e-3 * float64(i+1), BusBWGbps: 90 / float64(i+1),
+			Params: map[string]string{"transport.select": sel}, Runs: 1, Timing: scenario.Timing{Mean: 5e-3 * float64(i+1)}, BusBWGbps: 90 / float64(i+1),
 			Tiers: []scenario.TierMetrics{
 				{Name: "host", Ports: 32, QueueP99Bytes: depth / 2, PeakBytes: int(depth), UtilMax: 0.9},
 				{Name: "leaf-spine", Ports: 64, QueueP50Bytes: 0, QueueP99Bytes: depth, QueueMaxBytes: 2 * depth, PeakBytes: int(3 * depth), UtilP50: 0.4, UtilMax: 0.95, Drops: uint64(i),

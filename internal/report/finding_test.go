@@ -12,7 +12,7 @@ import (
 func TestRank(t *testing.T) {
 	cell := func(sel, bg, scheme string, mean, queue float64) scenario.Cell {
 		return scenario.Cell{Params: map[string]string{"transport.select": sel, "workload.background": bg, "transport.scheme": scheme},
-			Mean: mean, Tiers: []scenario.TierMetrics{{Name: "host"}, {Name: "leaf-spine", QueueP99Bytes: queue}}}
+			Timing: scenario.Timing{Mean: mean}, Tiers: []scenario.TierMetrics{{Name: "host"}, {Name: "leaf-spine", QueueP99Bytes: queue}}}
 	}
 	cells := []scenario.Cell{
 		cell("obs", "0", "sr", 7e-3, 600),

@@ -54,9 +54,9 @@ func testRun() *Run {
 				comps[3], comps[500] = mean*tail, mean*tail
 				c := scenario.Cell{Index: i, Label: fmt.Sprintf("loss=%s scheme=%s size=%s", loss, scheme, size),
 					Params: map[string]string{keyLoss: loss, keyScheme: scheme, keySize: size, "transport.mtu": "4096"},
-					Seed:   uint64(1000 + i), Runs: len(comps), Mean: mean, StdErr: mean / 100, P50: mean, P99: mean,
-					P999: mean * tail, Min: mean, Max: mean * tail, GoodputGbps: 1.5, DataBytes: 1 << 20,
-					Completions: comps}
+					Seed:   uint64(1000 + i), Runs: len(comps), GoodputGbps: 1.5, DataBytes: 1 << 20,
+					Timing: scenario.Timing{Mean: mean, StdErr: mean / 100, P50: mean, P99: mean,
+						P999: mean * tail, Min: mean, Max: mean * tail, Completions: comps}}
 				switch i % 4 {
 				case 1:
 					c.Model = &scenario.Prediction{Mean: mean / 1.02, Error: 0.02}
@@ -276,5 +276,19 @@ func TestTailSupported(t *testing.T) {
 		if got := supportedQuantile(tt.n); got != tt.want {
 			t.Errorf("supportedQuantile(%d) = %g, want %g", tt.n, got, tt.want)
 		}
+	}
+}
+
+// TestSRLeadSkipsMissing: a square with no SR time has no ratio, and
+// must not be taken for SR's largest lead.
+func TestSRLeadSkipsMissing(t *testing.T) {
+	r := testRun()
+	r.Cells = slices.DeleteFunc(r.Cells, func(c scenario.Cell) bool {
+		return schemeFamily(c.Params[keyScheme]) == "sr" && c.Params[keyLoss] == "1e-2" && c.Params[keySize] == "1GiB"
+	})
+	s := html(t, r)
+	if want := "SR&#39;s largest lead 1.09× at loss=1e-4 size=1MiB"; !strings.Contains(s, want) {
+		i := strings.Index(s, "EC has the lower mean")
+		t.Errorf("report lacks %q; summary: %.300s", want, s[max(i, 0):])
 	}
 }

@@ -251,7 +251,13 @@ func sdrFacetOf(fc *facet) sdrFacet {
 		if t := largest(grid, func(s *speedup) float64 { return s.tail }); t != nil {
 			sum = append(sum, fmt.Sprintf("largest tail speedup %s (%s) at loss=%s size=%s", times(t.tail), quantileName(t.tailQ), t.loss, t.size))
 		}
-		if low := largest(grid, func(s *speedup) float64 { return 1 / max(s.mean, 1e-300) }); low != nil && low.mean < 1 {
+		srLead := func(s *speedup) float64 { // 0 where a cell has no comparison
+			if s.mean <= 0 {
+				return 0
+			}
+			return 1 / s.mean
+		}
+		if low := largest(grid, srLead); low != nil && low.mean < 1 {
 			sum = append(sum, fmt.Sprintf("SR's largest lead %s at loss=%s size=%s", times(1/low.mean), low.loss, low.size))
 		}
 	} else {

@@ -181,14 +181,25 @@ func (d *Data) EncodeHeader(b []byte) int {
 // ParseData decodes a DATA packet and checks that the packet index and
 // payload length agree with the geometry.
 func ParseData(b []byte) (Data, error) {
-	h := MessageLen
+	h, err := headerEnd(b, MessageLen, TypeData)
+	if err != nil {
+		return Data{}, err
+	}
+	return ParseDataSplit(b[:h], b[h:])
+}
+
+// headerEnd returns where the header of a packet of type want, whose
+// fixed part is fixed bytes long, ends in b (after the immediate
+// extension, if flagged); or the error of a packet too short for it.
+func headerEnd(b []byte, fixed int, want Type) (int, error) {
+	h := fixed
 	if len(b) >= h {
 		h += headerExt(b)
 	}
 	if len(b) < h {
-		return Data{}, shortErr(b, TypeData)
+		return 0, shortErr(b, want)
 	}
-	return ParseDataSplit(b[:h], b[h:])
+	return h, nil
 }
 
 // shortErr is the error of a packet of type want too short for its
@@ -296,12 +307,9 @@ func (p *Parity) EncodeHeader(b []byte) int {
 
 // ParseParity decodes a PARITY packet.
 func ParseParity(b []byte) (Parity, error) {
-	h := ParityLen
-	if len(b) >= h {
-		h += headerExt(b)
-	}
-	if len(b) < h {
-		return Parity{}, shortErr(b, TypeParity)
+	h, err := headerEnd(b, ParityLen, TypeParity)
+	if err != nil {
+		return Parity{}, err
 	}
 	return ParseParitySplit(b[:h], b[h:])
 }

@@ -74,7 +74,7 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		out.Error = (simMean - out.Mean) / out.Mean
 	}
 	if simMean > 0 && math.Abs(out.Error) > Tolerance {
-		out.Note = deviation(scheme.Kind(), cell.Runs, simMean, simErr, out)
+		out.Note = deviation(scheme.Kind(), cell, simMean, simErr, p.MTU, out)
 	}
 	// The paper's model: whole chunks lost and retried, one codeword per
 	// sub-message.
@@ -90,18 +90,26 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 
 // deviation explains a cell where simulation and model differ by more
 // than Tolerance.
-func deviation(kind reliability.Kind, runs int, mean, stderr float64, pred *Prediction) string {
+func deviation(kind reliability.Kind, cell Cell, mean, stderr float64, mtu int, pred *Prediction) string {
 	if math.Abs(mean-pred.Mean) <= 3*stderr {
-		return fmt.Sprintf("within 3 standard errors of the simulated mean (%d runs): sampling, not model error", runs)
+		return fmt.Sprintf("within 3 standard errors of the simulated mean (%d runs): sampling, not model error", cell.Runs)
 	}
-	switch kind {
-	case reliability.KindSRRTO, reliability.KindSRNACK, reliability.KindECMDS, reliability.KindECXOR:
-		// The model follows the implementation's timers (internal/model,
-		// doc.go). What it cannot see is a rare loss that few runs sample:
-		// the sample's standard error then understates the true one (with
-		// no or one lossy run in the sample, it is near zero).
-		return fmt.Sprintf("outside %.0f%% and 3 standard errors (%d runs): where losses are rare "+
-			"(a few runs in the sample see one), the sample's standard error understates the spread", 100*Tolerance, runs)
+	// The model follows the implementation's timers (internal/model,
+	// doc.go). What it cannot see is a costly event so rare that the runs
+	// sampled only a few: the sample's standard error then understates the
+	// spread. Say so only where this run's own counts show it.
+	events, what := cell.RetxBytes/uint64(max(mtu, 1)), "retransmitted packets"
+	if kind == reliability.KindECMDS || kind == reliability.KindECXOR {
+		events, what = cell.Fallbacks, "fallbacks"
 	}
-	return fmt.Sprintf("outside %.0f%% (%d runs)", 100*Tolerance, runs)
+	if events < rareEvents {
+		return fmt.Sprintf("outside %.0f%% and 3 standard errors (%d runs): the runs saw only %d %s in all, "+
+			"too few for the sample's standard error to measure the spread", 100*Tolerance, cell.Runs, events, what)
+	}
+	return fmt.Sprintf("outside %.0f%% and 3 standard errors (%d runs, %d %s): a gap the model does not explain",
+		100*Tolerance, cell.Runs, events, what)
 }
+
+// rareEvents: with fewer costly events than this in a cell (chosen), the
+// sample's standard error is itself too uncertain to judge the model by.
+const rareEvents = 30

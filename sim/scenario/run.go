@@ -25,16 +25,9 @@ type Cell struct {
 	Seed   uint64            `json:"seed"`
 
 	Runs int `json:"runs"`
-	// Completion time statistics, in seconds: per message (messages
+	// Completion time statistics: per message at the receiver (messages
 	// workload) or per collective (allreduce).
-	Mean float64 `json:"mean_s"`
-	P50  float64 `json:"p50_s"`
-	P99  float64 `json:"p99_s"`
-	P999 float64 `json:"p999_s"`
-	Min  float64 `json:"min_s"`
-	Max  float64 `json:"max_s"`
-	// StdErr is the standard error of Mean (sample deviation / sqrt(runs)).
-	StdErr float64 `json:"stderr_s"`
+	Timing
 	// GoodputGbps is the bytes moved per unit of mean completion time.
 	GoodputGbps float64 `json:"goodput_gbps"`
 	// BusBWGbps is NCCL's bus bandwidth for collectives.
@@ -95,8 +88,6 @@ type Cell struct {
 
 	// Model is the analytic prediction for the cell, where one applies.
 	Model *Prediction `json:"model,omitempty"`
-
-	Completions []float64 `json:"completions_s"`
 }
 
 // Timing summarizes completion times, in seconds.
@@ -409,9 +400,7 @@ func summarize(cell *Cell, completions []monotime.Duration) {
 	if len(completions) == 0 {
 		return
 	}
-	t := timing(completions)
-	cell.Mean, cell.P50, cell.P99, cell.P999 = t.Mean, t.P50, t.P99, t.P999
-	cell.Min, cell.Max, cell.StdErr, cell.Completions = t.Min, t.Max, t.StdErr, t.Completions
+	cell.Timing = timing(completions)
 }
 
 // timing summarizes completion times (at least one).
