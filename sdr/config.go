@@ -6,6 +6,7 @@ import (
 	"time"
 
 	congestion "github.com/sdrnet/sdrnet/internal/cc"
+	"github.com/sdrnet/sdrnet/internal/autoscheme"
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/datapath/udp"
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -18,8 +19,11 @@ import (
 // 64 KiB chunks, selective repeat with NACKs, no pacing.
 type Config struct {
 	// Scheme is the reliability scheme of messages sent: "sr" (SR-RTO),
-	// "sr-nack", "ec:K,M" (Reed-Solomon), "xor:K,M", "gbn" or "none".
-	// Empty means "sr-nack".
+	// "sr-nack", "ec:K,M" (Reed-Solomon), "xor:K,M", "gbn" or "none";
+	// or "auto": each message gets SR-NACK or a Reed-Solomon code, as the
+	// analytic model predicts fastest for its size and the connection's
+	// measured RTT, loss rate and rate (internal/autoscheme; the rate is
+	// Rate, else LineRate, else 10 Gbit/s). Empty means "sr-nack".
 	Scheme string
 	// Paths is how many UDP source ports a connection sprays over, 1..128;
 	// zero means 1.
@@ -172,11 +176,15 @@ func (c Config) check() (core.Config, error) {
 	if name == "" {
 		name = "sr-nack"
 	}
-	s, err := reliability.Parse(name)
-	if err != nil {
-		return cc, fmt.Errorf("sdr: Config.Scheme: %w", err)
+	if name == autoscheme.Name {
+		cc.Scheme, cc.Chooser = reliability.SelectiveRepeat{NACK: true}, autoscheme.NewBackground()
+	} else {
+		s, err := reliability.Parse(name)
+		if err != nil {
+			return cc, fmt.Errorf("sdr: Config.Scheme: %w (or %s)", err, autoscheme.Name)
+		}
+		cc.Scheme = s
 	}
-	cc.Scheme = s
 	auth, err := parseAuth(c.Auth)
 	if err != nil {
 		return cc, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
 // Conn is an SDR connection: messages in both directions, each sent whole
@@ -233,6 +234,9 @@ type Stats struct {
 	CC congestion.Stats
 	// Protect counts packets dropped as unprotected, forged or replayed.
 	Protect core.ProtectStats
+	// Schemes counts the messages scheme "auto" gave each scheme, by name
+	// ("sr-nack", "ec:32,8"); nil for a fixed scheme.
+	Schemes map[string]uint64
 }
 
 // Stats returns the connection's counters.
@@ -243,6 +247,12 @@ func (c *Conn) Stats() Stats {
 		s.Protect = c.core.ProtectStats()
 		s.Paths = c.core.PathStats()
 		s.CC = c.core.CCStats()
+		for _, sc := range c.core.Chosen() {
+			if s.Schemes == nil {
+				s.Schemes = map[string]uint64{}
+			}
+			s.Schemes[reliability.Name(sc.Scheme)] = sc.Messages
+		}
 	})
 	return s
 }

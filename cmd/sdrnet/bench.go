@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +37,8 @@ type benchResult struct {
 	CCWindow    int64         `json:"cc_window_bytes"`
 	CCDecreases uint64        `json:"cc_decreases"`
 	PathStats   []pathSummary `json:"paths_detail,omitempty"`
+	// Schemes counts the messages --scheme auto gave each scheme.
+	Schemes map[string]uint64 `json:"schemes,omitempty"`
 }
 
 type latency struct {
@@ -209,7 +213,7 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 		Seconds: elapsed.Seconds(), GoodputBps: float64(total) * 8 / elapsed.Seconds(),
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
 		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds(),
-		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases}
+		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, Schemes: st.Schemes}
 	for _, p := range st.Paths {
 		res.PathStats = append(res.PathStats, pathSummary{Sent: p.Sent, Acked: p.Acked, Lost: p.Lost,
 			SRTT: p.SRTT.Seconds(), State: p.State})
@@ -228,6 +232,13 @@ func printBench(w io.Writer, r *benchResult) {
 		d(r.Completion.P999), d(r.Completion.Max))
 	fmt.Fprintf(w, "retransmitted %s, parity %s, %d RTOs, smoothed RTT %s\n", units.FormatSize(int64(r.RetxBytes)),
 		units.FormatSize(int64(r.ParityBytes)), r.RTOs, d(r.SRTT))
+	if len(r.Schemes) > 0 {
+		var parts []string
+		for _, name := range slices.Sorted(maps.Keys(r.Schemes)) {
+			parts = append(parts, fmt.Sprintf("%s %d", name, r.Schemes[name]))
+		}
+		fmt.Fprintf(w, "auto chose: %s messages\n", strings.Join(parts, ", "))
+	}
 	if r.CC != "none" {
 		fmt.Fprintf(w, "congestion control %s: window %s at the end, %d decreases\n", r.CC, units.FormatSize(r.CCWindow), r.CCDecreases)
 	}

@@ -49,6 +49,10 @@ type Config struct {
 	// Scheme is the default reliability scheme of messages sent on the
 	// connection; nil means selective repeat (SR-RTO).
 	Scheme reliability.Scheme
+	// Chooser, if set, picks the scheme of every message sent without one
+	// (scheme "auto"), from what the connection has measured; Scheme
+	// stays the default where it returns nil.
+	Chooser reliability.Chooser
 	// InitialRTT is the RTT assumed before the first sample.
 	InitialRTT monotime.Duration
 	// Rate is the sender's injection rate in bits per second, if known.

@@ -49,6 +49,7 @@ type sendMsg struct {
 	unconfirmed bitset
 	ambiguous   bitset        // sent again while unconfirmed: which copy arrives is unknown
 	delivered   bitset        // packets an ACK reported arrived, in chunks not yet whole
+	lost        bitset        // packets reported lost (counted once in sender.loss)
 	epoch       uint32        // go-back-N: retransmissions of older epochs are void
 	cum         uint32        // go-back-N: packets cumulatively acked
 	progress    monotime.Time // EC: when the backstop was last armed
@@ -101,6 +102,8 @@ type sender struct {
 	cc         cc.Controller // nil: no congestion control
 	pacedUntil monotime.Time // the controller's pacing held a packet back until then
 	justAcked  int64         // bytes the ACK being handled acknowledged
+	loss       lossCounts    // for the chooser (scheme auto)
+	chosen     []SchemeCount // the chooser's decisions
 }
 
 func (s *sender) init(c *Conn) {
@@ -159,7 +162,7 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 		return 0, ErrMessageTooLarge
 	}
 	if scheme == nil {
-		scheme = c.cfg.Scheme
+		scheme = s.chooseScheme(size)
 	}
 	if code := scheme.Code(); code != nil && code.K()+code.M() > reliability.MaxShards {
 		return 0, ErrSchemeParams
@@ -178,8 +181,9 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	*m = sendMsg{seq: seq, used: true, data: data, scheme: scheme, code: scheme.Code(), geo: geo,
 		npkts: npkts, nchunks: nchunks,
 		acked: m.acked, sentAt: m.sentAt, retx: m.retx, pathOf: m.pathOf, unconfirmed: m.unconfirmed,
-		ambiguous: m.ambiguous, delivered: m.delivered}
+		ambiguous: m.ambiguous, delivered: m.delivered, lost: m.lost}
 	m.acked.reset(nchunks)
+	m.lost.reset(npkts)
 	m.delivered.reset(npkts)
 	m.retx.reset(nchunks)
 	if c.mp.sel != nil {
@@ -370,6 +374,7 @@ func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
 			r := n.Range(i)
 			for p := uint64(r.Start); p < min(uint64(r.Start)+uint64(r.Count), uint64(m.npkts)); p++ {
 				s.packetLost(now, m, uint32(p))
+				s.noteLost(m, uint32(p))
 			}
 		}
 		return
@@ -384,6 +389,15 @@ func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
 		end := min((uint64(r.Start)+uint64(r.Count))*uint64(unit), uint64(m.high))
 		if start < end {
 			s.ccLost(now, int64(end-start)*int64(m.geo.MTU), false)
+			if unit == 1 {
+				for p := start; p < end; p++ {
+					s.noteLost(m, uint32(p))
+				}
+			} else { // a chunk NACK says at least one packet of each chunk
+				for c := start; c < end; c += uint64(unit) {
+					s.noteLost(m, uint32(c))
+				}
+			}
 			if s.c.mp.sel != nil {
 				for p := start; p < end; p++ {
 					s.packetLost(now, m, uint32(p))
@@ -529,6 +543,7 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		n := s.encodeData(now, m, p, buf, 0)
 		s.c.stats.DataPackets++
 		s.c.stats.DataBytes += uint64(size)
+		s.loss.noteSent()
 		if m.next == m.npkts || m.next&(1<<s.c.shift-1) == 0 {
 			s.chunkSent(now, m, p>>s.c.shift)
 		}

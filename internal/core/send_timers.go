@@ -79,6 +79,7 @@ func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
 	if t.chunk != wholeMessage {
 		s.ccLost(now, s.chunkBytes(m, t.chunk), true)
+		s.noteLost(m, t.chunk<<s.c.shift) // at least one packet of the chunk
 	}
 	switch {
 	case m.scheme.Kind() == reliability.KindGoBackN: // a chunk timed out: resend from the cumulative ACK

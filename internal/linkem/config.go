@@ -111,6 +111,11 @@ type Impairment struct {
 
 	// Loss is the probability that a datagram is lost, each independently.
 	Loss float64
+	// LossAt changes Loss for spans of time: a datagram arriving in one of
+	// its windows is lost with that window's probability instead (the
+	// first window that holds it wins), so a test can make a path lossy
+	// for a while and clean again.
+	LossAt []LossWindow
 	// GE, when GE.P > 0, replaces Loss with a Gilbert-Elliott burst-loss
 	// model.
 	GE GilbertElliott
@@ -134,6 +139,22 @@ type Impairment struct {
 // per datagram.
 type GilbertElliott = lossmodel.GilbertElliott
 
+// LossWindow is a span of time with its own loss probability.
+type LossWindow struct {
+	Window
+	Loss float64
+}
+
+// lossAt is the loss probability at t (time since the proxy started).
+func (im *Impairment) lossAt(t time.Duration) float64 {
+	for _, w := range im.LossAt {
+		if w.contains(t) {
+			return w.Loss
+		}
+	}
+	return im.Loss
+}
+
 // Window is a span of time since the proxy started, [From, To). A zero To
 // means the window never ends.
 type Window struct {
@@ -147,6 +168,7 @@ func (w Window) contains(t time.Duration) bool {
 
 func (im Impairment) clone() Impairment {
 	im.Down = append([]Window(nil), im.Down...)
+	im.LossAt = append([]LossWindow(nil), im.LossAt...)
 	return im
 }
 
@@ -271,6 +293,14 @@ func (im *Impairment) validate() error {
 	for _, w := range im.Down {
 		if w.From < 0 || w.To < 0 || (w.To != 0 && w.To <= w.From) {
 			return fmt.Errorf("down window %v-%v: want 0 <= from < to (to 0: forever)", w.From, w.To)
+		}
+	}
+	for _, w := range im.LossAt {
+		if w.From < 0 || w.To < 0 || (w.To != 0 && w.To <= w.From) {
+			return fmt.Errorf("loss window %v-%v: want 0 <= from < to (to 0: forever)", w.From, w.To)
+		}
+		if !(w.Loss >= 0 && w.Loss <= 1) {
+			return fmt.Errorf("loss window %v-%v: loss %v is not a probability in [0, 1]", w.From, w.To, w.Loss)
 		}
 	}
 	return nil

@@ -163,7 +163,7 @@ func (l *link) admit(now int64, n int) (at int64, dup bool, v verdict) {
 		dep = int64(math.Ceil(b.free))
 	}
 
-	if l.lost() {
+	if l.lost(time.Duration(now)) {
 		l.stats.dropLoss.Add(1)
 		return 0, false, dropLoss
 	}
@@ -190,12 +190,16 @@ func (l *link) admit(now int64, n int) (at int64, dup bool, v verdict) {
 	return at, dup, pass
 }
 
-// lost draws the loss decision for one datagram.
-func (l *link) lost() bool {
+// lost draws the loss decision for one datagram arriving at now.
+func (l *link) lost(now time.Duration) bool {
 	if g := l.im.GE; g.P > 0 {
 		var lost bool
 		lost, l.bad = g.Step(l.bad, l.lossRng)
 		return lost
 	}
-	return l.im.Loss > 0 && l.lossRng.Float64() < l.im.Loss
+	p := l.im.Loss
+	if len(l.im.LossAt) > 0 {
+		p = l.im.lossAt(now)
+	}
+	return p > 0 && l.lossRng.Float64() < p
 }

@@ -294,3 +294,26 @@ func TestSharedBottleneck(t *testing.T) {
 		t.Errorf("unshared: %d passed, want 2 x 101", passed)
 	}
 }
+
+// TestLossSchedule: a LossAt window replaces Loss while it lasts.
+func TestLossSchedule(t *testing.T) {
+	im := Impairment{Loss: 0, LossAt: []LossWindow{{Window{time.Second, 2 * time.Second}, 0.5}}}
+	l := newLink(im, 1, 0, forward)
+	count := func(from time.Duration) (lost int) {
+		for i := range 10000 {
+			if _, _, v := l.admit(int64(from)+int64(i)*1000, 100); v == dropLoss {
+				lost++
+			}
+		}
+		return lost
+	}
+	if n := count(0); n != 0 {
+		t.Errorf("before the window: %d of 10000 lost, want 0", n)
+	}
+	if n := count(time.Second); n < 4500 || n > 5500 {
+		t.Errorf("in the window: %d of 10000 lost, want about 5000", n)
+	}
+	if n := count(2 * time.Second); n != 0 {
+		t.Errorf("after the window: %d of 10000 lost, want 0", n)
+	}
+}

@@ -45,6 +45,10 @@ const maxSelected = 1 << 16
 //	dup=PROB             duplication probability
 //	fail=FROM[-TO]       down from FROM to TO after start (no TO: for good);
 //	                     several windows joined by +; none clears
+//	lossat=FROM[-TO]/PROB
+//	                     loss PROB instead of loss= from FROM to TO after
+//	                     start; several joined by +, like 2s-4s/1%+6s-7s/5%;
+//	                     none clears
 //	seed=N               random seed (default clause only, no prefix)
 //	shared=1             one bottleneck for all paths: every client source
 //	                     port of every connection crosses one rate, burst
@@ -324,6 +328,28 @@ var specKeys = []specKey{
 		},
 		copy: func(d, s *Impairment) { d.Down = append([]Window(nil), s.Down...) },
 	},
+	{
+		name: "lossat", form: "FROM[-TO]/PROB windows joined by +, like 2s-4s/1% or 2s-4s/1%+6s/5%, or none",
+		set: setLossAt,
+		get: func(im *Impairment) string {
+			if len(im.LossAt) == 0 {
+				return "none"
+			}
+			var b strings.Builder
+			for i, w := range im.LossAt {
+				if i > 0 {
+					b.WriteByte('+')
+				}
+				b.WriteString(w.From.String())
+				if w.To != 0 {
+					b.WriteString("-" + w.To.String())
+				}
+				b.WriteString("/" + formatProb(w.Loss))
+			}
+			return b.String()
+		},
+		copy: func(d, s *Impairment) { d.LossAt = append([]LossWindow(nil), s.LossAt...) },
+	},
 }
 
 func lookupKey(name string) *specKey {
@@ -386,23 +412,55 @@ func setFail(im *Impairment, v string) error {
 		return nil
 	}
 	for w := range strings.SplitSeq(v, "+") {
-		a, b, hasTo := strings.Cut(w, "-")
-		from, err := units.ParseDuration(a)
+		win, err := parseWindow(w)
 		if err != nil {
 			return err
 		}
-		var to time.Duration
-		if hasTo {
-			if to, err = units.ParseDuration(b); err != nil {
-				return err
-			}
-			if to <= from {
-				return fmt.Errorf("window %q ends before it starts", w)
-			}
-		}
-		im.Down = append(im.Down, Window{From: from, To: to})
+		im.Down = append(im.Down, win)
 	}
 	return nil
+}
+
+func setLossAt(im *Impairment, v string) error {
+	im.LossAt = nil
+	if v == "none" {
+		return nil
+	}
+	for w := range strings.SplitSeq(v, "+") {
+		span, prob, ok := strings.Cut(w, "/")
+		if !ok {
+			return fmt.Errorf("%q has no /PROB", w)
+		}
+		win, err := parseWindow(span)
+		if err != nil {
+			return err
+		}
+		p, err := parseProb(prob)
+		if err != nil {
+			return err
+		}
+		im.LossAt = append(im.LossAt, LossWindow{Window: win, Loss: p})
+	}
+	return nil
+}
+
+// parseWindow reads FROM[-TO].
+func parseWindow(w string) (Window, error) {
+	a, b, hasTo := strings.Cut(w, "-")
+	from, err := units.ParseDuration(a)
+	if err != nil {
+		return Window{}, err
+	}
+	var to time.Duration
+	if hasTo {
+		if to, err = units.ParseDuration(b); err != nil {
+			return Window{}, err
+		}
+		if to <= from {
+			return Window{}, fmt.Errorf("window %q ends before it starts", w)
+		}
+	}
+	return Window{From: from, To: to}, nil
 }
 
 func formatProb(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }

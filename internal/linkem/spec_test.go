@@ -69,6 +69,16 @@ func TestParseSpec(t *testing.T) {
 			},
 		},
 		{
+			// A loss schedule: clean, lossy for two seconds, clean again;
+			// lossat=none clears it for one path.
+			"lossat=2s-4s/1%+6s/5% path[1]:lossat=none",
+			Config{
+				Default: Both(Impairment{LossAt: []LossWindow{
+					{Window{2 * time.Second, 4 * time.Second}, 0.01}, {Window{6 * time.Second, 0}, 0.05}}}),
+				Paths: map[int]Path{1: {}},
+			},
+		},
+		{
 			// fail=none clears an inherited failure.
 			"fail=1s path[0]:fail=none",
 			Config{
@@ -125,6 +135,9 @@ func TestParseSpecErrors(t *testing.T) {
 		{"dup=1.5", []string{"dup", "outside"}},
 		{"fail=5s-2s", []string{"fail", "ends before it starts"}},
 		{"fail=soon", []string{"fail", "FROM[-TO]"}},
+		{"lossat=2s-4s", []string{"lossat", "no /PROB", "FROM[-TO]/PROB"}},
+		{"lossat=4s-2s/1%", []string{"lossat", "ends before it starts"}},
+		{"lossat=2s/150%", []string{"lossat", "outside"}},
 		{"up.delay=1ms", []string{`unknown direction "up"`}},
 		{"delay=1ms,delay=2ms", []string{"delay set twice"}},
 		{"seed=-3", []string{"seed", "non-negative integer"}},

@@ -17,6 +17,9 @@ type Sample struct {
 	// sample quantiles (the smallest sampled t with at least that fraction
 	// of samples <= t).
 	Mean, P50, P99, P999 monotime.Duration
+	// StdDev is the sample standard deviation of T: the spread that a
+	// mean over n messages, if the model is right, shows as StdDev/sqrt(n).
+	StdDev monotime.Duration
 	// FallbackRate is the fraction of runs in which EC fell back to SR.
 	FallbackRate float64
 	// Times holds every sampled completion time, ascending.
@@ -126,7 +129,15 @@ func MonteCarlo(p Params, runs int, seed uint64) Sample {
 		sum += t
 		s.Times[i] = dur(t)
 	}
-	s.Mean = dur(sum / float64(runs))
+	mean := sum / float64(runs)
+	s.Mean = dur(mean)
+	if runs > 1 {
+		ss := 0.0
+		for _, t := range times {
+			ss += (t - mean) * (t - mean)
+		}
+		s.StdDev = dur(math.Sqrt(ss / float64(runs-1)))
+	}
 	rank := func(level float64) monotime.Duration {
 		i := int(math.Ceil(level*float64(runs))) - 1
 		return s.Times[min(max(i, 0), runs-1)]

@@ -14,13 +14,15 @@ import (
 // setting's metric was at least Factor times lower. Every figure in it
 // comes from the cells.
 type Verdict struct {
-	Claim  string        `json:"claim"`
-	Better string        `json:"better"`
-	Worse  string        `json:"worse"`
-	Metric string        `json:"metric"`
-	Factor float64       `json:"factor"`
-	Holds  int           `json:"holds"` // groups where the claim held
-	Groups []VerdictPair `json:"groups"`
+	Claim  string  `json:"claim"`
+	Better string  `json:"better"`
+	Worse  string  `json:"worse"`
+	Metric string  `json:"metric"`
+	Factor float64 `json:"factor"`
+	// Tolerance: the better setting may be this fraction higher.
+	Tolerance float64       `json:"tolerance,omitempty"`
+	Holds     int           `json:"holds"` // groups where the claim held
+	Groups    []VerdictPair `json:"groups"`
 }
 
 // VerdictPair is one group's comparison.
@@ -75,7 +77,7 @@ func Judge(cells []scenario.Cell, claims []scenario.Claim) []Verdict {
 	var out []Verdict
 	for _, c := range claims {
 		v := Verdict{Claim: c.Text, Better: settingText(c.Better), Worse: settingText(c.Worse),
-			Metric: cmp.Or(c.Metric, "mean"), Factor: max(c.Factor, 1)}
+			Metric: cmp.Or(c.Metric, "mean"), Factor: max(c.Factor, 1), Tolerance: c.Tolerance}
 		compared := slices.Sorted(maps.Keys(c.Better))
 		var others []string
 		for _, k := range paramKeys(cells) {
@@ -100,7 +102,7 @@ func Judge(cells []scenario.Cell, claims []scenario.Claim) []Verdict {
 			}
 			p := VerdictPair{Group: group, Better: scenario.ClaimValue(&cell, v.Metric),
 				Worse: scenario.ClaimValue(&w, v.Metric), Metric: v.Metric}
-			if p.Better*v.Factor < p.Worse {
+			if p.Better*v.Factor < p.Worse*(1+v.Tolerance) {
 				v.Holds++
 			}
 			v.Groups = append(v.Groups, p)

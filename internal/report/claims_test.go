@@ -26,12 +26,19 @@ func TestJudge(t *testing.T) {
 		{"where", scenario.Claim{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}, 1, 1, "holds"},
 		{"retx reversed", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Factor: 10}, 2, 2, "holds in all 2 settings"},
 		{"factor too high", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Factor: 30}, 1, 2, "holds in 1 of 2 settings"},
+		{"within a tolerance", scenario.Claim{Better: worse, Worse: better, Tolerance: 0.12}, 1, 2, "holds in 1 of 2 settings"},
+		{"wide tolerance", scenario.Claim{Better: worse, Worse: better, Tolerance: 0.55}, 2, 2, "holds in all 2 settings"},
 		{"no pair", scenario.Claim{Better: better, Worse: map[string]string{"transport.cc": "nscc"}}, 0, 0, "not judged"},
 	} {
 		v := Judge(cells, []scenario.Claim{tt.claim})[0]
 		if v.Holds != tt.holds || len(v.Groups) != tt.total || len(v.Summary()) < len(tt.summary) || v.Summary()[:len(tt.summary)] != tt.summary {
 			t.Errorf("%s: %+v: %q", tt.name, v, v.Summary())
 		}
+	}
+	// sender_mean judges SDR-RDMA's timing: here the order flips.
+	cells[0].AtSender, cells[1].AtSender = &scenario.Timing{Mean: 5}, &scenario.Timing{Mean: 4}
+	if v := Judge(cells[:2], []scenario.Claim{{Better: better, Worse: worse, Metric: "sender_mean"}})[0]; v.Holds != 0 || len(v.Groups) != 1 {
+		t.Errorf("sender_mean: %+v", v)
 	}
 	v := Judge(cells, []scenario.Claim{{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}})[0]
 	if g := v.Groups[0]; g.Better != 2 || g.Worse != 3 || g.Figures() != "2s against 3s (1.50x)" {

@@ -73,7 +73,8 @@ type agreeRow struct {
 
 // agree judges each cell: within the tolerance of the model, else within
 // 3 standard errors of the simulated mean (the samples cannot tell the
-// two apart), else outside. Cells timed at the sender are compared with
+// two apart; the standard error is the sample's, or where rare losses
+// leave the sample blind to its spread, the model's), else outside. Cells timed at the sender are compared with
 // the model's sender timing.
 func agree(cells []scenario.Cell) agreement {
 	a := agreement{Tolerance: fmt.Sprintf("%g%%", 100*scenario.Tolerance)}
@@ -92,7 +93,7 @@ func agree(cells []scenario.Cell) agreement {
 		case math.Abs(c.Model.Error) <= scenario.Tolerance:
 			row.Verdict, row.Class = "within "+a.Tolerance, "good"
 			a.Within++
-		case math.Abs(row.Sim-c.Model.Mean) <= 3*row.StdErr:
+		case math.Abs(row.Sim-c.Model.Mean) <= 3*max(row.StdErr, c.Model.StdErr):
 			row.Verdict, row.Class = "within 3 std. errors", "good"
 			a.Sampling++
 		default:
@@ -128,13 +129,14 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return seconds(v)
 	},
-	"pct":    func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) },
-	"gbps":   func(x float64) string { return fmt.Sprintf("%.2f", x) },
-	"param":  func(c scenario.Cell, k string) string { return c.Params[k] },
-	"join":   strings.Join,
-	"bytes":  bytesIEC,
-	"ibytes": func(b int) string { return bytesIEC(float64(b)) },
-	"frac":   func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"pct":     func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) },
+	"percent": func(x float64) string { return fmt.Sprintf("%g%%", 100*x) },
+	"gbps":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"param":   func(c scenario.Cell, k string) string { return c.Params[k] },
+	"join":    strings.Join,
+	"bytes":   bytesIEC,
+	"ibytes":  func(b int) string { return bytesIEC(float64(b)) },
+	"frac":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
 	"stderr": func(c agreeRow) string {
 		if c.StdErr == 0 && c.Runs > 1 {
 			return "0"
@@ -186,7 +188,7 @@ ul.cells { font-size: 13px; margin-top: 0; }
 {{if or .Finding .Ours}}<h2 id="finding">The paper's finding and ours</h2>
 {{if .Finding}}<p><strong>Paper:</strong> {{.Finding}}</p>{{end}}
 {{if .Verdicts}}<p><strong>The paper's claims, judged on this run</strong> (mean completion time of the better setting against the worse, in every setting of the other parameters):</p>
-<ul class="cells">{{range .Verdicts}}<li><strong>{{.Claim}}</strong> ({{.Better}} against {{.Worse}}, {{.Metric}}{{if gt .Factor 1.0}} at least {{.Factor}}x lower{{else}} lower{{end}}): {{.Summary}}.{{if .Groups}}<ul>{{range .Groups}}<li>{{if .Group}}{{.Group}}: {{end}}{{.Figures}}{{end}}</ul>{{end}}</li>
+<ul class="cells">{{range .Verdicts}}<li><strong>{{.Claim}}</strong> ({{.Better}} against {{.Worse}}, {{.Metric}}{{if gt .Factor 1.0}} at least {{.Factor}}x lower{{else if gt .Tolerance 0.0}} within {{percent .Tolerance}}{{else}} lower{{end}}): {{.Summary}}.{{if .Groups}}<ul>{{range .Groups}}<li>{{if .Group}}{{.Group}}: {{end}}{{.Figures}}{{end}}</ul>{{end}}</li>
 {{end}}</ul>{{end}}
 {{if .Ours}}<p><strong>sdrnet</strong> (this run), {{join .Compare " and "}} ranked by mean completion time, fastest first, in brackets the queue p99 over time of the fabric's highest tier:</p>
 <ul class="cells">{{range .Ours}}<li>{{if .Group}}{{.Group}}: {{end}}{{range $i, $e := .Entries}}{{if $i}} &lt; {{end}}<strong>{{$e.Name}}</strong> {{seconds $e.Mean}}{{if $e.Queue}} ({{bytes $e.Queue}}){{end}}{{end}}</li>

@@ -22,22 +22,32 @@ import (
 //	    where: workload.kind=incast                 # optional
 //	    metric: mean                                # optional: one of ClaimMetrics
 //	    factor: 1                                   # optional
+//	    tolerance: 5%                               # optional
+//
+// Tolerance turns "lower" into "no more than that much higher": the claim
+// holds where Better*Factor < Worse*(1+Tolerance), so a claim that one
+// setting is as good as another within 5% reads better/worse/tolerance.
 type Claim struct {
 	Text          string
 	Better, Worse map[string]string
 	Where         map[string]string
 	Metric        string  // one of ClaimMetrics; "" means mean
 	Factor        float64 // 0 means 1
+	Tolerance     float64 // a fraction, 0 <= Tolerance < 1
 	Pos           string
 }
 
 // ClaimMetrics are the cell figures a claim may compare; lower is better
 // for all of them.
-var ClaimMetrics = []string{"mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99"}
+var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99"}
 
 // ClaimValue is a cell's figure named by metric.
 func ClaimValue(c *Cell, metric string) float64 {
 	switch metric {
+	case "sender_mean": // SDR-RDMA's timing, until the sender hears the last ACK
+		if c.AtSender != nil {
+			return c.AtSender.Mean
+		}
 	case "p99":
 		return c.P99
 	case "p999":
@@ -64,7 +74,7 @@ func Matches(params, want map[string]string) bool {
 	return true
 }
 
-var claimKeys = []string{"claim", "better", "worse", "where", "metric", "factor"}
+var claimKeys = []string{"claim", "better", "worse", "where", "metric", "factor", "tolerance"}
 
 // claimList reads a scenario's claims.
 func claimList(file string, n *yaml.Node) ([]Claim, error) {
@@ -103,6 +113,16 @@ func claimList(file string, n *yaml.Node) ([]Claim, error) {
 					return nil, errAt(file, v, "claims: factor %q: want a number of at least 1, like 10", v.Value)
 				}
 				c.Factor = f
+			case "tolerance":
+				num, pct := strings.CutSuffix(strings.TrimSpace(v.Value), "%")
+				f, perr := strconv.ParseFloat(num, 64)
+				if pct {
+					f /= 100
+				}
+				if perr != nil || f < 0 || f >= 1 {
+					return nil, errAt(file, v, "claims: tolerance %q: want a fraction from 0 to below 1, like 5%% or 0.05", v.Value)
+				}
+				c.Tolerance = f
 			default:
 				return nil, errAt(file, k, "claims: unknown key %q; known keys: %s", k.Value, strings.Join(claimKeys, ", "))
 			}

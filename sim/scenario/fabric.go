@@ -8,7 +8,6 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
-	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim"
 )
 
@@ -217,14 +216,14 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 	}
 	jobFlows := len(flows)
 	flows = append(flows, background(eng, v, f, group)...)
-	scheme, _ := v.get("transport.scheme").(reliability.Scheme)
+	scheme, chooser := v.scheme()
 	sel, _ := v.get("transport.select").(path.Kind)
 	rtt := 12 * v.duration("topology.link_delay") // up and down a three-tier fabric
 	fc := sim.FlowsConfig{Scheme: scheme, QPs: v.int("transport.qps"), Select: sel, Limit: v.duration("workload.limit"),
 		Admission: v.int("transport.admission"),
 		Core: core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"), InitialRTT: max(rtt, 10*monotime.Microsecond),
 			MaxMsgs: 16, MaxBytesInFlight: int64(v.int("transport.window")), Rate: v.float("topology.host_rate"),
-			CC: v.congestion(), BaseRTT: rtt}}
+			CC: v.congestion(), BaseRTT: rtt, Chooser: chooser}}
 	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}

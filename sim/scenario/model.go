@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/sdrnet/sdrnet/internal/model"
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -18,10 +19,12 @@ const Tolerance = 0.05
 // predict returns the analytic model's prediction for a cell, or a note
 // saying why the model does not apply.
 func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
-	scheme, _ := v.get("transport.scheme").(reliability.Scheme)
+	scheme, chooser := v.scheme()
 	kind, _ := v.get("workload.kind").(string)
 	var why string
 	switch {
+	case chooser != nil:
+		why = "auto picks a scheme per message; compare it with the fixed schemes' cells"
 	case kind != "messages":
 		why = "model covers point-to-point messages; a ring AllReduce is bounded below by (2N-2) steps"
 	case v.float("topology.burst") > 0:
@@ -74,6 +77,9 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		out.Error = (simMean - out.Mean) / out.Mean
 	}
 	if simMean > 0 && math.Abs(out.Error) > Tolerance {
+		if math.Abs(simMean-out.Mean) > 3*simErr {
+			out.StdErr = modelStdErr(p, cell.Runs)
+		}
 		out.Note = deviation(scheme.Kind(), cell, simMean, simErr, p.MTU, out)
 	}
 	// The paper's model: whole chunks lost and retried, one codeword per
@@ -94,6 +100,15 @@ func deviation(kind reliability.Kind, cell Cell, mean, stderr float64, mtu int, 
 	if math.Abs(mean-pred.Mean) <= 3*stderr {
 		return fmt.Sprintf("within 3 standard errors of the simulated mean (%d runs): sampling, not model error", cell.Runs)
 	}
+	// Where losses are rare the runs' own spread says little (a handful
+	// of costly events, or none), but the model knows the spread it
+	// predicts: if it is right, a mean over the cell's runs strays from
+	// it by its standard deviation over sqrt(runs); more than three of
+	// those is model error.
+	if math.Abs(mean-pred.Mean) <= 3*pred.StdErr {
+		return fmt.Sprintf("within 3 standard errors of the model's mean (%s over %d runs, from its spread): "+
+			"sampling, not model error", time.Duration(pred.StdErr*float64(time.Second)).Round(time.Microsecond), cell.Runs)
+	}
 	// The model follows the implementation's timers (internal/model,
 	// doc.go). What it cannot see is a costly event so rare that the runs
 	// sampled only a few: the sample's standard error then understates the
@@ -109,6 +124,21 @@ func deviation(kind reliability.Kind, cell Cell, mean, stderr float64, mtu int, 
 	return fmt.Sprintf("outside %.0f%% and 3 standard errors (%d runs, %d %s): a gap the model does not explain",
 		100*Tolerance, cell.Runs, events, what)
 }
+
+// modelStdErr is the standard error the model predicts for a mean of
+// runs messages under p, from a Monte Carlo of modelRuns messages; zero if
+// the model cannot draw them.
+func modelStdErr(p model.Params, runs int) float64 {
+	mc := model.MonteCarlo(p, modelRuns, 1)
+	if mc.Err != nil || runs < 1 {
+		return 0
+	}
+	return mc.StdDev.Seconds() / math.Sqrt(float64(runs))
+}
+
+// modelRuns is how many messages the model's Monte Carlo draws to learn
+// the spread it predicts.
+const modelRuns = 20000
 
 // rareEvents: with fewer costly events than this in a cell (chosen), the
 // sample's standard error is itself too uncertain to judge the model by.

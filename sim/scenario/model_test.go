@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sdrnet/sdrnet/internal/model"
+	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
@@ -28,5 +30,30 @@ func TestDeviation(t *testing.T) {
 		if got := deviation(tt.kind, tt.cell, tt.mean, tt.stderr, 4096, pred); !strings.Contains(got, tt.want) {
 			t.Errorf("%s: %q, want it to say %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestDeviationWithinModelSpread: the full grid's SR-NACK cell at 1 GiB
+// and 1e-6 saw one resent packet in 16 runs, so its own standard error is
+// nil, but the model's predicted spread covers the gap; the same gap with
+// 100x the runs does not.
+func TestDeviationWithinModelSpread(t *testing.T) {
+	p := model.Params{MessageBytes: 1 << 30, MTU: 4096, ChunkBytes: 64 << 10, HeaderBytes: 102, RateBitsPerSec: 400e9,
+		RTT: 25 * monotime.Millisecond, DropProb: 1e-6, Scheme: model.SRNACK, Decode: model.DecodeStripe,
+		Retry: model.RetryPacket, AtSender: true}
+	pr, err := model.Predict(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := pr.Mean.Seconds() * 0.94
+	pred := &Prediction{Mean: pr.Mean.Seconds(), StdErr: modelStdErr(p, 16)}
+	got := deviation(reliability.KindSRNACK, Cell{Runs: 16, RetxBytes: 4096}, mean, 0, 4096, pred)
+	if !strings.Contains(got, "within 3 standard errors of the model's mean") {
+		t.Errorf("16 runs: %q, want the model's spread to cover a 6%% gap", got)
+	}
+	pred.StdErr = modelStdErr(p, 1600)
+	got = deviation(reliability.KindSRNACK, Cell{Runs: 1600, RetxBytes: 100 * 4096}, mean, 0, 4096, pred)
+	if strings.Contains(got, "within 3 standard errors") {
+		t.Errorf("1600 runs: %q, want the gap called", got)
 	}
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/sdrnet/sdrnet/internal/autoscheme"
 	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"math"
@@ -138,7 +139,13 @@ type Prediction struct {
 	Mean     float64 `json:"mean_s"`
 	P999     float64 `json:"p999_s,omitempty"`
 	Error    float64 `json:"rel_error"` // (simulated - model) / model
-	Note     string  `json:"note,omitempty"`
+	// StdErr, where the simulated mean strays beyond the tolerance and
+	// beyond 3 of its own standard errors, is the standard error the
+	// model predicts for a mean over the cell's runs: its Monte Carlo's
+	// standard deviation over sqrt(runs). Rare losses leave a sample too
+	// few costly events to measure its own spread; the model knows it.
+	StdErr float64 `json:"std_err_s,omitempty"`
+	Note   string  `json:"note,omitempty"`
 	// Paper is the paper's own model (section 4.2: whole-chunk losses
 	// and retries, one codeword per sub-message), beside ours, which
 	// models what the implementation does.
@@ -244,6 +251,15 @@ func (v *values) authBytes() int {
 	return wire.TrailerLen
 }
 
+// scheme returns the cell's fixed scheme, or for "auto" a new chooser.
+func (v *values) scheme() (reliability.Scheme, reliability.Chooser) {
+	if _, ok := v.get("transport.scheme").(autoScheme); ok {
+		return nil, autoscheme.New()
+	}
+	s, _ := v.get("transport.scheme").(reliability.Scheme)
+	return s, nil
+}
+
 func (v *values) congestion() cc.Algorithm { x, _ := v.get("transport.cc").(cc.Algorithm); return x }
 
 func (v *values) duration(path string) monotime.Duration {
@@ -308,10 +324,11 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 			return sim.Bernoulli{P: loss}
 		},
 	}
-	scheme, _ := v.get("transport.scheme").(reliability.Scheme)
+	scheme, chooser := v.scheme()
 	rtt := v.rtt()
 	ccfg := core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"),
-		InitialRTT: max(rtt, monotime.Microsecond), Rate: hostRate, CC: v.congestion(), BaseRTT: rtt}
+		InitialRTT: max(rtt, monotime.Microsecond), Rate: hostRate, CC: v.congestion(), BaseRTT: rtt,
+		Chooser: chooser}
 	size, count := v.int("workload.size"), v.int("workload.count")
 	if budget := v.int("workload.bytes"); budget > 0 {
 		count = min(count, max(v.int("workload.min_count"), budget/max(size, 1)))

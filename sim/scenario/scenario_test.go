@@ -335,8 +335,10 @@ func TestClaimErrors(t *testing.T) {
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=none\n", "different values"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=bbr\n", "c.yaml:7:12: claims: transport.cc"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=dcqcn\n", "not in the scenario's grid"},
-		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: speed\n", "want mean, p99"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: speed\n", "want mean, sender_mean, p99"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    factor: 0.5\n", "at least 1"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    tolerance: 100%\n", "from 0 to below 1"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    tolerance: lots\n", "like 5%"},
 		{"  - claim: x\n    better: cc=none\n    worse: transport.cc=nscc\n", "parameter=value"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    why: no\n", `unknown key "why"`},
 	} {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/sdrnet/sdrnet/internal/autoscheme"
 	"github.com/sdrnet/sdrnet/internal/cc"
 	"strconv"
 	"strings"
@@ -100,7 +101,19 @@ func distance(s string) (any, error) {
 	return v, nil
 }
 
-func scheme(s string) (any, error) { return reliability.Parse(s) }
+// autoScheme is transport.scheme "auto": every cell gets its own chooser.
+type autoScheme struct{}
+
+func scheme(s string) (any, error) {
+	if s == autoscheme.Name {
+		return autoScheme{}, nil
+	}
+	sc, err := reliability.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w (or %s)", err, autoscheme.Name)
+	}
+	return sc, nil
+}
 
 func selector(s string) (any, error) { return path.ParseKind(s) }
 

@@ -1,0 +1,306 @@
+// Package autoscheme is sdrnet's scheme "auto": it picks each message's
+// reliability scheme, SR-NACK or a Reed-Solomon code with a chosen (k,m),
+// as the one internal/model predicts to complete soonest at the sender,
+// given the size and what the connection has measured (RTT, rate, loss).
+//
+// Decisions are cached per bucket of the inputs (an eighth of a decade of
+// loss rate, a quarter octave of size, an eighth of an octave of RTT and
+// rate), so a connection whose
+// measurements do not move pays one map lookup per message, and one whose
+// measurements move is re-decided as they cross bucket borders.
+package autoscheme
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/sdrnet/sdrnet/internal/model"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// Name is how scenarios, the CLI and sdr.Config spell the scheme.
+const Name = "auto"
+
+// Candidate codes: k = 32 data chunks with 2 to 16 parity chunks, from
+// light protection for rare losses to heavy for a lossy path.
+var codeParity = []int{2, 4, 8, 16}
+
+const codeData = 32
+
+// PriorLoss is the loss rate assumed with no evidence, and the most a
+// small sample's pessimism may assume: the top of the range SDR-RDMA
+// evaluates.
+const PriorLoss = 1e-2
+
+// MaxLoss bounds the loss rate given to the model (beyond it the model's
+// chunk drop probability leaves its range).
+const MaxLoss = 0.2
+
+// DefaultRate is the injection rate assumed where the connection knows
+// none (as sdr's DefaultLineRate).
+const DefaultRate = 10e9
+
+// TieTolerance: a scheme with less overhead (SR-NACK before any code,
+// fewer parity chunks before more) is preferred while its predicted mean
+// is within this fraction of the best; it saves bandwidth for nothing.
+const TieTolerance = 0.005
+
+// headerBytes is what the model charges per packet: the SDR header and
+// Ethernet, IPv4 and UDP around it.
+const headerBytes = wire.MessageLen + 66
+
+// Chooser is a reliability.Chooser; it is safe for concurrent use.
+type Chooser struct {
+	schemes []reliability.Scheme // SR-NACK, then codes by increasing overhead
+	names   []string
+
+	// background: a decision not cached yet is worked out on another
+	// goroutine, and the message gets the last decision made meanwhile
+	// (the model takes tens of milliseconds for SR-NACK, which a real
+	// connection's event loop must not wait for).
+	background bool
+
+	mu      sync.Mutex
+	cache   map[bucket]int  // index into schemes
+	pending map[bucket]bool // being decided in the background
+	last    int             // the latest decision
+	counts  []uint64        // messages given each scheme
+	lastErr error
+}
+
+// bucket is a cell of the quantized inputs.
+type bucket struct {
+	loss, size, rtt, rate int16
+	mtu, chunk            int32
+}
+
+// New returns a Chooser that decides on the caller's goroutine, so that
+// a simulation stays deterministic.
+func New() *Chooser {
+	ch := &Chooser{cache: map[bucket]int{}, pending: map[bucket]bool{}}
+	ch.add(reliability.SelectiveRepeat{NACK: true})
+	for _, m := range codeParity {
+		code, err := reliability.NewMDS(codeData, m)
+		if err != nil {
+			panic(err) // a constant table
+		}
+		ch.add(reliability.NewErasureCoding(code, 0))
+	}
+	ch.counts = make([]uint64, len(ch.schemes))
+	return ch
+}
+
+// NewBackground returns a Chooser for real connections: Choose never
+// waits for the model (see Chooser.background).
+func NewBackground() *Chooser {
+	ch := New()
+	ch.background = true
+	return ch
+}
+
+func (ch *Chooser) add(s reliability.Scheme) {
+	ch.schemes = append(ch.schemes, s)
+	ch.names = append(ch.names, reliability.Name(s))
+}
+
+// Parse reads a scheme name as the CLI spells it: "auto" gives a new
+// Chooser (and SR-NACK, the scheme of messages it is not asked about);
+// any other name is reliability.Parse's.
+func Parse(s string) (reliability.Scheme, *Chooser, error) {
+	if s == Name {
+		return reliability.SelectiveRepeat{NACK: true}, New(), nil
+	}
+	sc, err := reliability.Parse(s)
+	return sc, nil, err
+}
+
+// AssumedLoss is the loss rate a decision rests on: the measured rate, or
+// where the evidence is thin a pessimistic one, (lost+1)/(sent+1), but no
+// more than PriorLoss for pessimism's sake. Choosing on it costs a little
+// parity while little is known, and saves SR's retries where a lossy path
+// has not shown its losses yet.
+func AssumedLoss(c reliability.Conditions) float64 {
+	measured := c.LossRate()
+	upper := min((c.Lost+1)/(c.Sent+1), PriorLoss)
+	return min(max(measured, upper), MaxLoss)
+}
+
+// Choose implements reliability.Chooser.
+func (ch *Chooser) Choose(c reliability.Conditions) reliability.Scheme {
+	b := bucketOf(c)
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	i, ok := ch.cache[b]
+	switch {
+	case ok:
+	case !ch.background:
+		i = ch.decide(b)
+		ch.cache[b] = i
+	default:
+		i = ch.last
+		if !ch.pending[b] {
+			ch.pending[b] = true
+			go func() {
+				j, err := ch.evaluate(b)
+				ch.mu.Lock()
+				defer ch.mu.Unlock()
+				ch.cache[b], ch.last = j, j
+				delete(ch.pending, b)
+				if err != nil {
+					ch.lastErr = err
+				}
+			}()
+		}
+	}
+	ch.last = i
+	ch.counts[i]++
+	return ch.schemes[i]
+}
+
+// Wait blocks until no decision is being made in the background (tests).
+func (ch *Chooser) Wait() {
+	for {
+		ch.mu.Lock()
+		n := len(ch.pending)
+		ch.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// Counts returns how many messages were given each scheme, by name.
+func (ch *Chooser) Counts() map[string]uint64 {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	out := map[string]uint64{}
+	for i, n := range ch.counts {
+		if n > 0 {
+			out[ch.names[i]] = n
+		}
+	}
+	return out
+}
+
+// String lists the decisions so far, like "sr-nack x12, ec:32,8 x3".
+func (ch *Chooser) String() string {
+	counts := ch.Counts()
+	var parts []string
+	for _, name := range ch.names {
+		if n := counts[name]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s x%d", name, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "no messages"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Err returns the last error the model gave, if any (a candidate it could
+// not evaluate is skipped).
+func (ch *Chooser) Err() error {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.lastErr
+}
+
+// Predictions returns the model's mean completion time at the sender for
+// every candidate under c, by name, as Choose weighs them.
+func (ch *Chooser) Predictions(c reliability.Conditions) map[string]monotime.Duration {
+	b := bucketOf(c)
+	out := map[string]monotime.Duration{}
+	for i, s := range ch.schemes {
+		if pr, err := predict(b, s); err == nil {
+			out[ch.names[i]] = pr.Mean
+		}
+	}
+	return out
+}
+
+// decide is evaluate with ch.mu held.
+func (ch *Chooser) decide(b bucket) int {
+	i, err := ch.evaluate(b)
+	if err != nil {
+		ch.lastErr = err
+	}
+	return i
+}
+
+// evaluate weighs every candidate for bucket b; it returns SR-NACK if the
+// model can evaluate none, and the error of a candidate it could not.
+func (ch *Chooser) evaluate(b bucket) (int, error) {
+	means := make([]float64, len(ch.schemes))
+	best := math.Inf(1)
+	var lastErr error
+	for i, s := range ch.schemes {
+		pr, err := predict(b, s)
+		if err != nil {
+			lastErr = err
+			means[i] = math.Inf(1)
+			continue
+		}
+		means[i] = float64(pr.Mean)
+		best = min(best, means[i])
+	}
+	for i, m := range means {
+		if m <= best*(1+TieTolerance) {
+			return i, lastErr
+		}
+	}
+	return 0, lastErr
+}
+
+// Quantization steps per decade (loss) and per octave (the rest).
+const (
+	lossSteps = 8
+	sizeSteps = 4
+	timeSteps = 8
+)
+
+func bucketOf(c reliability.Conditions) bucket {
+	b := bucket{loss: math.MinInt16, mtu: int32(c.MTU), chunk: int32(c.ChunkBytes)}
+	if p := AssumedLoss(c); p > 0 {
+		b.loss = int16(math.Round(math.Log10(p) * lossSteps))
+	}
+	b.size = int16(math.Round(math.Log2(float64(max(c.Size, 1))) * sizeSteps))
+	b.rtt = int16(math.Round(math.Log2(float64(max(c.RTT, 1))) * timeSteps))
+	rate := c.Rate
+	if rate <= 0 {
+		rate = DefaultRate
+	}
+	b.rate = int16(math.Round(math.Log2(rate) * timeSteps))
+	return b
+}
+
+// predict evaluates scheme s at the centre of bucket b.
+func predict(b bucket, s reliability.Scheme) (model.Prediction, error) {
+	p := model.Params{
+		MessageBytes:   max(int64(math.Round(math.Exp2(float64(b.size)/sizeSteps))), 1),
+		ChunkBytes:     int(b.chunk),
+		MTU:            int(b.mtu),
+		HeaderBytes:    headerBytes,
+		RateBitsPerSec: math.Exp2(float64(b.rate) / timeSteps),
+		RTT:            monotime.Duration(math.Exp2(float64(b.rtt) / timeSteps)),
+		Decode:         model.DecodeStripe,
+		Retry:          model.RetryPacket,
+		AtSender:       true,
+	}
+	if b.loss != math.MinInt16 {
+		p.DropProb = math.Pow(10, float64(b.loss)/lossSteps)
+	}
+	if code := s.Code(); code != nil {
+		p.Scheme, p.K, p.M = model.ECMDS, code.K(), code.M()
+	} else {
+		p.Scheme = model.SRNACK
+	}
+	return model.Predict(p)
+}
+
+var _ reliability.Chooser = (*Chooser)(nil)

@@ -1,0 +1,122 @@
+package core
+
+import (
+	"math"
+
+	"github.com/sdrnet/sdrnet/internal/reliability"
+)
+
+// The core's side of a reliability.Chooser (scheme "auto"): it counts the
+// data packets it sends and those it learns were lost, and hands the
+// chooser these counts with the RTT and the rate when a message starts.
+
+// The loss rate is estimated in blocks of lossBlock data packets. A block
+// that agrees with the evidence so far joins it, which forgets at the rate
+// of lossMemory packets; a block that contradicts it (a loss rate that
+// rose or fell) replaces it, so a change is followed within a block or
+// two, while a steady rare loss rate is measured over up to lossMemory
+// packets (4 GiB at 4 KiB packets).
+const (
+	lossBlock  = 4096
+	lossMemory = 1 << 20
+	// lossEnough is the least of a block under way that may contradict
+	// the evidence on its own.
+	lossEnough = lossBlock / 16
+)
+
+// lossCounts are a sender's counts of data packets sent and reported lost.
+type lossCounts struct {
+	sent, lost           float64 // the evidence of past blocks
+	blockSent, blockLost uint32  // the block under way
+}
+
+func (l *lossCounts) noteSent() {
+	if l.blockSent++; l.blockSent < lossBlock {
+		return
+	}
+	if l.contradicts() {
+		l.sent, l.lost = 0, 0
+	}
+	keep := 1 - float64(lossBlock)/lossMemory
+	l.sent = l.sent*keep + float64(l.blockSent)
+	l.lost = l.lost*keep + float64(l.blockLost)
+	l.blockSent, l.blockLost = 0, 0
+}
+
+// contradicts reports whether the block's losses are more than three
+// standard deviations (Poisson) plus two packets from what the past rate
+// predicts: the rate has changed.
+func (l *lossCounts) contradicts() bool {
+	if l.sent == 0 || l.blockSent < lossEnough {
+		return false
+	}
+	want := l.lost / l.sent * float64(l.blockSent)
+	return math.Abs(float64(l.blockLost)-want) > 3*math.Sqrt(max(want, 1))+2
+}
+
+// counts returns the evidence for the loss rate: the past blocks and the
+// block under way, or the latter alone where it already contradicts them.
+func (l *lossCounts) counts() (lost, sent float64) {
+	if l.contradicts() {
+		return float64(l.blockLost), float64(l.blockSent)
+	}
+	return l.lost + float64(l.blockLost), l.sent + float64(l.blockSent)
+}
+
+// noteLost counts packet p of m lost, once however often it is reported
+// (re-NACKs, a fallback NACK after a decode report).
+func (s *sender) noteLost(m *sendMsg, p uint32) {
+	if p < m.npkts && !m.lost.test(p) {
+		m.lost.set(p)
+		s.loss.blockLost++
+	}
+}
+
+// conditions is what the connection has measured, for a message of size
+// bytes.
+func (s *sender) conditions(size uint64) reliability.Conditions {
+	cfg := &s.c.cfg
+	rate := cfg.Rate
+	if rate == 0 {
+		rate = cfg.LineRate
+	}
+	lost, sent := s.loss.counts()
+	return reliability.Conditions{Size: int64(size), MTU: cfg.MTU, ChunkBytes: cfg.ChunkSize,
+		RTT: s.rtt.Smoothed(), Rate: rate, Lost: lost, Sent: sent}
+}
+
+// Conditions returns what the connection has measured, as its chooser
+// sees it for a message of size bytes.
+func (c *Conn) Conditions(size int) reliability.Conditions { return c.snd.conditions(uint64(size)) }
+
+// chooseScheme is the scheme of a message sent without one.
+func (s *sender) chooseScheme(size uint64) reliability.Scheme {
+	ch := s.c.cfg.Chooser
+	if ch == nil {
+		return s.c.cfg.Scheme
+	}
+	sc := ch.Choose(s.conditions(size))
+	if sc == nil {
+		sc = s.c.cfg.Scheme
+	}
+	for i := range s.chosen {
+		if s.chosen[i].Scheme == sc {
+			s.chosen[i].Messages++
+			return sc
+		}
+	}
+	s.chosen = append(s.chosen, SchemeCount{Scheme: sc, Messages: 1})
+	return sc
+}
+
+// SchemeCount says how many messages the connection's chooser gave a
+// scheme.
+type SchemeCount struct {
+	Scheme   reliability.Scheme
+	Messages uint64
+}
+
+// Chosen returns the chooser's decisions on this connection so far, in the
+// order the schemes were first chosen; nil without a chooser. The slice is
+// the connection's: copy it to keep it.
+func (c *Conn) Chosen() []SchemeCount { return c.snd.chosen }
