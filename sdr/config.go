@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	congestion "github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/autoscheme"
+	congestion "github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/datapath/udp"
 	"github.com/sdrnet/sdrnet/internal/monotime"
