@@ -53,36 +53,6 @@ trap 'exit 130' INT TERM
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
 go build -o "$tmp/sdrnet" ./cmd/sdrnet
 
-wait_udp() {
-  for _ in $(seq 100); do
-    ss -Hlun "sport = :$1" 2>/dev/null | grep -q . && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
-# through NAME SPEC CLIENT-ARGS...: bench --listen <- linkem <- bench --connect.
-through() {
-  local name=$1 spec=$2 rc=0 p1 p2 srv lk
-  shift 2
-  p1=$(free_port)
-  p2=$(free_port)
-  while [ "$p2" = "$p1" ]; do p2=$(free_port); done
-  "$tmp/sdrnet" bench --listen "127.0.0.1:$p1" "$@" >"$tmp/$name.srv" 2>&1 &
-  srv=$!
-  pids+=("$srv")
-  "$tmp/sdrnet" linkem --listen "127.0.0.1:$p2" --target "127.0.0.1:$p1" --spec "$spec" --stats 1h >"$tmp/$name.lk" 2>&1 &
-  lk=$!
-  pids+=("$lk")
-  wait_udp "$p1" && wait_udp "$p2"
-  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$p2" --json "$@" >"$tmp/$name.json" || rc=$?
-  kill -INT "$lk" 2>/dev/null || true
-  wait "$lk" 2>/dev/null || true
-  kill -INT "$srv" 2>/dev/null || true
-  wait "$srv" 2>/dev/null || true
-  [ "$rc" -eq 0 ] || echo "$name: exit $rc" >&2
-  return "$rc"
-}
 # pair NAME SPEC CLIENT-ARGS...: two clients at once through one emulator.
 pair() {
   local name=$1 spec=$2 rc=0 p1 p2 srv lk c1 c2

@@ -56,3 +56,38 @@ machine() {
   echo "date:    $(date -u +'%Y-%m-%d %H:%M UTC')"
   echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min)"
 }
+
+# wait_udp PORT waits until something listens on UDP PORT (5 s at most).
+wait_udp() {
+  for _ in $(seq 100); do
+    ss -Hlun "sport = :$1" 2>/dev/null | grep -q . && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# through NAME SPEC CLIENT-ARGS...: bench --listen <- linkem <- bench --connect,
+# a fresh emulator per run (its clock, and so its lossat= and fail= windows,
+# start with the run). Uses the caller's $tmp (holding the sdrnet binary),
+# pids array and RUN_TIMEOUT; the client's JSON lands in $tmp/NAME.json.
+through() {
+  local name=$1 spec=$2 rc=0 p1 p2 srv lk
+  shift 2
+  p1=$(free_port)
+  p2=$(free_port)
+  while [ "$p2" = "$p1" ]; do p2=$(free_port); done
+  "$tmp/sdrnet" bench --listen "127.0.0.1:$p1" "$@" >"$tmp/$name.srv" 2>&1 &
+  srv=$!
+  pids+=("$srv")
+  "$tmp/sdrnet" linkem --listen "127.0.0.1:$p2" --target "127.0.0.1:$p1" --spec "$spec" --stats 1h >"$tmp/$name.lk" 2>&1 &
+  lk=$!
+  pids+=("$lk")
+  wait_udp "$p1" && wait_udp "$p2"
+  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$p2" --json "$@" >"$tmp/$name.json" || rc=$?
+  kill -INT "$lk" 2>/dev/null || true
+  wait "$lk" 2>/dev/null || true
+  kill -INT "$srv" 2>/dev/null || true
+  wait "$srv" 2>/dev/null || true
+  [ "$rc" -eq 0 ] || echo "$name: exit $rc" >&2
+  return "$rc"
+}

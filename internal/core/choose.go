@@ -7,8 +7,12 @@ import (
 )
 
 // The core's side of a reliability.Chooser (scheme "auto"): it counts the
-// data packets it sends and those it learns were lost, and hands the
-// chooser these counts with the RTT and the rate when a message starts.
+// data packets whose fate it has learnt (acknowledged, with the chunk that
+// holds them) and those it learnt were lost, and hands the chooser these
+// counts with the RTT and the rate when a message starts. Counting packets
+// as they are acknowledged rather than sent keeps both counts on the same
+// clock: a loss is reported about an RTT after its packet left, and on a
+// long fat link an RTT is hundreds of thousands of packets.
 
 // The loss rate is estimated in blocks of lossBlock data packets. A block
 // that agrees with the evidence so far joins it, which forgets at the rate
@@ -24,14 +28,16 @@ const (
 	lossEnough = lossBlock / 16
 )
 
-// lossCounts are a sender's counts of data packets sent and reported lost.
+// lossCounts are a sender's counts of data packets resolved (their chunk
+// acknowledged) and reported lost.
 type lossCounts struct {
 	sent, lost           float64 // the evidence of past blocks
 	blockSent, blockLost uint32  // the block under way
 }
 
-func (l *lossCounts) noteSent() {
-	if l.blockSent++; l.blockSent < lossBlock {
+// noteResolved counts n more packets whose chunk was acknowledged.
+func (l *lossCounts) noteResolved(n uint32) {
+	if l.blockSent += n; l.blockSent < lossBlock {
 		return
 	}
 	if l.contradicts() {

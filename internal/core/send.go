@@ -50,6 +50,7 @@ type sendMsg struct {
 	ambiguous   bitset        // sent again while unconfirmed: which copy arrives is unknown
 	delivered   bitset        // packets an ACK reported arrived, in chunks not yet whole
 	lost        bitset        // packets reported lost (counted once in sender.loss)
+	resolved    uint32        // packets of acked chunks (counted in sender.loss)
 	epoch       uint32        // go-back-N: retransmissions of older epochs are void
 	cum         uint32        // go-back-N: packets cumulatively acked
 	progress    monotime.Time // EC: when the backstop was last armed
@@ -271,6 +272,9 @@ func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) monotime.Tim
 	}
 	m.acked.set(i)
 	m.nacked++
+	n := min(1<<s.c.shift, m.npkts-i<<s.c.shift)
+	m.resolved += n
+	s.loss.noteResolved(n)
 	b := min(s.chunkBytes(m, i), m.inflight)
 	m.inflight -= b
 	s.inflight -= b
@@ -420,6 +424,7 @@ func (s *sender) rewind(now monotime.Time, m *sendMsg, from uint32) {
 // finish reports m delivered and frees its slot.
 func (s *sender) finish(m *sendMsg) {
 	s.c.stats.AckedBytes += m.geo.MsgLen
+	s.loss.noteResolved(m.npkts - m.resolved)
 	s.inflight -= m.inflight
 	s.c.emit(EventSendDone, m.seq, nil)
 	s.release(m)
@@ -543,7 +548,6 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		n := s.encodeData(now, m, p, buf, 0)
 		s.c.stats.DataPackets++
 		s.c.stats.DataBytes += uint64(size)
-		s.loss.noteSent()
 		if m.next == m.npkts || m.next&(1<<s.c.shift-1) == 0 {
 			s.chunkSent(now, m, p>>s.c.shift)
 		}

@@ -1,0 +1,110 @@
+package sdr
+
+import (
+	"context"
+	"crypto/sha256"
+	"testing"
+	"time"
+)
+
+// TestAutoThroughLinkem sends 1 MiB messages one at a time with scheme
+// auto through the link emulator while its loss rate goes 0, then 2%, then
+// 0 again (lossat=). Every message must arrive byte for byte; auto must
+// give most messages of the lossy span's second half an erasure code and
+// most of the last clean ones SR-NACK. (Which is faster is measured by
+// bench/auto-linkem.sh, not asserted here.)
+func TestAutoThroughLinkem(t *testing.T) {
+	const size = 1 << 20
+	lossFrom, lossTo, end := 1*time.Second, 2500*time.Millisecond, 4*time.Second
+	l, err := Listen("127.0.0.1:0", &Config{Scheme: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	proxy := throughLinkem(t, l, "delay=2ms,lossat=1s-2500ms/2%")
+	started := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	type received struct {
+		sum [32]byte
+		err error
+	}
+	got := make(chan received, 1)
+	accepted := make(chan *Conn, 1)
+	go func() {
+		conn, err := l.Accept(ctx)
+		if err != nil {
+			got <- received{err: err}
+			return
+		}
+		accepted <- conn
+	}()
+	c, err := Dial(ctx, proxy.Addr().String(), &Config{Scheme: "auto", Rate: 400e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var rc *Conn
+	buf := make([]byte, size)
+	var lossyEC, lossyAll, cleanEC, cleanAll int
+	prev := map[string]uint64{}
+	for i := 0; time.Since(started) < end; i++ {
+		msg := payload(size, uint64(i))
+		recvOne := func() {
+			r, err := rc.PostRecv(buf)
+			if err == nil {
+				_, err = r.Wait(ctx)
+			}
+			got <- received{sha256.Sum256(buf), err}
+		}
+		if i == 0 { // the first message's handshake lets the listener accept
+			go func() { rc = <-accepted; recvOne() }()
+		} else {
+			go recvOne()
+		}
+		sentAt := time.Since(started)
+		if err := c.Send(ctx, msg); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		r := <-got
+		if r.err != nil {
+			t.Fatalf("message %d: %v", i, r.err)
+		}
+		if r.sum != sha256.Sum256(msg) {
+			t.Fatalf("message %d arrived with a different SHA-256", i)
+		}
+		// Which scheme the message got: the one whose count grew.
+		st := c.Stats()
+		ec := false
+		for name, n := range st.Schemes {
+			if n > prev[name] && name != "sr-nack" {
+				ec = true
+			}
+		}
+		prev = st.Schemes
+		switch {
+		case sentAt > (lossFrom+lossTo)/2 && sentAt < lossTo:
+			lossyAll++
+			if ec {
+				lossyEC++
+			}
+		case sentAt > end-time.Second:
+			cleanAll++
+			if ec {
+				cleanEC++
+			}
+		}
+	}
+	t.Logf("auto chose %v; EC for %d of %d messages late in the lossy span, %d of %d in the last clean second",
+		c.Stats().Schemes, lossyEC, lossyAll, cleanEC, cleanAll)
+	if lossyAll == 0 || cleanAll == 0 {
+		t.Fatalf("no messages in a phase (%d lossy, %d clean): the machine is too slow for the schedule", lossyAll, cleanAll)
+	}
+	if 2*lossyEC <= lossyAll {
+		t.Errorf("EC for %d of %d messages under 2%% loss: want most", lossyEC, lossyAll)
+	}
+	if 2*cleanEC >= cleanAll {
+		t.Errorf("EC for %d of %d messages on the clean path again: want SR-NACK for most", cleanEC, cleanAll)
+	}
+}
