@@ -4,27 +4,33 @@
 # clean path, then LOSS for a while, then clean again (linkem's lossat=).
 # Messages go one at a time (--depth 1), so each one's completion time
 # counts, as in SDR-RDMA's long-haul experiments; the sender paces at
-# RATE, which is also what auto's model is told. A fresh emulator per run
+# RATE, which is also what auto's model is told. The defaults put the
+# RTT (50 ms) near an 8 MiB message's injection time (168 ms): a lost
+# packet then costs SR-NACK a good part of a message's time, while
+# parity, four sub-messages of it per message, costs EC as much on a
+# clean path. (A message of one sub-message, 2 MiB or less, hides its
+# parity behind its own ACK when nothing is lost, so EC would cost
+# nothing there and win everywhere.) A fresh emulator per run
 # starts the loss schedule with it. Runs are interleaved over REPS rounds
 # so the machine's load falls on all schemes alike.
 #
 #   bash bench/auto-linkem.sh
 #
 # Knobs (environment): SCHEMES="auto sr-nack ec:32,8 ec:32,2 sr xor:32,8"
-# REPS=3 DELAY=5ms (each way) LOSS=1% LOSSY=3s-6s RATE=400Mbps MSG=1MiB
-# SIZE=288MiB RUN_TIMEOUT=300.
+# REPS=3 DELAY=25ms (each way) LOSS=1% LOSSY=4s-8s RATE=400Mbps MSG=8MiB
+# SIZE=384MiB RUN_TIMEOUT=300.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 SCHEMES=${SCHEMES:-"auto sr-nack ec:32,8 ec:32,2 sr xor:32,8"}
 REPS=${REPS:-3}
-DELAY=${DELAY:-5ms}
+DELAY=${DELAY:-25ms}
 LOSS=${LOSS:-1%}
-LOSSY=${LOSSY:-3s-6s}
+LOSSY=${LOSSY:-4s-8s}
 RATE=${RATE:-400Mbps}
-MSG=${MSG:-1MiB}
-SIZE=${SIZE:-288MiB}
+MSG=${MSG:-8MiB}
+SIZE=${SIZE:-384MiB}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
 tmp=$(mktemp -d)
