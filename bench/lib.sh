@@ -63,6 +63,7 @@ wait_udp() {
     ss -Hlun "sport = :$1" 2>/dev/null | grep -q . && return 0
     sleep 0.05
   done
+  echo "nothing listens on udp port $1" >&2
   return 1
 }
 

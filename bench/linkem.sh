@@ -67,16 +67,6 @@ echo "specs:   multipath ($PATHS paths) \"$spec_multi\"; single path \"$spec_sin
 echo "sender:  --rate $PACE"
 echo
 
-# wait_udp PORT: until a UDP socket is bound to 127.0.0.1:PORT.
-wait_udp() {
-  for _ in $(seq 100); do
-    ss -Hlun "sport = :$1" 2>/dev/null | grep -q . && return 0
-    sleep 0.05
-  done
-  echo "nothing listens on udp port $1" >&2
-  return 1
-}
-
 # through NAME SPEC CLIENT-ARGS...: sdrnet bench --listen <- linkem <- sdrnet
 # bench --connect; the client's JSON goes to $tmp/NAME.json, the emulator's
 # final counters to $tmp/NAME.lk. Returns the client's status.

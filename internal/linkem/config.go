@@ -161,6 +161,14 @@ type Window struct {
 	From, To time.Duration
 }
 
+// String writes the window as a spec reads it: FROM[-TO].
+func (w Window) String() string {
+	if w.To == 0 {
+		return w.From.String()
+	}
+	return w.From.String() + "-" + w.To.String()
+}
+
 // contains reports whether t is in the window.
 func (w Window) contains(t time.Duration) bool {
 	return t >= w.From && (w.To == 0 || t < w.To)

@@ -20,7 +20,7 @@ func ExampleParseSpec() {
 	fmt.Println(err)
 	// Output:
 	// 25ms 5ms 1e+09
-	// [{2s 5s}]
+	// [2s-5s]
 	// fwd.delay=25ms,rev.delay=5ms,rate=1Gbit/s,loss=0.001 path[3]:fail=2s-5s
 	// linkem: spec item "loss=5": loss: want a probability in [0, 1] like 0.001, 1e-3 or 0.1%: "5" is outside [0, 1]
 }

@@ -314,17 +314,11 @@ var specKeys = []specKey{
 			if len(im.Down) == 0 {
 				return "none"
 			}
-			var b strings.Builder
+			parts := make([]string, len(im.Down))
 			for i, w := range im.Down {
-				if i > 0 {
-					b.WriteByte('+')
-				}
-				b.WriteString(w.From.String())
-				if w.To != 0 {
-					b.WriteString("-" + w.To.String())
-				}
+				parts[i] = w.String()
 			}
-			return b.String()
+			return strings.Join(parts, "+")
 		},
 		copy: func(d, s *Impairment) { d.Down = append([]Window(nil), s.Down...) },
 	},
@@ -335,18 +329,11 @@ var specKeys = []specKey{
 			if len(im.LossAt) == 0 {
 				return "none"
 			}
-			var b strings.Builder
+			parts := make([]string, len(im.LossAt))
 			for i, w := range im.LossAt {
-				if i > 0 {
-					b.WriteByte('+')
-				}
-				b.WriteString(w.From.String())
-				if w.To != 0 {
-					b.WriteString("-" + w.To.String())
-				}
-				b.WriteString("/" + formatProb(w.Loss))
+				parts[i] = w.String() + "/" + formatProb(w.Loss)
 			}
-			return b.String()
+			return strings.Join(parts, "+")
 		},
 		copy: func(d, s *Impairment) { d.LossAt = append([]LossWindow(nil), s.LossAt...) },
 	},
