@@ -56,15 +56,15 @@ func freePort(t *testing.T) string {
 
 // proc is a running sdrnet.
 type proc struct {
-	cmd    *exec.Cmd
-	stderr lockedBuffer
-	done   chan error
+	cmd            *exec.Cmd
+	stdout, stderr lockedBuffer
+	done           chan error
 }
 
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(sdrnetBinary(t), args...), done: make(chan error, 1)}
-	p.cmd.Stderr = &p.stderr
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,8 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// exit waits for the process and returns its exit code and stderr.
+// exit waits for the process and returns its exit code and output: what
+// it printed on stdout (results), then on stderr (diagnostics).
 func (p *proc) exit(t *testing.T) (int, string) {
 	t.Helper()
 	select {
@@ -91,7 +92,7 @@ func (p *proc) exit(t *testing.T) (int, string) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%v still running:\n%s", p.cmd.Args, p.stderr.String())
 	}
-	return p.cmd.ProcessState.ExitCode(), p.stderr.String()
+	return p.cmd.ProcessState.ExitCode(), p.stdout.String() + p.stderr.String()
 }
 
 func randomFile(t *testing.T, dir string, size int) (string, [32]byte) {
@@ -267,5 +268,22 @@ func TestE2EMultipathRecvBehindLinkem(t *testing.T) {
 	}
 	if got, err := os.ReadFile(out); err != nil || sha256.Sum256(got) != want {
 		t.Fatalf("%s: %d bytes, %v", out, len(got), err)
+	}
+}
+
+// TestE2EMessageTooLarge: a sender whose messages (--msg 8MiB) exceed the
+// receiver's buffers (--msg 1MiB) fails on both ends, and both say which
+// flag to change.
+func TestE2EMessageTooLarge(t *testing.T) {
+	addr := freePort(t)
+	recv := start(t, "recv", "--listen", addr, "--msg", "1MiB")
+	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+	send := start(t, "send", addr, "--size", "32MiB", "--msg", "8MiB")
+	const fix = "give recv --msg at least the sender's"
+	if code, log := send.exit(t); code == 0 || !strings.Contains(log, fix) {
+		t.Errorf("send exited %d, want non-zero and %q:\n%s", code, fix, log)
+	}
+	if code, log := recv.exit(t); code == 0 || !strings.Contains(log, fix) || !strings.Contains(log, "--msg 1MiB") {
+		t.Errorf("recv exited %d, want non-zero and %q:\n%s", code, fix, log)
 	}
 }

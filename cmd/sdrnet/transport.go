@@ -16,6 +16,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/autoscheme"
 	"github.com/sdrnet/sdrnet/internal/cc"
+	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/internal/wire"
@@ -179,12 +180,23 @@ stream is kept as FILE.partial, so nothing received is lost.`,
 			n, err := conn.RecvStream(ctx, io.MultiWriter(sink, pw), tf.stream(0))
 			pw.done()
 			if err != nil {
+				if errors.Is(err, core.ErrMessageTooLarge) {
+					// Tell the sender why, so both ends name the fix.
+					why := fmt.Sprintf("the sender's messages exceed recv's --msg %s: give recv --msg at least the sender's", tf.msg.text)
+					_ = conn.CloseWithError(closeTooLarge, why)
+					err = fmt.Errorf("%w (%s)", err, why)
+				}
 				return sink.failed(err)
 			}
 			if err := sink.commit(); err != nil {
 				return err
 			}
-			printTransfer(cmd.ErrOrStderr(), "received and verified", n, time.Since(start), conn.Stats())
+			// Results go to stdout, unless the stream itself does.
+			res := cmd.OutOrStdout()
+			if out == "-" {
+				res = cmd.ErrOrStderr()
+			}
+			printReceived(res, n, time.Since(start), conn.Stats())
 			return nil
 		},
 	}
@@ -304,7 +316,7 @@ func newSendCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%w (the receiver acknowledged %d bytes, %s)", err, n, units.FormatSize(n))
 			}
-			printTransfer(cmd.ErrOrStderr(), "sent and verified", n, time.Since(start), st)
+			printSent(cmd.OutOrStdout(), n, time.Since(start), st)
 			return closeErr
 		},
 	}
@@ -321,11 +333,24 @@ func (zeroReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// printTransfer prints what a transfer did.
-func printTransfer(w io.Writer, verb string, n int64, d time.Duration, st sdr.Stats) {
+// closeTooLarge is the code recv closes with when the sender's messages do
+// not fit its buffers.
+const closeTooLarge = 2
+
+// printReceived is recv's summary: what its own side saw.
+func printReceived(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
+	fmt.Fprintf(w, "received and verified %s in %v: %s goodput; %d data packets, %d duplicates, %d reordered, "+
+		"%d rebuilt by erasure decoding, %d fallback NACKs, %d control packets sent\n",
+		units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(float64(n)*8/d.Seconds()),
+		st.RecvPackets, st.DupPackets, st.Reordered, st.RecoveredPackets, st.Fallbacks, st.CtrlPackets)
+}
+
+// printSent is send's summary: the sender's counters, and per path when
+// it sprayed.
+func printSent(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
 	gbps := float64(n) * 8 / d.Seconds()
-	fmt.Fprintf(w, "%s %s in %v: %s goodput; retransmitted %s, parity %s, %d RTOs, RTT %v\n",
-		verb, units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(gbps),
+	fmt.Fprintf(w, "sent and verified %s in %v: %s goodput; retransmitted %s, parity %s, %d RTOs, RTT %v\n",
+		units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(gbps),
 		units.FormatSize(int64(st.RetxBytes)), units.FormatSize(int64(st.ParityBytes)), st.RTOs,
 		st.SmoothedRTT.Std().Round(time.Microsecond))
 	if len(st.Paths) > 1 {

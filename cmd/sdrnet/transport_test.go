@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -40,9 +41,9 @@ func TestSendRecvFile(t *testing.T) {
 	}
 	const addr = "127.0.0.1:47931"
 	recvErr := make(chan error, 1)
-	var recvLog lockedBuffer
+	var recvLog, recvOut lockedBuffer
 	go func() {
-		recvErr <- execute([]string{"recv", "--listen", addr, "--out", out, "--msg", "1MiB"}, &bytes.Buffer{}, &recvLog)
+		recvErr <- execute([]string{"recv", "--listen", addr, "--out", out, "--msg", "1MiB"}, &recvOut, &recvLog)
 	}()
 	// Send once recv listens: a sender that tried earlier and gave up
 	// could leave a HELLO behind that recv would take for its peer.
@@ -52,9 +53,9 @@ func TestSendRecvFile(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	var sendLog bytes.Buffer
+	var sendLog, sendOut bytes.Buffer
 	sendErr := execute([]string{"send", addr, in, "--msg", "1MiB", "--paths", "3", "--handshake-timeout", "1s"},
-		&bytes.Buffer{}, &sendLog)
+		&sendOut, &sendLog)
 	if sendErr != nil {
 		t.Fatalf("send: %v\n%s", sendErr, sendLog.String())
 	}
@@ -65,8 +66,22 @@ func TestSendRecvFile(t *testing.T) {
 	if err != nil || sha256.Sum256(got) != sha256.Sum256(data) {
 		t.Fatalf("file differs (%d bytes, %v)", len(got), err)
 	}
-	if !strings.Contains(sendLog.String(), "sent and verified 5MiB") || !strings.Contains(recvLog.String(), "received") {
-		t.Fatalf("reports:\n%s\n%s", sendLog.String(), recvLog.String())
+	// Results on stdout, each end its own side's; diagnostics on stderr.
+	if !strings.Contains(sendOut.String(), "sent and verified 5MiB") || !strings.Contains(sendOut.String(), "RTOs") ||
+		!strings.Contains(recvOut.String(), "received and verified 5MiB") || !strings.Contains(recvOut.String(), "data packets") ||
+		strings.Contains(recvOut.String(), "RTOs") || !strings.Contains(recvLog.String(), "listening") {
+		t.Fatalf("stdout:\n%s\n%s\nstderr:\n%s\n%s", sendOut.String(), recvOut.String(), sendLog.String(), recvLog.String())
+	}
+}
+
+// TestVersion: --version names the build.
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if err := execute([]string{"--version"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "sdrnet ") || !strings.Contains(got, runtime.Version()) {
+		t.Errorf("--version printed %q: want \"sdrnet VERSION ..., %s\"", got, runtime.Version())
 	}
 }
 
