@@ -39,6 +39,11 @@ type benchResult struct {
 	PathStats   []pathSummary `json:"paths_detail,omitempty"`
 	// Schemes counts the messages --scheme auto gave each scheme.
 	Schemes map[string]uint64 `json:"schemes,omitempty"`
+
+	// iperf3's layout (see bench_iperf.go).
+	Start     iperfStart      `json:"start"`
+	Intervals []iperfInterval `json:"intervals"`
+	End       iperfEnd        `json:"end"`
 }
 
 type latency struct {
@@ -58,6 +63,7 @@ func newBenchCmd() *cobra.Command {
 	var tf transportFlags
 	var listen, connect string
 	var asJSON bool
+	interval := durationFlag{max: time.Hour, d: time.Second, text: "1s"}
 	total := sizeFlag{min: 1, max: 1 << 50, n: 1 << 30, text: "1GiB"}
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -92,7 +98,11 @@ the receiving end (it serves one connection after another), with
 				go func() { _ = benchAccept(ctx, l, tf) }()
 				addr = l.Addr().String()
 			}
-			res, err := benchClient(ctx, addr, cfg, tf, total.n)
+			var lines io.Writer
+			if !asJSON {
+				lines = cmd.OutOrStdout()
+			}
+			res, err := benchClient(ctx, addr, cfg, tf, total.n, interval.d, lines)
 			if err != nil {
 				return err
 			}
@@ -109,7 +119,8 @@ the receiving end (it serves one connection after another), with
 	cmd.Flags().StringVar(&listen, "listen", "", "be the receiving end, listening on this address")
 	cmd.Flags().StringVar(&connect, "connect", "", "be the sending end, connecting to this address")
 	cmd.Flags().Var(&total, "size", "bytes to send in all")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: sdrnet's fields, and iperf3's -J layout (start, intervals, end.sum_sent, end.sum_received)")
+	cmd.Flags().VarP(&interval, "interval", "i", "report goodput every this often (0: only at the end)")
 	return cmd
 }
 
@@ -163,12 +174,16 @@ func sinkMessages(ctx context.Context, conn *sdr.Conn, msgSize, depth int) {
 }
 
 // benchClient sends total bytes as messages, depth in flight, timing each.
-func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transportFlags, total int64) (*benchResult, error) {
+// Every interval (zero: none) it cuts an interval of goodput, printed to
+// lines as it ends (nil: not printed).
+func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transportFlags, total int64,
+	interval time.Duration, lines io.Writer) (*benchResult, error) {
 	conn, err := sdr.Dial(ctx, addr, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
+	meter := &intervalMeter{retx: func() uint64 { return conn.Stats().RetxPackets }, print: lines}
 	msgSize := min(tf.msg.n, total)
 	count := int((total + msgSize - 1) / msgSize)
 	buf := make([]byte, msgSize) // every message carries the same bytes
@@ -178,6 +193,11 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := time.Now()
+	meter.start = start
+	stop := make(chan struct{})
+	if interval > 0 {
+		go meter.run(interval, stop)
+	}
 	for range min(tf.depth, count) {
 		wg.Add(1)
 		go func() {
@@ -198,11 +218,15 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 					return
 				}
 				times[i] = time.Since(t0).Seconds()
+				meter.done(size)
 			}
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	close(stop)
+	end := time.Now()
+	meter.cut(end)
+	elapsed := end.Sub(start)
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -214,6 +238,11 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
 		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds(),
 		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, Schemes: st.Schemes}
+	sum := iperfSum{End: elapsed.Seconds(), Seconds: elapsed.Seconds(), Bytes: total, BitsPerSecond: res.GoodputBps,
+		Retransmits: st.RetxPackets, Sender: true, Messages: int64(count)}
+	res.Start = newIperfStart(addr, msgSize, total, start)
+	res.Intervals = meter.intervals
+	res.End = iperfEnd{SumSent: sum, SumReceived: sum}
 	for _, p := range st.Paths {
 		res.PathStats = append(res.PathStats, pathSummary{Sent: p.Sent, Acked: p.Acked, Lost: p.Lost,
 			SRTT: p.SRTT.Seconds(), State: p.State})

@@ -27,6 +27,56 @@ func TestBenchJSON(t *testing.T) {
 		r.ParityBytes == 0 || len(r.PathStats) != 4 {
 		t.Fatalf("bench result: %+v", r)
 	}
+	// iperf3's -J layout, read the way a tool that reads iperf3 would.
+	var j struct {
+		Start struct {
+			TestStart struct {
+				NumStreams int   `json:"num_streams"`
+				Bytes      int64 `json:"bytes"`
+			} `json:"test_start"`
+		} `json:"start"`
+		Intervals []struct {
+			Sum struct {
+				Bytes         int64   `json:"bytes"`
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum"`
+		} `json:"intervals"`
+		End struct {
+			SumSent     iperfSum `json:"sum_sent"`
+			SumReceived iperfSum `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	var inIntervals int64
+	for _, iv := range j.Intervals {
+		inIntervals += iv.Sum.Bytes
+	}
+	if j.Start.TestStart.NumStreams != 1 || j.Start.TestStart.Bytes != 16<<20 || len(j.Intervals) == 0 ||
+		inIntervals != 16<<20 || j.End.SumSent.Bytes != 16<<20 || j.End.SumSent.BitsPerSecond != r.GoodputBps ||
+		j.End.SumReceived.Bytes != 16<<20 {
+		t.Fatalf("iperf3 layout: %+v\n%s", j, out.String())
+	}
+}
+
+// TestBenchIntervals: bench prints a line per interval, then its summary.
+func TestBenchIntervals(t *testing.T) {
+	var out bytes.Buffer
+	if err := execute([]string{"bench", "--size", "64MiB", "--msg", "1MiB", "--rate", "1Gbps", "-i", "100ms"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var intervals int
+	for _, l := range lines {
+		if strings.HasPrefix(l, "[") && strings.Contains(l, " s]") && strings.Contains(l, "messages") {
+			intervals++
+		}
+	}
+	// 64 MiB at 1 Gbit/s is over half a second: several 100 ms lines.
+	if intervals < 3 || !strings.Contains(out.String(), "goodput") {
+		t.Errorf("%d interval lines:\n%s", intervals, out.String())
+	}
 }
 
 // TestSendRecvFile moves a file from `sdrnet send` to `sdrnet recv`, both
