@@ -100,7 +100,7 @@ func (c *Config) orDefault() Config {
 }
 
 // DefaultAuth is the protection of the zero Config: everything sealed.
-const DefaultAuth = wire.ProtectFull
+const DefaultAuth = "full"
 
 // DefaultIdleTimeout: a peer silent this long is dead. Keepalives go out
 // every third of it, so a live idle peer answers twice over; 5 s is 100
@@ -150,9 +150,10 @@ const DefaultHostNoise = time.Millisecond
 // for selective repeat on a shared network.
 const DefaultCC = "none"
 
-// DefaultWindow is the default MaxBytesInFlight: half the default socket
-// buffer, so a burst never overruns the receiver's socket.
-const DefaultWindow = udp.DefaultSocketBuffer / 2
+// DefaultWindow is the default MaxBytesInFlight, 2 MiB: half the socket
+// buffer the datapath asks for (4 MiB), so a burst never overruns the
+// receiver's socket (TestDefaultWindowFitsSocket keeps them so).
+const DefaultWindow = 2 << 20
 
 // check turns the configuration into the core's, with errors naming the
 // field.

@@ -3,12 +3,10 @@ package sdr
 import (
 	"context"
 	"errors"
-	congestion "github.com/sdrnet/sdrnet/internal/cc"
 	"net/netip"
 	"sync"
 
 	"github.com/sdrnet/sdrnet/internal/core"
-	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
@@ -226,27 +224,14 @@ func (c *Conn) LocalAddr() netip.AddrPort { return c.e.local }
 // RemoteAddr returns the peer's address.
 func (c *Conn) RemoteAddr() netip.AddrPort { return c.core.Peer() }
 
-// Stats describes a connection's traffic.
-type Stats struct {
-	core.ConnStats
-	Paths []path.Stats // per path, when the connection sprays over several
-	// CC is the congestion controller's state; zero without one.
-	CC congestion.Stats
-	// Protect counts packets dropped as unprotected, forged or replayed.
-	Protect core.ProtectStats
-	// Schemes counts the messages scheme "auto" gave each scheme, by name
-	// ("sr-nack", "ec:32,8"); nil for a fixed scheme.
-	Schemes map[string]uint64
-}
-
 // Stats returns the connection's counters.
 func (c *Conn) Stats() Stats {
 	var s Stats
 	_ = c.e.call(func() {
-		s.ConnStats = c.core.Stats()
-		s.Protect = c.core.ProtectStats()
-		s.Paths = c.core.PathStats()
-		s.CC = c.core.CCStats()
+		s.ConnStats = connStats(c.core.Stats())
+		s.Protect = protectStats(c.core.ProtectStats())
+		s.Paths = pathStats(c.core.PathStats())
+		s.CC = ccStats(c.core.CCStats())
 		for _, sc := range c.core.Chosen() {
 			if s.Schemes == nil {
 				s.Schemes = map[string]uint64{}

@@ -163,9 +163,9 @@ func (l *Listener) StopAccepting() {
 // failed to decode or named no connection), how it answered HELLOs
 // (Retries, BadCookies, Refused, Unanswered) and how many connections it
 // holds (Conns, HalfOpen).
-func (l *Listener) Stats() core.EndpointStats {
-	var s core.EndpointStats
-	_ = l.e.call(func() { s = l.e.core.Stats() })
+func (l *Listener) Stats() ListenerStats {
+	var s ListenerStats
+	_ = l.e.call(func() { s = listenerStats(l.e.core.Stats()) })
 	return s
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/units"
-	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
 // Sentinel errors: every error the package returns for these conditions
@@ -137,13 +136,15 @@ func (e *IncompleteError) Unwrap() error { return e.Cause }
 
 // CorruptError is a stream whose END the receiver rejected.
 type CorruptError struct {
-	Verdict  wire.Verdict
+	// Verdict is the receiver's reason, in words ("length differs",
+	// "digest differs", ...).
+	Verdict  string
 	Received int64 // bytes the receiver holds
 	Declared int64 // bytes the END declared
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("stream rejected: %v (received %d bytes, sender declared %d)", e.Verdict, e.Received, e.Declared)
+	return fmt.Sprintf("stream rejected: %s (received %d bytes, sender declared %d)", e.Verdict, e.Received, e.Declared)
 }
 
 // Is makes errors.Is(err, ErrStreamCorrupt) true.

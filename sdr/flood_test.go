@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
@@ -109,7 +108,7 @@ type floodResult struct {
 	elapsed  time.Duration
 	digest   [32]byte
 	sent     int // HELLOs the sprayers got out
-	stats    core.EndpointStats
+	stats    ListenerStats
 	maxConns int    // the most connections the listener held during the run
 	heapRise uint64 // the most HeapInuse rose above its level when the flood began
 }

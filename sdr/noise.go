@@ -112,7 +112,7 @@ func packetCipher(cs *noise.CipherState) (core.PacketCipher, error) {
 // parseAuth reads Config.Auth.
 func parseAuth(s string) (wire.Protection, error) {
 	if s == "" {
-		return DefaultAuth, nil
+		s = DefaultAuth
 	}
 	if p, ok := wire.ParseProtection(s); ok {
 		return p, nil

@@ -159,7 +159,7 @@ func (c *Conn) SendStream(ctx context.Context, r io.Reader, sc *StreamConfig) (a
 	}
 	_ = verdict.Complete()
 	if f.Verdict != wire.VerdictOK {
-		return acked, &CorruptError{Verdict: f.Verdict, Received: int64(f.Offset), Declared: sent}
+		return acked, &CorruptError{Verdict: f.Verdict.String(), Received: int64(f.Offset), Declared: sent}
 	}
 	return acked, nil
 }
@@ -288,7 +288,7 @@ func (c *Conn) endStream(ctx context.Context, end *wire.StreamFrame, total, decl
 		cancel()
 	}
 	if v != wire.VerdictOK {
-		return &CorruptError{Verdict: v, Received: total, Declared: int64(end.Offset)}
+		return &CorruptError{Verdict: v.String(), Received: total, Declared: int64(end.Offset)}
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.depth, "depth", sdr.DefaultStreamDepth, "messages in flight (1..512)")
 	fl.Var(&f.handshake, "handshake-timeout", "give up on a peer that does not answer after this long")
 	fl.Var(&f.window, "window", "unacknowledged bytes in flight (default: --rate x 100ms, or 2MiB unpaced)")
-	fl.StringVar(&f.auth, "auth", sdr.DefaultAuth.String(), "packet protection after a Noise handshake: full (encrypt and authenticate everything), header (authenticate headers only) or none")
+	fl.StringVar(&f.auth, "auth", sdr.DefaultAuth, "packet protection after a Noise handshake: full (encrypt and authenticate everything), header (authenticate headers only) or none")
 	fl.StringVar(&f.psk, "psk", "", "pre-shared key, 64 hex digits, that both ends must hold (authenticates the peer)")
 	fl.StringVar(&f.cc, "cc", sdr.DefaultCC, "congestion control: "+strings.Join(cc.Names(), ", "))
 	fl.Var(&f.lineRate, "line-rate", "link rate the congestion controller starts from (default: --rate, or 10Gbps)")
@@ -352,12 +352,12 @@ func printSent(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
 	fmt.Fprintf(w, "sent and verified %s in %v: %s goodput; retransmitted %s, parity %s, %d RTOs, RTT %v\n",
 		units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(gbps),
 		units.FormatSize(int64(st.RetxBytes)), units.FormatSize(int64(st.ParityBytes)), st.RTOs,
-		st.SmoothedRTT.Std().Round(time.Microsecond))
+		st.SmoothedRTT.Round(time.Microsecond))
 	if len(st.Paths) > 1 {
 		var b strings.Builder
 		for i, p := range st.Paths {
 			fmt.Fprintf(&b, "  path %3d: sent %8d  acked %8d  lost %6d  srtt %10v  %s\n", i, p.Sent, p.Acked, p.Lost,
-				p.SRTT.Std().Round(time.Microsecond), p.State)
+				p.SRTT.Round(time.Microsecond), p.State)
 		}
 		fmt.Fprint(w, b.String())
 	}

@@ -1,0 +1,144 @@
+package sdr
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/datapath/udp"
+)
+
+// TestPublicAPI keeps the package's surface public: no exported function,
+// method, type, field, constant or variable mentions a type of an internal
+// package (an outside program could not name it, and go doc hides its
+// fields), and every exported declaration has a doc comment.
+func TestPublicAPI(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") },
+		parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			internal := map[string]string{} // import name -> path, internal imports only
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if !strings.Contains(p, "/internal/") {
+					continue
+				}
+				name := path.Base(p)
+				if imp.Name != nil {
+					name = imp.Name.Name
+				}
+				internal[name] = p
+			}
+			check := func(where string, n ast.Node) {
+				if n == nil {
+					return
+				}
+				ast.Inspect(n, func(n ast.Node) bool {
+					if sel, ok := n.(*ast.SelectorExpr); ok {
+						if id, ok := sel.X.(*ast.Ident); ok && internal[id.Name] != "" {
+							t.Errorf("%s: %s mentions %s.%s of %s", fset.Position(sel.Pos()), where, id.Name, sel.Sel.Name, internal[id.Name])
+						}
+					}
+					return true
+				})
+			}
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if !d.Name.IsExported() || (d.Recv != nil && !exportedRecv(d.Recv)) {
+						continue
+					}
+					check(d.Name.Name, d.Type)
+					// The methods of the standard interfaces need no words.
+					std := d.Recv != nil && (d.Name.Name == "Error" || d.Name.Name == "Unwrap" || d.Name.Name == "Is" || d.Name.Name == "String")
+					if d.Doc == nil && !std {
+						t.Errorf("%s: %s has no doc comment", fset.Position(d.Pos()), d.Name.Name)
+					}
+				case *ast.GenDecl:
+					for _, s := range d.Specs {
+						switch s := s.(type) {
+						case *ast.TypeSpec:
+							if !s.Name.IsExported() {
+								continue
+							}
+							if d.Doc == nil && s.Doc == nil {
+								t.Errorf("%s: type %s has no doc comment", fset.Position(s.Pos()), s.Name.Name)
+							}
+							checkType(s.Name.Name, s.Type, check)
+						case *ast.ValueSpec:
+							for _, name := range s.Names {
+								if name.IsExported() {
+									check(name.Name, s.Type)
+									for _, v := range s.Values {
+										check(name.Name, v)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkType checks what a type declaration makes public: the exported
+// fields of a struct (embedded ones included), the methods of an
+// interface, anything else whole.
+func checkType(name string, typ ast.Expr, check func(string, ast.Node)) {
+	st, ok := typ.(*ast.StructType)
+	if !ok {
+		check(name, typ)
+		return
+	}
+	for _, fld := range st.Fields.List {
+		if len(fld.Names) == 0 { // embedded: public if its type's name is
+			if id := typeName(fld.Type); id != nil && id.IsExported() {
+				check(name+" (embedded)", fld.Type)
+			}
+			continue
+		}
+		for _, n := range fld.Names {
+			if n.IsExported() {
+				check(name+"."+n.Name, fld.Type)
+			}
+		}
+	}
+}
+
+// TestDefaultWindowFitsSocket: the documented default window is half the
+// datapath's socket buffer.
+func TestDefaultWindowFitsSocket(t *testing.T) {
+	if DefaultWindow != udp.DefaultSocketBuffer/2 {
+		t.Errorf("DefaultWindow %d, want half of udp.DefaultSocketBuffer %d", DefaultWindow, udp.DefaultSocketBuffer)
+	}
+}
+
+func typeName(e ast.Expr) *ast.Ident {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e
+	case *ast.StarExpr:
+		return typeName(e.X)
+	case *ast.SelectorExpr:
+		return e.Sel
+	}
+	return nil
+}
+
+func exportedRecv(r *ast.FieldList) bool {
+	id := typeName(r.List[0].Type)
+	if ix, ok := r.List[0].Type.(*ast.IndexExpr); ok {
+		id = typeName(ix.X)
+	}
+	return id != nil && id.IsExported()
+}
