@@ -4,7 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -19,68 +19,75 @@ import (
 // fields), and every exported declaration has a doc comment.
 func TestPublicAPI(t *testing.T) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") },
-		parser.ParseComments)
+	entries, err := os.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			internal := map[string]string{} // import name -> path, internal imports only
-			for _, imp := range f.Imports {
-				p, _ := strconv.Unquote(imp.Path.Value)
-				if !strings.Contains(p, "/internal/") {
+	var files []*ast.File
+	for _, e := range entries {
+		if n := e.Name(); strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+			f, err := parser.ParseFile(fset, n, nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+	}
+	for _, f := range files {
+		internal := map[string]string{} // import name -> path, internal imports only
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.Contains(p, "/internal/") {
+				continue
+			}
+			name := path.Base(p)
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			internal[name] = p
+		}
+		check := func(where string, n ast.Node) {
+			if n == nil {
+				return
+			}
+			ast.Inspect(n, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && internal[id.Name] != "" {
+						t.Errorf("%s: %s mentions %s.%s of %s", fset.Position(sel.Pos()), where, id.Name, sel.Sel.Name, internal[id.Name])
+					}
+				}
+				return true
+			})
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() || (d.Recv != nil && !exportedRecv(d.Recv)) {
 					continue
 				}
-				name := path.Base(p)
-				if imp.Name != nil {
-					name = imp.Name.Name
+				check(d.Name.Name, d.Type)
+				// The methods of the standard interfaces need no words.
+				std := d.Recv != nil && (d.Name.Name == "Error" || d.Name.Name == "Unwrap" || d.Name.Name == "Is" || d.Name.Name == "String")
+				if d.Doc == nil && !std {
+					t.Errorf("%s: %s has no doc comment", fset.Position(d.Pos()), d.Name.Name)
 				}
-				internal[name] = p
-			}
-			check := func(where string, n ast.Node) {
-				if n == nil {
-					return
-				}
-				ast.Inspect(n, func(n ast.Node) bool {
-					if sel, ok := n.(*ast.SelectorExpr); ok {
-						if id, ok := sel.X.(*ast.Ident); ok && internal[id.Name] != "" {
-							t.Errorf("%s: %s mentions %s.%s of %s", fset.Position(sel.Pos()), where, id.Name, sel.Sel.Name, internal[id.Name])
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if !s.Name.IsExported() {
+							continue
 						}
-					}
-					return true
-				})
-			}
-			for _, d := range f.Decls {
-				switch d := d.(type) {
-				case *ast.FuncDecl:
-					if !d.Name.IsExported() || (d.Recv != nil && !exportedRecv(d.Recv)) {
-						continue
-					}
-					check(d.Name.Name, d.Type)
-					// The methods of the standard interfaces need no words.
-					std := d.Recv != nil && (d.Name.Name == "Error" || d.Name.Name == "Unwrap" || d.Name.Name == "Is" || d.Name.Name == "String")
-					if d.Doc == nil && !std {
-						t.Errorf("%s: %s has no doc comment", fset.Position(d.Pos()), d.Name.Name)
-					}
-				case *ast.GenDecl:
-					for _, s := range d.Specs {
-						switch s := s.(type) {
-						case *ast.TypeSpec:
-							if !s.Name.IsExported() {
-								continue
-							}
-							if d.Doc == nil && s.Doc == nil {
-								t.Errorf("%s: type %s has no doc comment", fset.Position(s.Pos()), s.Name.Name)
-							}
-							checkType(s.Name.Name, s.Type, check)
-						case *ast.ValueSpec:
-							for _, name := range s.Names {
-								if name.IsExported() {
-									check(name.Name, s.Type)
-									for _, v := range s.Values {
-										check(name.Name, v)
-									}
+						if d.Doc == nil && s.Doc == nil {
+							t.Errorf("%s: type %s has no doc comment", fset.Position(s.Pos()), s.Name.Name)
+						}
+						checkType(s.Name.Name, s.Type, check)
+					case *ast.ValueSpec:
+						for _, name := range s.Names {
+							if name.IsExported() {
+								check(name.Name, s.Type)
+								for _, v := range s.Values {
+									check(name.Name, v)
 								}
 							}
 						}
