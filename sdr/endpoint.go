@@ -222,13 +222,23 @@ func (e *endpoint) receive(b *rxBatch) bool {
 		return false
 	}
 	now := e.now()
+	refused := false
 	for i := range b.n {
 		m := &b.msgs[i]
-		if m.Refused { // an ICMP unreachable for a datagram we sent
-			e.core.Refused(now, m.Addr)
+		if m.Refused {
+			refused = true
 			continue
 		}
 		_ = e.core.HandleDatagramFrom(now, m.Addr, core.Path(m.Path), m.Buf[:m.N], m.CE)
+	}
+	// ICMP unreachables for datagrams we sent, after the datagrams: the
+	// kernel reports them ahead of what the peer sent before it left, and
+	// that (a CLOSE with its reason, a NACK) is what the application
+	// should hear.
+	for i := 0; refused && i < b.n; i++ {
+		if m := &b.msgs[i]; m.Refused {
+			e.core.Refused(now, m.Addr)
+		}
 	}
 	e.free <- b
 	return true

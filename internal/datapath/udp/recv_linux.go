@@ -185,7 +185,17 @@ func (b *UDPBind) read(path int) error {
 	case rx.errno == unix.EAGAIN:
 		return nil
 	case refusal(rx.errno):
-		return b.readRefusals(path)
+		// The kernel reports a pending error before the datagrams queued
+		// ahead of it: read those into the batch too, so that a receiver
+		// can hear what the peer sent before it went away (its CLOSE,
+		// say) before it hears that the peer is gone.
+		if err := b.readRefusals(path); err != nil {
+			return err
+		}
+		if rx.n < len(rx.msgs) && !b.gro {
+			return b.read(path)
+		}
+		return nil
 	default:
 		return os.NewSyscallError("recvmmsg", rx.errno)
 	}
