@@ -11,7 +11,6 @@ import (
 	"github.com/sdrnet/sdrnet/internal/datapath/udp"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
-	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
@@ -177,14 +176,13 @@ func (c Config) check() (core.Config, error) {
 	if name == "" {
 		name = "sr-nack"
 	}
-	if name == autoscheme.Name {
-		cc.Scheme, cc.Chooser = reliability.SelectiveRepeat{NACK: true}, autoscheme.NewBackground()
-	} else {
-		s, err := reliability.Parse(name)
-		if err != nil {
-			return cc, fmt.Errorf("sdr: Config.Scheme: %w (or %s)", err, autoscheme.Name)
-		}
-		cc.Scheme = s
+	s, auto, err := autoscheme.Parse(name)
+	if err != nil {
+		return cc, fmt.Errorf("sdr: Config.Scheme: %w", err)
+	}
+	cc.Scheme = s
+	if auto {
+		cc.Chooser = autoscheme.NewBackground()
 	}
 	auth, err := parseAuth(c.Auth)
 	if err != nil {

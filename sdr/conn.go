@@ -79,7 +79,7 @@ func (c *Conn) event(ev core.Event) {
 			return // closed() fails it with the connection's end cause
 		}
 		if s, ok := c.sends[core.SendHandle(ev.Msg)]; ok {
-			s.finish(ev.Err)
+			s.finish(messageErr(ev.Err))
 			delete(c.sends, core.SendHandle(ev.Msg))
 		}
 	case core.EventChunks:
@@ -96,7 +96,7 @@ func (c *Conn) event(ev core.Event) {
 			return
 		}
 		if r, ok := c.recvs[core.RecvHandle(ev.Msg)]; ok {
-			r.finish(0, ev.Err)
+			r.finish(0, messageErr(ev.Err))
 		}
 	}
 }

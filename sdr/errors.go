@@ -31,7 +31,19 @@ var (
 	// ErrPeerSilent: the peer stopped answering, keepalives included,
 	// for Config.IdleTimeout (see PeerSilentError).
 	ErrPeerSilent = errors.New("sdr: peer silent")
+	// ErrMessageTooLarge: a message did not fit the buffer the receiver
+	// posted for it; both the receive and the send fail with it.
+	ErrMessageTooLarge = errors.New("sdr: message larger than the receiver's posted buffer")
 )
+
+// messageErr turns the core's reasons a message failed into this
+// package's errors.
+func messageErr(err error) error {
+	if errors.Is(err, core.ErrMessageTooLarge) {
+		return ErrMessageTooLarge
+	}
+	return err
+}
 
 // RefusedError names the peer that refused, and how.
 type RefusedError struct {

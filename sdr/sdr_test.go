@@ -176,3 +176,20 @@ func TestConfigErrors(t *testing.T) {
 	var _ io.Reader = bytes.NewReader(nil)
 	_ = errors.New
 }
+
+// TestMessageTooLarge: a message longer than the posted buffer fails both
+// the receive and the send with ErrMessageTooLarge, an error an outside
+// program can name.
+func TestMessageTooLarge(t *testing.T) {
+	a, b := pair(t, Config{}, nil)
+	ctx := ctxFor(t, 10*time.Second)
+	r, err := b.PostRecv(make([]byte, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendErr := a.Send(ctx, make([]byte, 2<<20))
+	_, recvErr := r.Wait(ctx)
+	if !errors.Is(sendErr, ErrMessageTooLarge) || !errors.Is(recvErr, ErrMessageTooLarge) {
+		t.Errorf("send: %v; receive: %v; want both ErrMessageTooLarge", sendErr, recvErr)
+	}
+}

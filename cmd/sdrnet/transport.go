@@ -16,7 +16,6 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/autoscheme"
 	"github.com/sdrnet/sdrnet/internal/cc"
-	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/internal/wire"
@@ -180,7 +179,7 @@ stream is kept as FILE.partial, so nothing received is lost.`,
 			n, err := conn.RecvStream(ctx, io.MultiWriter(sink, pw), tf.stream(0))
 			pw.done()
 			if err != nil {
-				if errors.Is(err, core.ErrMessageTooLarge) {
+				if errors.Is(err, sdr.ErrMessageTooLarge) {
 					// Tell the sender why, so both ends name the fix.
 					why := fmt.Sprintf("the sender's messages exceed recv's --msg %s: give recv --msg at least the sender's", tf.msg.text)
 					_ = conn.CloseWithError(closeTooLarge, why)

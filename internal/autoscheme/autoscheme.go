@@ -5,16 +5,14 @@
 //
 // Decisions are cached per bucket of the inputs (an eighth of a decade of
 // loss rate, a quarter octave of size, an eighth of an octave of RTT and
-// rate), so a connection whose
-// measurements do not move pays one map lookup per message, and one whose
-// measurements move is re-decided as they cross bucket borders.
+// rate), so a connection whose measurements do not move pays one map
+// lookup per message, and one whose measurements move is re-decided as they
+// cross bucket borders.
 package autoscheme
 
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/sdrnet/sdrnet/internal/model"
@@ -61,15 +59,15 @@ type Chooser struct {
 
 	// background: a decision not cached yet is worked out on another
 	// goroutine, and the message gets the last decision made meanwhile
-	// (the model takes tens of milliseconds for SR-NACK, which a real
-	// connection's event loop must not wait for).
+	// (five model evaluations take up to a few milliseconds at 1 GiB,
+	// which a real connection's event loop should not wait for).
 	background bool
+	busy       sync.WaitGroup // background decisions under way
 
 	mu      sync.Mutex
 	cache   map[bucket]int  // index into schemes
 	pending map[bucket]bool // being decided in the background
 	last    int             // the latest decision
-	counts  []uint64        // messages given each scheme
 	lastErr error
 }
 
@@ -91,7 +89,6 @@ func New() *Chooser {
 		}
 		ch.add(reliability.NewErasureCoding(code, 0))
 	}
-	ch.counts = make([]uint64, len(ch.schemes))
 	return ch
 }
 
@@ -108,15 +105,17 @@ func (ch *Chooser) add(s reliability.Scheme) {
 	ch.names = append(ch.names, reliability.Name(s))
 }
 
-// Parse reads a scheme name as the CLI spells it: "auto" gives a new
-// Chooser (and SR-NACK, the scheme of messages it is not asked about);
-// any other name is reliability.Parse's.
-func Parse(s string) (reliability.Scheme, *Chooser, error) {
+// Parse reads a scheme name as the CLI, scenarios and sdr.Config spell
+// it: "auto" (auto true, and SR-NACK, the scheme of messages a chooser is
+// not asked about), or any name reliability.Parse reads.
+func Parse(s string) (scheme reliability.Scheme, auto bool, err error) {
 	if s == Name {
-		return reliability.SelectiveRepeat{NACK: true}, New(), nil
+		return reliability.SelectiveRepeat{NACK: true}, true, nil
 	}
-	sc, err := reliability.Parse(s)
-	return sc, nil, err
+	if scheme, err = reliability.Parse(s); err != nil {
+		return nil, false, fmt.Errorf("%w (or %s)", err, Name)
+	}
+	return scheme, false, nil
 }
 
 // AssumedLoss is the loss rate a decision rests on: the measured rate, or
@@ -145,7 +144,9 @@ func (ch *Chooser) Choose(c reliability.Conditions) reliability.Scheme {
 		i = ch.last
 		if !ch.pending[b] {
 			ch.pending[b] = true
+			ch.busy.Add(1)
 			go func() {
+				defer ch.busy.Done()
 				j, err := ch.evaluate(b)
 				ch.mu.Lock()
 				defer ch.mu.Unlock()
@@ -158,50 +159,11 @@ func (ch *Chooser) Choose(c reliability.Conditions) reliability.Scheme {
 		}
 	}
 	ch.last = i
-	ch.counts[i]++
 	return ch.schemes[i]
 }
 
 // Wait blocks until no decision is being made in the background (tests).
-func (ch *Chooser) Wait() {
-	for {
-		ch.mu.Lock()
-		n := len(ch.pending)
-		ch.mu.Unlock()
-		if n == 0 {
-			return
-		}
-		runtime.Gosched()
-	}
-}
-
-// Counts returns how many messages were given each scheme, by name.
-func (ch *Chooser) Counts() map[string]uint64 {
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	out := map[string]uint64{}
-	for i, n := range ch.counts {
-		if n > 0 {
-			out[ch.names[i]] = n
-		}
-	}
-	return out
-}
-
-// String lists the decisions so far, like "sr-nack x12, ec:32,8 x3".
-func (ch *Chooser) String() string {
-	counts := ch.Counts()
-	var parts []string
-	for _, name := range ch.names {
-		if n := counts[name]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s x%d", name, n))
-		}
-	}
-	if len(parts) == 0 {
-		return "no messages"
-	}
-	return strings.Join(parts, ", ")
-}
+func (ch *Chooser) Wait() { ch.busy.Wait() }
 
 // Err returns the last error the model gave, if any (a candidate it could
 // not evaluate is skipped).
@@ -265,10 +227,8 @@ const (
 )
 
 func bucketOf(c reliability.Conditions) bucket {
-	b := bucket{loss: math.MinInt16, mtu: int32(c.MTU), chunk: int32(c.ChunkBytes)}
-	if p := AssumedLoss(c); p > 0 {
-		b.loss = int16(math.Round(math.Log10(p) * lossSteps))
-	}
+	// AssumedLoss is never zero: (lost+1)/(sent+1) > 0.
+	b := bucket{loss: int16(math.Round(math.Log10(AssumedLoss(c)) * lossSteps)), mtu: int32(c.MTU), chunk: int32(c.ChunkBytes)}
 	b.size = int16(math.Round(math.Log2(float64(max(c.Size, 1))) * sizeSteps))
 	b.rtt = int16(math.Round(math.Log2(float64(max(c.RTT, 1))) * timeSteps))
 	rate := c.Rate
@@ -288,12 +248,10 @@ func predict(b bucket, s reliability.Scheme) (model.Prediction, error) {
 		HeaderBytes:    headerBytes,
 		RateBitsPerSec: math.Exp2(float64(b.rate) / timeSteps),
 		RTT:            monotime.Duration(math.Exp2(float64(b.rtt) / timeSteps)),
+		DropProb:       math.Pow(10, float64(b.loss)/lossSteps),
 		Decode:         model.DecodeStripe,
 		Retry:          model.RetryPacket,
 		AtSender:       true,
-	}
-	if b.loss != math.MinInt16 {
-		p.DropProb = math.Pow(10, float64(b.loss)/lossSteps)
 	}
 	if code := s.Code(); code != nil {
 		p.Scheme, p.K, p.M = model.ECMDS, code.K(), code.M()

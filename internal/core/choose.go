@@ -70,9 +70,10 @@ func (l *lossCounts) counts() (lost, sent float64) {
 }
 
 // noteLost counts packet p of m lost, once however often it is reported
-// (re-NACKs, a fallback NACK after a decode report).
+// (re-NACKs, a fallback NACK after a decode report). Without a chooser
+// nobody reads the counts, and a message has no lost bitmap.
 func (s *sender) noteLost(m *sendMsg, p uint32) {
-	if p < m.npkts && !m.lost.test(p) {
+	if s.c.cfg.Chooser != nil && p < m.npkts && !m.lost.test(p) {
 		m.lost.set(p)
 		s.loss.blockLost++
 	}

@@ -184,7 +184,9 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 		acked: m.acked, sentAt: m.sentAt, retx: m.retx, pathOf: m.pathOf, unconfirmed: m.unconfirmed,
 		ambiguous: m.ambiguous, delivered: m.delivered, lost: m.lost}
 	m.acked.reset(nchunks)
-	m.lost.reset(npkts)
+	if c.cfg.Chooser != nil {
+		m.lost.reset(npkts)
+	}
 	m.delivered.reset(npkts)
 	m.retx.reset(nchunks)
 	if c.mp.sel != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/sdrnet/sdrnet/sim/scenario"
@@ -102,6 +103,9 @@ func Judge(cells []scenario.Cell, claims []scenario.Claim) []Verdict {
 			}
 			p := VerdictPair{Group: group, Better: scenario.ClaimValue(&cell, v.Metric),
 				Worse: scenario.ClaimValue(&w, v.Metric), Metric: v.Metric}
+			if math.IsNaN(p.Better) || math.IsNaN(p.Worse) {
+				continue // a figure these cells do not have: not judged
+			}
 			if p.Better*v.Factor < p.Worse*(1+v.Tolerance) {
 				v.Holds++
 			}

@@ -40,6 +40,11 @@ func TestJudge(t *testing.T) {
 	if v := Judge(cells[:2], []scenario.Claim{{Better: better, Worse: worse, Metric: "sender_mean"}})[0]; v.Holds != 0 || len(v.Groups) != 1 {
 		t.Errorf("sender_mean: %+v", v)
 	}
+	// Cells not timed at the sender are not judged by sender_mean (their
+	// receiver mean is not put in its place).
+	if v := Judge(cells[2:], []scenario.Claim{{Better: better, Worse: worse, Metric: "sender_mean"}})[0]; len(v.Groups) != 0 {
+		t.Errorf("sender_mean without sender timing judged: %+v", v)
+	}
 	v := Judge(cells, []scenario.Claim{{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}})[0]
 	if g := v.Groups[0]; g.Better != 2 || g.Worse != 3 || g.Figures() != "2s against 3s (1.50x)" {
 		t.Errorf("pair %+v: %q", g, g.Figures())

@@ -74,8 +74,8 @@ type agreeRow struct {
 // agree judges each cell: within the tolerance of the model, else within
 // 3 standard errors of the simulated mean (the samples cannot tell the
 // two apart; the standard error is the sample's, or where rare losses
-// leave the sample blind to its spread, the model's), else outside. Cells timed at the sender are compared with
-// the model's sender timing.
+// leave the sample blind to its spread, the model's), else outside.
+// Cells timed at the sender are compared with the model's sender timing.
 func agree(cells []scenario.Cell) agreement {
 	a := agreement{Tolerance: fmt.Sprintf("%g%%", 100*scenario.Tolerance)}
 	for _, c := range cells {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,13 +42,15 @@ type Claim struct {
 // for all of them.
 var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99"}
 
-// ClaimValue is a cell's figure named by metric.
+// ClaimValue is a cell's figure named by metric; NaN where the cell has no
+// such figure (sender_mean of a cell not timed at the sender).
 func ClaimValue(c *Cell, metric string) float64 {
 	switch metric {
 	case "sender_mean": // SDR-RDMA's timing, until the sender hears the last ACK
-		if c.AtSender != nil {
-			return c.AtSender.Mean
+		if c.AtSender == nil {
+			return math.NaN()
 		}
+		return c.AtSender.Mean
 	case "p99":
 		return c.P99
 	case "p999":

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
-	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/sim"
 )
@@ -105,14 +104,11 @@ func distance(s string) (any, error) {
 type autoScheme struct{}
 
 func scheme(s string) (any, error) {
-	if s == autoscheme.Name {
+	sc, auto, err := autoscheme.Parse(s)
+	if auto {
 		return autoScheme{}, nil
 	}
-	sc, err := reliability.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w (or %s)", err, autoscheme.Name)
-	}
-	return sc, nil
+	return sc, err
 }
 
 func selector(s string) (any, error) { return path.ParseKind(s) }
