@@ -124,7 +124,7 @@ type schemeResult struct {
 	Scheme         string  `json:"scheme"`
 	Completion     float64 `json:"completion_s"`          // Send to the sender's done event
 	RecvCompletion float64 `json:"receiver_completion_s"` // Send to the receiver's done event
-	Goodput        float64 `json:"goodput_gbps"`          // size*8/completion, Gbit/s
+	Goodput        float64 `json:"goodput_bps"`           // size*8/completion, bits per second (as bench's goodput_bps)
 	RetxBytes      uint64  `json:"retransmitted_bytes"`
 	ParityBytes    uint64  `json:"parity_bytes"`
 	Recovered      uint64  `json:"ec_recovered_packets"`
@@ -259,7 +259,7 @@ func runScheme(o *demoOptions, s reliability.Scheme, msg []byte, ideal monotime.
 	r.completion, r.recvCompletion = res.Duration, res.RecvAt
 	r.Completion, r.RecvCompletion = res.Duration.Seconds(), res.RecvAt.Seconds()
 	if res.Duration > 0 {
-		r.Goodput = float64(len(msg)) * 8 / res.Duration.Seconds() / 1e9
+		r.Goodput = float64(len(msg)) * 8 / res.Duration.Seconds()
 	}
 	r.RetxBytes = res.A.RetxBytes
 	r.ParityBytes = res.A.ParityBytes
@@ -305,7 +305,7 @@ func (rep *demoReport) printRow(w io.Writer, r *schemeResult) {
 	cells := []string{
 		fmtDur(r.completion),
 		fmtDur(r.recvCompletion),
-		units.FormatRate(r.Goodput * 1e9),
+		units.FormatRate(r.Goodput),
 		units.FormatSize(int64(r.RetxBytes)),
 		units.FormatSize(int64(r.ParityBytes)),
 		strconv.FormatUint(r.Recovered, 10),

@@ -111,8 +111,8 @@ func TestDemoJSON(t *testing.T) {
 			t.Errorf("%s: completion %g s, receiver %g s; want at least the ideal %g s, %g s and receiver first",
 				r.Scheme, r.Completion, r.RecvCompletion, rep.Ideal, rep.IdealRecv)
 		}
-		if want := size * 8 / r.Completion / 1e9; math.Abs(r.Goodput-want) > 1e-9*want || r.Goodput > 10 {
-			t.Errorf("%s: goodput %g Gbit/s, want %g, at most the link's 10", r.Scheme, r.Goodput, want)
+		if want := size * 8 / r.Completion; math.Abs(r.Goodput-want) > 1e-9*want || r.Goodput > 10e9 {
+			t.Errorf("%s: goodput %g bit/s, want %g, at most the link's 10e9", r.Scheme, r.Goodput, want)
 		}
 		if ec := strings.Contains(r.Scheme, ":"); ec != (r.ParityBytes > 0) || !ec && r.Recovered+r.Fallbacks > 0 {
 			t.Errorf("%s: %d parity bytes, %d recovered, %d fallbacks; want parity and recovery for EC only",
@@ -129,6 +129,49 @@ func TestDemoJSON(t *testing.T) {
 	}
 	if !slices.Equal(names, allSchemes) {
 		t.Errorf("schemes = %q, want %q", names, allSchemes)
+	}
+}
+
+// demo --json names its goodput as bench --json does: goodput_bps, a number
+// of bits per second, size*8/completion_s.
+func TestDemoJSONGoodputBits(t *testing.T) {
+	const size = 256 << 10
+	out, errOut, err := runCLI(t, "demo", "--size", "256KiB", "--schemes", "sr-nack,ec:32,8", "--json")
+	if err != nil {
+		t.Fatalf("demo --json: %v\nstderr: %s", err, errOut)
+	}
+	var rep struct {
+		Size    int64            `json:"size_bytes"`
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if rep.Size != size || len(rep.Results) != 2 {
+		t.Fatalf("size %d, %d results; want %d and 2:\n%s", rep.Size, len(rep.Results), size, out)
+	}
+	for _, r := range rep.Results {
+		if _, ok := r["goodput_gbps"]; ok {
+			t.Errorf("%v: the result still has goodput_gbps", r["scheme"])
+		}
+		goodput, ok := r["goodput_bps"].(float64)
+		if !ok {
+			t.Errorf("%v: goodput_bps = %#v, want a number", r["scheme"], r["goodput_bps"])
+			continue
+		}
+		completion, ok := r["completion_s"].(float64)
+		if !ok || completion <= 0 {
+			t.Errorf("%v: completion_s = %#v, want a positive number", r["scheme"], r["completion_s"])
+			continue
+		}
+		if want := float64(size) * 8 / completion; math.Abs(goodput-want) > 1e-9*want {
+			t.Errorf("%v: goodput_bps = %g, want size*8/completion_s = %g", r["scheme"], goodput, want)
+		}
+		// Bits, not Gbit: a 256 KiB message over a 25 ms round trip goes
+		// at tens of Mbit/s, millions in bits, a few hundredths in Gbit.
+		if goodput < 1e6 || goodput > 10e9 {
+			t.Errorf("%v: goodput_bps = %g, want bits per second, at most the link's 10e9", r["scheme"], goodput)
+		}
 	}
 }
 
