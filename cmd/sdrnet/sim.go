@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -145,32 +147,40 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	r := &report.Run{Scenario: s.Name, File: s.File, Description: s.Description, Seed: s.Seed, Full: o.full,
 		Finding: s.Finding, Differences: s.Differences, Compare: s.Compare, Params: s.Params, Cells: cells,
 		Verdicts: report.Judge(cells, s.Claims)}
-	if err := writeOutputs(out, r); err != nil {
+	names, err := writeOutputs(out, r)
+	if err != nil {
 		return err
 	}
 	printSummary(cmd.OutOrStdout(), cells)
 	printVerdicts(cmd.OutOrStdout(), r.Verdicts)
-	fmt.Fprintf(stderr, "wrote %s/{results.csv,tiers.csv,results.json,report.html} in %v\n", out, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "wrote %s/{%s} in %v\n", out, strings.Join(names, ","), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
-func writeOutputs(dir string, r *report.Run) error {
-	for name, write := range map[string]func(io.Writer, *report.Run) error{
-		"results.csv": report.WriteCSV, "tiers.csv": report.WriteTiersCSV, "results.json": report.WriteJSON, "report.html": report.WriteHTML,
-	} {
-		f, err := os.Create(filepath.Join(dir, name))
+// writeOutputs writes the run's files into dir, removing a tiers.csv an
+// earlier run of a fabric scenario left there, and returns their names.
+func writeOutputs(dir string, r *report.Run) ([]string, error) {
+	var names []string
+	for _, file := range report.Files(r) {
+		f, err := os.Create(filepath.Join(dir, file.Name))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := write(f, r); err != nil {
+		if err := file.Write(f, r); err != nil {
 			f.Close()
-			return fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", file.Name, err)
 		}
 		if err := f.Close(); err != nil {
-			return err
+			return nil, err
+		}
+		names = append(names, file.Name)
+	}
+	if !slices.Contains(names, "tiers.csv") {
+		if err := os.Remove(filepath.Join(dir, "tiers.csv")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
 		}
 	}
-	return nil
+	return names, nil
 }
 
 // progress returns a progress printer: a bar redrawn in place on a
@@ -217,9 +227,9 @@ func printSummary(w io.Writer, cells []scenario.Cell) {
 				sP999 = fmtSeconds(t.P999)
 			}
 		}
-		rate := units.FormatRate(c.GoodputGbps * 1e9)
-		if c.BusBWGbps > 0 {
-			rate = "busbw " + units.FormatRate(c.BusBWGbps*1e9)
+		rate := units.FormatRate(c.GoodputBps)
+		if c.BusBWBps > 0 {
+			rate = "busbw " + units.FormatRate(c.BusBWBps)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Label, c.Runs, fmtSeconds(c.Mean), p999,
 			sMean, sP999, rate, units.FormatSize(int64(c.RetxBytes)), units.FormatSize(int64(c.ParityBytes)), model, ratio)

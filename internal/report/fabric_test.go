@@ -14,7 +14,7 @@ func fabricRun() *Run {
 	for i, sel := range []string{"obs", "single"} {
 		depth := float64(10240 * (i*9 + 1)) // single path queues ten times deeper
 		cells = append(cells, scenario.Cell{Index: i, Label: "select=" + sel,
-			Params: map[string]string{"transport.select": sel}, Runs: 1, Timing: scenario.Timing{Mean: 5e-3 * float64(i+1)}, BusBWGbps: 90 / float64(i+1),
+			Params: map[string]string{"transport.select": sel}, Runs: 1, Timing: scenario.Timing{Mean: 5e-3 * float64(i+1)}, BusBWBps: 90e9 / float64(i+1),
 			Tiers: []scenario.TierMetrics{
 				{Name: "host", Ports: 32, QueueP99Bytes: depth / 2, PeakBytes: int(depth), UtilMax: 0.9},
 				{Name: "leaf-spine", Ports: 64, QueueP50Bytes: 0, QueueP99Bytes: depth, QueueMaxBytes: 2 * depth, PeakBytes: int(3 * depth), UtilP50: 0.4, UtilMax: 0.95, Drops: uint64(i),
@@ -31,8 +31,10 @@ func TestFabricSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := b.String()
-	for _, want := range []string{`id="fabric"`, "queue depth p99 over time, leaf-spine tier", "leaf-spine queue p50",
-		"<td>100KiB</td>", "<svg", "PFC pauses", "reorder depth at the receivers", "<td>3.5 / 9</td>", "deepest leaf-spine port over time"} {
+	for _, want := range []string{`id="fabric"`, "queue depth p99 over time, leaf-spine tier (KiB)", "leaf-spine queue p99 (KiB)",
+		"<td>100.0</td>", "<svg", "PFC pauses (PAUSE frames)", "<th>PFC pauses</th>", "reorder depth at the receivers", "<td>3.500</td>", "deepest leaf-spine port over time",
+		// Bars carry their values: 90 and 45 Gbit/s of bus bandwidth.
+		">90</text>", ">45</text>"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -43,6 +45,18 @@ func TestFabricSection(t *testing.T) {
 	}
 	if strings.Contains(b.String(), `id="fabric"`) {
 		t.Error("a long-haul report has a fabric section")
+	}
+	// Nothing paused and nothing dropped: no figure and no column of zeros.
+	r := fabricRun()
+	for i := range r.Cells {
+		r.Cells[i].Pauses = 0
+	}
+	b.Reset()
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "PFC pauses (PAUSE frames)") || strings.Contains(b.String(), "<th>PFC pauses</th>") {
+		t.Error("the report shows PFC pauses that are zero in every cell")
 	}
 }
 
@@ -59,7 +73,7 @@ func TestTiersCSV(t *testing.T) {
 	if len(rows) != 1+2*2 {
 		t.Fatalf("%d rows, want a header and 2 tiers of 2 cells", len(rows))
 	}
-	if got := strings.Join(rows[4], ","); got != "1,single,leaf-spine,64,0,102400,204800,307200,0,0.4,0,0,0.95,1,7,2,5,0.001,0" {
+	if got := strings.Join(rows[4], ","); got != "1,select=single,single,leaf-spine,64,0,102400,204800,307200,0,0.4,0,0,0.95,1,7,2,5,0.001,0" {
 		t.Errorf("last row %s", got)
 	}
 }

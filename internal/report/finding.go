@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -16,9 +17,29 @@ type ranking struct {
 }
 
 type rankEntry struct {
-	Name  string  // the compared values: "obs", or "te, 16"
-	Mean  float64 // seconds
-	Queue float64 // p99 over time of the fabric's highest tier, bytes; zero if not sampled
+	Name   string  // the compared values: "select=obs", or "balancer=te, qps=16"
+	Mean   float64 // seconds
+	StdErr float64 // of Mean
+	Queue  float64 // p99 over time of the fabric's highest tier, bytes; zero if not sampled
+	// Tie: this entry's mean is within the noise of the one before it
+	// (tied), so the order between them means nothing.
+	Tie bool
+}
+
+// The noise within which two means are ties: two standard errors of
+// their difference, and never less than tieRel of the larger, since one
+// run has no spread to measure and a deterministic simulator's last digits
+// are no finding.
+const tieRel = 0.01
+
+// NoiseRule says in words when two results are shown as a tie.
+const NoiseRule = "within two standard errors of their difference or within 1% of the larger"
+
+// tied reports whether means a and b, with standard errors sa and sb,
+// are equal within the run's noise.
+func tied(a, sa, b, sb float64) bool {
+	d := math.Abs(a - b)
+	return d <= 2*math.Hypot(sa, sb) || d <= tieRel*max(a, b)
 }
 
 // rank groups cells by every varying parameter outside compare and orders
@@ -49,7 +70,7 @@ func rank(cells []scenario.Cell, compare []string) []ranking {
 			index[group] = i
 			out = append(out, ranking{Group: group})
 		}
-		e := rankEntry{Name: describe(c, compare, false), Mean: c.Mean}
+		e := rankEntry{Name: describe(c, compare, false), Mean: c.Mean, StdErr: c.StdErr}
 		if n := len(c.Tiers); n > 0 {
 			e.Queue = c.Tiers[n-1].QueueP99Bytes
 		}
@@ -58,6 +79,10 @@ func rank(cells []scenario.Cell, compare []string) []ranking {
 	for _, r := range out {
 		// Stable: equal means keep the scenario's order.
 		slices.SortStableFunc(r.Entries, func(a, b rankEntry) int { return cmp.Compare(a.Mean, b.Mean) })
+		for i := 1; i < len(r.Entries); i++ {
+			a, b := &r.Entries[i-1], &r.Entries[i]
+			b.Tie = tied(a.Mean, a.StdErr, b.Mean, b.StdErr)
+		}
 	}
 	return out
 }
@@ -71,14 +96,16 @@ func varies(cells []scenario.Cell, key string) bool {
 	return false
 }
 
-// describe names cell c by keys: "k=v, k=v" with names, "v, v" without.
-func describe(c scenario.Cell, keys []string, names bool) string {
+// describe names cell c by keys: "path.k=v, path.k=v" with full names,
+// "k=v, k=v" with the short ones.
+func describe(c scenario.Cell, keys []string, full bool) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = c.Params[k]
-		if names {
-			parts[i] = k + "=" + parts[i]
+		name := k
+		if !full {
+			name = shortName(k)
 		}
+		parts[i] = name + "=" + c.Params[k]
 	}
 	return strings.Join(parts, ", ")
 }

@@ -24,15 +24,17 @@ func TestRank(t *testing.T) {
 	}
 	got := rank(cells, []string{"transport.select"})
 	want := []ranking{
-		{Group: "workload.background=0", Entries: []rankEntry{{"dwrr", 5e-3, 70}, {"obs", 7e-3, 600}, {"single", 13e-3, 1000}}},
-		// A tie keeps the scenario's order.
-		{Group: "workload.background=0.5", Entries: []rankEntry{{"obs", 7.2e-3, 610}, {"dwrr", 7.2e-3, 80}, {"single", 14e-3, 1020}}},
+		{Group: "workload.background=0", Entries: []rankEntry{{Name: "select=dwrr", Mean: 5e-3, Queue: 70},
+			{Name: "select=obs", Mean: 7e-3, Queue: 600}, {Name: "select=single", Mean: 13e-3, Queue: 1000}}},
+		// A tie keeps the scenario's order, and says it is one.
+		{Group: "workload.background=0.5", Entries: []rankEntry{{Name: "select=obs", Mean: 7.2e-3, Queue: 610},
+			{Name: "select=dwrr", Mean: 7.2e-3, Queue: 80, Tie: true}, {Name: "select=single", Mean: 14e-3, Queue: 1020}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("rank:\n got %+v\nwant %+v", got, want)
 	}
 	two := rank(cells, []string{"transport.select", "workload.background"})
-	if len(two) != 1 || two[0].Group != "" || two[0].Entries[0].Name != "dwrr, 0" || len(two[0].Entries) != 6 {
+	if len(two) != 1 || two[0].Group != "" || two[0].Entries[0].Name != "select=dwrr, background=0" || len(two[0].Entries) != 6 {
 		t.Errorf("two compared keys: %+v", two)
 	}
 	for _, compare := range [][]string{nil, {"no.such"}} {
@@ -46,10 +48,30 @@ func TestRank(t *testing.T) {
 	if err := WriteHTML(&html, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"<strong>Paper:</strong> OBS is best.", "workload.background=0: <strong>dwrr</strong>",
+	for _, s := range []string{"<strong>Paper:</strong> OBS is best.", "workload.background=0: <strong>select=dwrr</strong>",
+		"<strong>select=obs</strong> 7.2ms (610B) &asymp; <strong>select=dwrr</strong>",
 		"<strong>Where ours differ, and why:</strong> Only four spines."} {
 		if !strings.Contains(html.String(), s) {
 			t.Errorf("report lacks %q", s)
+		}
+	}
+}
+
+// TestTied: equal within two standard errors of the difference, or within
+// 1% where the runs measured no spread.
+func TestTied(t *testing.T) {
+	for _, tt := range []struct {
+		a, sa, b, sb float64
+		want         bool
+	}{
+		{3.012e-3, 0, 3.012e-3, 0, true},
+		{1.00, 0, 1.009, 0, true},
+		{1.00, 0, 1.02, 0, false},
+		{1.00, 0.01, 1.02, 0.01, true},    // 0.02 <= 2*0.0141
+		{1.00, 0.005, 1.03, 0.005, false}, // 0.03 > 2*0.0071
+	} {
+		if got := tied(tt.a, tt.sa, tt.b, tt.sb); got != tt.want {
+			t.Errorf("tied(%g±%g, %g±%g) = %v, want %v", tt.a, tt.sa, tt.b, tt.sb, got, tt.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,23 +27,23 @@ func WriteHTML(w io.Writer, r *Run) error {
 
 type view struct {
 	*Run
-	Keys      []string // every parameter, sorted
 	Plots     []figure
-	PlotNote  string // why there are no plots
 	SDR       *sdrView
 	Fabric    *fabricView
 	Ours      []ranking
+	NoiseRule string
 	Agreement agreement
+	Results   table
 }
 
 func newView(r *Run) (*view, error) {
-	v := &view{Run: r, Keys: paramKeys(r.Cells)}
+	v := &view{Run: r, NoiseRule: NoiseRule, Results: resultsTable(r.Cells)}
 	var err error
-	if v.Plots, v.PlotNote, err = linePlots(r.Cells); err != nil {
+	if v.Plots, err = linePlots(r.Cells); err != nil {
 		return nil, err
 	}
 	v.SDR = sdr(r.Cells)
-	if v.Fabric, err = fabric(r.Cells); err != nil {
+	if v.Fabric, err = fabric(r.Cells, r.Compare); err != nil {
 		return nil, err
 	}
 	v.Ours = rank(r.Cells, r.Compare)
@@ -56,7 +57,8 @@ type agreement struct {
 	Within, Sampling, Outside, NA int
 	Tolerance                     string // "5%"
 	Summary                       string
-	AtSender                      bool // cells are timed until the sender's last ACK
+	NANotes                       []string // why the model does not apply, where it does not
+	AtSender                      bool     // cells are timed until the sender's last ACK
 }
 
 type agreeRow struct {
@@ -102,8 +104,13 @@ func agree(cells []scenario.Cell) agreement {
 		}
 		if c.Model != nil {
 			row.Model, row.Error, row.Note, row.Paper = c.Model.Mean, c.Model.Error, c.Model.Note, c.Model.Paper
+			if c.Model.Mean <= 0 && row.Note != "" && !slices.Contains(a.NANotes, row.Note) {
+				a.NANotes = append(a.NANotes, row.Note)
+			}
 		}
-		a.Rows = append(a.Rows, row)
+		if row.Class != "na" {
+			a.Rows = append(a.Rows, row)
+		}
 	}
 	a.Summary = fmt.Sprintf("%d of %d cells within %s of the model, %d more within 3 standard errors of it, %d outside, %d where the model does not apply.",
 		a.Within, len(cells), a.Tolerance, a.Sampling, a.Outside, a.NA)
@@ -129,7 +136,12 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return seconds(v)
 	},
-	"pct":     func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) },
+	"pct": func(x float64) string {
+		if math.Abs(x) < 0.0005 {
+			return "0.0%" // not -0.0%
+		}
+		return fmt.Sprintf("%+.1f%%", 100*x)
+	},
 	"percent": func(x float64) string { return fmt.Sprintf("%g%%", 100*x) },
 	"gbps":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
 	"param":   func(c scenario.Cell, k string) string { return c.Params[k] },
@@ -150,27 +162,39 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1240px; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; font-size: 12px; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
-th { background: #f3f3f3; }
+th { background: #f3f3f3; position: sticky; top: 0; }
 td.l, th.l { text-align: left; }
+.scroll td.l { white-space: nowrap; }
+.scroll { max-width: 100%; max-height: 80vh; overflow: auto; margin-bottom: 1em; }
 .bad { background: #fde2e2; } .good { background: #e3f6e3; } .na { background: #f3f3f3; color: #666; }
 figure { display: inline-block; vertical-align: top; margin: 0 1em 1em 0; }
 figure svg { max-width: 100%; height: auto; }
+figure.panel { margin: 0 0.5em 0.5em 0; }
 figcaption { font-size: 12px; color: #555; }
 nav a { margin-right: 1em; }
 ul.cells { font-size: 13px; margin-top: 0; }
+.legend .key { display: inline-block; margin-right: 1.5em; font-size: 13px; white-space: nowrap; }
+.legend svg { vertical-align: middle; margin-right: 0.3em; }
 </style></head><body>
 <h1>{{.Scenario}}</h1>
 <p>{{.Description}}</p>
 <p>Scenario file <code>{{.File}}</code>, seed {{.Seed}}, {{if .Full}}full grid{{else}}quick subset (run with <code>--full</code> for the whole grid){{end}}, {{len .Cells}} cells.</p>
-<nav><a href="#plots">Plots</a>{{if .SDR}}<a href="#ec-vs-sr">EC vs SR</a>{{end}}{{if .Fabric}}<a href="#fabric">Fabric</a>{{end}}<a href="#model">Model agreement</a><a href="#params">Parameters</a><a href="#results">Results</a></nav>
-
-<h2 id="plots">Mean completion time</h2>
-{{if .Plots}}<p>Simulated mean completion time, one line per transport scheme (solid, with markers); the analytic model's mean for the same cells is the dashed line of the same colour. Both axes are logarithmic where the values allow.</p>
+<nav>{{if or .Finding .Ours}}<a href="#finding">Finding</a>{{end}}{{if .Plots}}<a href="#plots">Plots</a>{{end}}{{if .SDR}}<a href="#ec-vs-sr">EC vs SR</a>{{end}}{{if .Fabric}}<a href="#fabric">Fabric</a>{{end}}{{if .Agreement.Rows}}<a href="#model">Model agreement</a>{{end}}<a href="#results">Results</a><a href="#params">Parameters</a></nav>
+{{if or .Finding .Ours}}<h2 id="finding">The paper's finding and ours</h2>
+{{if .Finding}}<p><strong>Paper:</strong> {{.Finding}}</p>{{end}}
+{{if .Verdicts}}<p><strong>The paper's claims, judged on this run</strong> (the better setting's figure against the worse's, in every setting of the other parameters):</p>
+<ul class="cells">{{range .Verdicts}}<li><strong>{{.Claim}}</strong> ({{.Better}} against {{.Worse}}, {{.Metric}}{{if gt .Factor 1.0}} at least {{.Factor}}x lower{{else if gt .Tolerance 0.0}} within {{percent .Tolerance}}{{else}} lower{{end}}): {{.Summary}}.{{if .Groups}}<ul>{{range .Groups}}<li>{{if .Group}}{{.Group}}: {{end}}{{.Figures}}{{end}}</ul>{{end}}</li>
+{{end}}</ul>{{end}}
+{{if .Ours}}<p><strong>sdrnet</strong> (this run), {{join .Compare " and "}} ranked by mean completion time, fastest first; &asymp; marks a tie ({{.NoiseRule}}); in brackets the queue p99 over time of the fabric's highest tier:</p>
+<ul class="cells">{{range .Ours}}<li>{{if .Group}}{{.Group}}: {{end}}{{range $i, $e := .Entries}}{{if $i}}{{if $e.Tie}} &asymp; {{else}} &lt; {{end}}{{end}}<strong>{{$e.Name}}</strong> {{seconds $e.Mean}}{{if $e.Queue}} ({{bytes $e.Queue}}){{end}}{{end}}</li>
+{{end}}</ul>{{end}}
+{{if .Differences}}<p><strong>Where ours differ, and why:</strong> {{.Differences}}</p>{{end}}{{end}}
+{{if .Plots}}<h2 id="plots">Mean completion time</h2>
+<p>Simulated mean completion time, one line per transport scheme (a colour, a mark and a dash pattern each); the analytic model's mean for the same cells is the thin dotted line of the same colour. Messages are timed as the model times them: until the sender hears the last ACK where the cells have that timing, else until the receiver holds every byte. Both axes are logarithmic where the values allow.</p>
 {{range .Plots}}<figure>{{.SVG}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>
-{{end}}{{else}}<p>{{.PlotNote}}</p>
-{{end}}
+{{end}}{{end}}
 {{with .SDR}}<h2 id="ec-vs-sr">Erasure coding against selective repeat</h2>
-<p>Each square is one (drop rate, message size) cell: a selective-repeat time divided by an erasure-coding time, so above 1 where EC finishes first. Times run until the sender hears the last ACK, as the paper times them. The tail is the highest percentile the cell's runs support (p99.9 from 1000 runs, p99 from 100, p90 from 10). Colour is on a log scale, blue where EC is faster and red where SR is; hover over a square for the schemes and times.</p>
+<p>Each square is one (drop rate, message size) cell: a selective-repeat time divided by an erasure-coding time, so above 1 where EC finishes first. Times run until the sender hears the last ACK, as the paper times them. The tail is the highest percentile the cell's runs support (p99.9 from 1000 runs, p99 from 100, p90 from 10). Colour is on a log scale, blue where EC is faster and red where SR is; hover over a square for the schemes and times. A cell is a tie where the two means are {{$.NoiseRule}}.</p>
 {{range .Facets}}{{if .Title}}<h3>{{.Title}}</h3>
 {{end}}<p><strong>{{.Headline}}</strong></p>
 <figure>{{.PaperMean}}</figure><figure>{{.PaperTail}}</figure>
@@ -185,38 +209,32 @@ ul.cells { font-size: 13px; margin-top: 0; }
 <ul class="cells">{{range .Ties}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .NA}}<p>No comparison (a family has no time): {{join .NA "; "}}.</p>{{end}}
 {{end}}{{end}}
-{{if or .Finding .Ours}}<h2 id="finding">The paper's finding and ours</h2>
-{{if .Finding}}<p><strong>Paper:</strong> {{.Finding}}</p>{{end}}
-{{if .Verdicts}}<p><strong>The paper's claims, judged on this run</strong> (mean completion time of the better setting against the worse, in every setting of the other parameters):</p>
-<ul class="cells">{{range .Verdicts}}<li><strong>{{.Claim}}</strong> ({{.Better}} against {{.Worse}}, {{.Metric}}{{if gt .Factor 1.0}} at least {{.Factor}}x lower{{else if gt .Tolerance 0.0}} within {{percent .Tolerance}}{{else}} lower{{end}}): {{.Summary}}.{{if .Groups}}<ul>{{range .Groups}}<li>{{if .Group}}{{.Group}}: {{end}}{{.Figures}}{{end}}</ul>{{end}}</li>
-{{end}}</ul>{{end}}
-{{if .Ours}}<p><strong>sdrnet</strong> (this run), {{join .Compare " and "}} ranked by mean completion time, fastest first, in brackets the queue p99 over time of the fabric's highest tier:</p>
-<ul class="cells">{{range .Ours}}<li>{{if .Group}}{{.Group}}: {{end}}{{range $i, $e := .Entries}}{{if $i}} &lt; {{end}}<strong>{{$e.Name}}</strong> {{seconds $e.Mean}}{{if $e.Queue}} ({{bytes $e.Queue}}){{end}}{{end}}</li>
-{{end}}</ul>{{end}}
-{{if .Differences}}<p><strong>Where ours differ, and why:</strong> {{.Differences}}</p>{{end}}{{end}}
 {{with .Fabric}}<h2 id="fabric">Fabric</h2>
-<p>Per cell, the job's figure and each tier's switch queues. Queue depths are sampled at every port at a fixed interval (metrics.queue_sample), so p50 and p99 say how deep queues stay over the run; the peak is the deepest any port of the tier ever got. Utilization is bytes sent over the run's length, per port (p50 and max over the tier's ports). Tier "host" is the switches' ports toward hosts. Drops count every switch buffer and PFC headroom; PFC pauses are PAUSE frames that stopped a port (a host's NIC included); the reorder depth is how many packets behind the furthest packet of its message a first transmission arrived, over those that arrived out of order; the control wait is the time control packets (CTS, ACK, NACK) spent in switch queues on their way.</p>
+<p>Per cell, the job's figure (percentages are of the link's line rate) and each tier's switch queues. Queue depths are sampled at every port at a fixed interval (metrics.queue_sample), so p50 and p99 say how deep queues stay over the run; the peak is the deepest any port of the tier ever got. Utilization is bytes sent over the run's length, per port (p50 and max over the tier's ports). Tier "host" is the switches' ports toward hosts. Drops count every switch buffer and PFC headroom; PFC pauses are PAUSE frames that stopped a port (a host's NIC included); the reorder depth is how many packets behind the furthest packet of its message a first transmission arrived, over those that arrived out of order; the control wait is the time control packets (CTS, ACK, NACK) spent in switch queues on their way. A figure is left out where every cell's value is zero; where many cells are compared, each row is one setting of the other parameters and each mark one compared variant (hover for its value; the table below has them all).</p>
+{{if .Legend}}<p class="legend">{{.Legend}}</p>{{end}}
 {{range .Figures}}<figure>{{.SVG}}</figure>
 {{end}}
-<table><tr><th class="l">cell</th><th>bus bw Gbit/s</th><th>mean</th><th>p99</th><th>drops</th><th>ECN marks</th><th>PFC pauses</th><th>out of order</th><th>reorder depth mean / max</th><th>control wait p50 / p90 / p99</th><th>fabric util p10 / p50 / p90</th>{{range .Tiers}}<th>{{.}} queue p50</th><th>p99</th><th>peak</th><th>util p50</th><th>max</th>{{end}}</tr>
-{{range .Cells}}<tr><td class="l">{{.Label}}</td><td>{{gbps .BusBWGbps}}</td><td>{{seconds .Mean}}</td><td>{{tail .P99 .Runs 0.99}}</td><td>{{.Drops}}</td><td>{{.Marked}}</td><td>{{.Pauses}}{{if .WatchdogTrips}} ({{.WatchdogTrips}} watchdog){{end}}</td><td>{{.OutOfOrder}}</td><td>{{printf "%.1f" .ReorderMean}} / {{.ReorderMax}}</td><td>{{seconds .CtrlWaitP50}} / {{seconds .CtrlWaitP90}} / {{seconds .CtrlWaitP99}}</td><td>{{frac .UtilP10}} / {{frac .UtilP50}} / {{frac .UtilP90}}</td>{{range .Tiers}}<td>{{bytes .QueueP50Bytes}}</td><td>{{bytes .QueueP99Bytes}}</td><td>{{ibytes .PeakBytes}}</td><td>{{frac .UtilP50}}</td><td>{{frac .UtilMax}}</td>{{end}}</tr>
-{{end}}</table>
+{{if .Queues}}<h3>{{.QueueOf}}</h3>
+<p>One panel per setting of the other parameters, every panel on the same axes; a line per compared variant, in the colours above.</p>
+{{range .Queues}}<figure class="panel">{{.SVG}}</figure>{{end}}
 {{end}}
-<h2 id="model">Model agreement</h2>
-{{with .Agreement}}<p><strong>{{.Summary}}</strong></p>
+<div class="scroll">{{template "table" .Table}}</div>
+{{end}}
+{{with .Agreement}}{{if .Rows}}<h2 id="model">Model agreement</h2>
+<p><strong>{{.Summary}}</strong>{{if .NANotes}} Where it does not: {{join .NANotes "; "}}.{{end}}</p>
 <p>The model is the analytic mean of SDR-RDMA section 4.2 (internal/model) as this implementation works (a receive bitmap that keeps packets across retries, one codeword per packet stripe); the paper's own simulator matched the paper's model within 5%, and the paper's model (whole chunks lost and retried) is shown beside it. {{if .AtSender}}Times run until the sender hears the last ACK, as the paper times them. {{end}}The relative error is (sim &minus; model) / model.</p>
-<table><tr><th class="l">cell</th><th>runs</th><th>sim mean</th><th>&plusmn; std. error</th><th>model mean</th><th>rel. error</th><th class="l">verdict</th><th>paper's model</th><th>rel. error</th><th class="l">note</th></tr>
+<div class="scroll"><table><tr><th class="l">cell</th><th>runs</th><th>sim mean</th><th>&plusmn; std. error</th><th>model mean</th><th>rel. error</th><th class="l">verdict</th><th>paper's model</th><th>rel. error</th><th class="l">note</th></tr>
 {{range .Rows}}<tr><td class="l">{{.Label}}</td><td>{{.Runs}}</td><td>{{seconds .Sim}}</td><td>{{stderr .}}</td><td>{{seconds .Model}}</td><td>{{if .Model}}{{pct .Error}}{{else}}-{{end}}</td><td class="l {{.Class}}">{{.Verdict}}</td>{{with .Paper}}<td>{{seconds .Mean}}</td><td>{{pct .Error}}</td>{{else}}<td>-</td><td>-</td>{{end}}<td class="l">{{.Note}}</td></tr>
-{{end}}</table>
-{{end}}
+{{end}}</table></div>
+{{end}}{{end}}
+<h2 id="results">Results</h2>
+<p>One row per cell: the outcomes first, then the parameters that vary in this grid (every parameter is in the next section). Completion times are simulated, from the application's send to the receiver holding every byte; sender times run until the sender hears the last ACK. A tail percentile shows only where the cell's runs support it. Columns whose every value is zero are left out; results.csv and results.json have them all.{{if not .Agreement.Rows}}{{with .Agreement.NANotes}} The analytic model does not apply to these cells ({{join . "; "}}).{{end}}{{end}}</p>
+<div class="scroll">{{template "table" .Results}}</div>
 <h2 id="params">Parameters</h2>
 <table><tr><th class="l">parameter</th><th class="l">values</th><th class="l">where</th></tr>
 {{range .Params}}<tr><td class="l">{{.Path}}</td><td class="l">{{range $i, $v := .Values}}{{if $i}}, {{end}}{{$v}}{{end}}</td><td class="l">{{.Pos}}</td></tr>
 {{end}}</table>
-<h2 id="results">Results</h2>
-<p>Completion times are simulated, from the application's send to the receiver holding every byte. The model column is the analytic mean of SDR-RDMA section 4.2 (internal/model); sim/model is the relative difference.</p>
-<table><tr>{{range .Keys}}<th class="l">{{.}}</th>{{end}}<th>runs</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>sender mean</th><th>sender p99.9</th><th>goodput Gbit/s</th><th>retx bytes</th><th>parity bytes</th><th>fallbacks</th><th>model mean</th><th>sim/model</th><th class="l">note</th></tr>
-{{range $c := .Cells}}<tr>{{range $.Keys}}<td class="l">{{param $c .}}</td>{{end}}<td>{{$c.Runs}}</td><td>{{seconds $c.Mean}}</td><td>{{seconds $c.P50}}</td><td>{{tail $c.P99 $c.Runs 0.99}}</td><td>{{tail $c.P999 $c.Runs 0.999}}</td>{{with $c.AtSender}}<td>{{seconds .Mean}}</td><td>{{tail .P999 $c.Runs 0.999}}</td>{{else}}<td>-</td><td>-</td>{{end}}<td>{{gbps $c.GoodputGbps}}</td><td>{{$c.RetxBytes}}</td><td>{{$c.ParityBytes}}</td><td>{{$c.Fallbacks}}</td>{{with $c.Model}}<td>{{seconds .Mean}}</td><td>{{if .Mean}}{{pct .Error}}{{else}}-{{end}}</td><td class="l">{{.Note}}</td>{{else}}<td>-</td><td>-</td><td></td>{{end}}</tr>
-{{end}}</table>
 </body></html>
-`))
+{{define "table"}}<table><tr>{{range $i, $h := .Head}}<th{{if index $.Left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range $i, $v := .}}<td{{if index $.Left $i}} class="l"{{end}}>{{$v}}</td>{{end}}</tr>
+{{end}}</table>{{end}}`))

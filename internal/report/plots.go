@@ -56,13 +56,13 @@ var glyphs = []draw.GlyphDrawer{
 // axisNames says what the plotted parameters are.
 var axisNames = map[string]string{keySize: "message size", keyLoss: "drop rate"}
 
-var modelDashes = []vg.Length{vg.Points(5), vg.Points(3)}
+var modelDashes = []vg.Length{vg.Points(1), vg.Points(2)}
 
 // linePlots draws mean completion time against message size (or drop
 // rate, where the size is fixed), one series per transport scheme and one
-// plot per combination of the other varying parameters. It returns the
-// plots and, when there are none, why.
-func linePlots(cells []scenario.Cell) ([]figure, string, error) {
+// plot per combination of the other varying parameters; none where
+// neither varies.
+func linePlots(cells []scenario.Cell) ([]figure, error) {
 	xKey := ""
 	for _, k := range []string{keySize, keyLoss} {
 		if newAxis(cells, k).Varies() {
@@ -71,18 +71,18 @@ func linePlots(cells []scenario.Cell) ([]figure, string, error) {
 		}
 	}
 	if xKey == "" {
-		return nil, "No plot: neither workload.size nor topology.loss varies in this grid.", nil
+		return nil, nil
 	}
 	xs := newAxis(cells, xKey)
 	if xs.Num == nil {
-		return nil, fmt.Sprintf("No plot: the values of %s are not numbers.", xKey), nil
+		return nil, nil
 	}
 	schemes := newAxis(cells, keyScheme)
 	var figs []figure
 	for _, fc := range facets(cells, varying(cells, xKey, keyScheme)) {
 		svg, ok, err := linePlot(fc, xs, schemes)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		if !ok {
 			continue
@@ -93,10 +93,7 @@ func linePlots(cells []scenario.Cell) ([]figure, string, error) {
 		}
 		figs = append(figs, figure{Title: title, SVG: svg})
 	}
-	if len(figs) == 0 {
-		return nil, "No plot: no cell has a completion time.", nil
-	}
-	return figs, "", nil
+	return figs, nil
 }
 
 // linePlot draws one facet; ok is false when it has nothing to draw.
@@ -140,8 +137,10 @@ func linePlot(fc *facet, xs, schemes *axis) (svg template.HTML, ok bool, err err
 				continue
 			}
 			x := xs.Num[xs.Pos(c.Params[xs.Key])]
-			if c.Mean > 0 {
-				sim = append(sim, plotter.XY{X: x, Y: c.Mean})
+			// Timed as the model times it: at the sender where the cell
+			// has that timing.
+			if mean, _, _ := timingOf(c, true); mean > 0 {
+				sim = append(sim, plotter.XY{X: x, Y: mean})
 			}
 			if c.Model != nil && c.Model.Mean > 0 {
 				mod = append(mod, plotter.XY{X: x, Y: c.Model.Mean})
@@ -162,8 +161,10 @@ func linePlot(fc *facet, xs, schemes *axis) (svg template.HTML, ok bool, err err
 			if err != nil {
 				return "", false, err
 			}
-			l.Color, l.Width = col, vg.Points(1.5)
-			s.Color, s.Shape, s.Radius = col, glyphs[si%len(glyphs)], vg.Points(3)
+			// Schemes that finish alike draw one over the other: a dash
+			// pattern and a mark of their own keep each one visible.
+			l.Color, l.Width, l.Dashes = col, vg.Points(1.5), lineDashes[si%len(lineDashes)]
+			s.Color, s.Shape, s.Radius = col, glyphs[si%len(glyphs)], vg.Points(3.5-0.4*float64(si%4))
 			p.Add(l, s)
 			thumbs = append(thumbs, l, s)
 		}
@@ -172,7 +173,7 @@ func linePlot(fc *facet, xs, schemes *axis) (svg template.HTML, ok bool, err err
 			if err != nil {
 				return "", false, err
 			}
-			l.Color, l.Width, l.Dashes = col, vg.Points(1), modelDashes
+			l.Color, l.Width, l.Dashes = col, vg.Points(0.8), modelDashes
 			p.Add(l)
 			haveModel = true
 			if len(sim) == 0 {

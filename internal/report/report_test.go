@@ -5,11 +5,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"reflect"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/sim/scenario"
 )
 
@@ -54,7 +56,7 @@ func testRun() *Run {
 				comps[3], comps[500] = mean*tail, mean*tail
 				c := scenario.Cell{Index: i, Label: fmt.Sprintf("loss=%s scheme=%s size=%s", loss, scheme, size),
 					Params: map[string]string{keyLoss: loss, keyScheme: scheme, keySize: size, "transport.mtu": "4096"},
-					Seed:   uint64(1000 + i), Runs: len(comps), GoodputGbps: 1.5, DataBytes: 1 << 20,
+					Seed:   uint64(1000 + i), Runs: len(comps), GoodputBps: 1.5e9, DataBytes: 1 << 20,
 					Timing: scenario.Timing{Mean: mean, StdErr: mean / 100, P50: mean, P99: mean,
 						P999: mean * tail, Min: mean, Max: mean * tail, Completions: comps}}
 				switch i % 4 {
@@ -104,15 +106,16 @@ func TestHTMLContent(t *testing.T) {
 		">2.29×<", ">3.75×<", ">6.00×<", ">31.2×<",
 		"Where EC wins (3)", "Where SR wins (1)",
 		"loss=1e-4 size=1MiB: 0.91×",
-		"EC has the lower mean in 3 of 4 cells and the lower tail in 4 of 4",
+		"EC has the lower mean in 3 of 4 cells (0 ties) and the lower tail in 4 of 4",
 		// The paper's comparison: sr over ec:32,8 alone.
 		"SR-RTO over EC-MDS timed until the sender&#39;s last ACK: mean up to 20.0× (loss=1e-2 size=1GiB; paper 6.50×), p99.9 up to 50.0×",
 		"4 of 16 cells within 5% of the model, 0 more within 3 standard errors of it, 4 outside, 8 where the model does not apply.",
-		"within 5%", "outside 5%", "model n/a", "no model for this",
+		"within 5%", "outside 5%", "Where it does not: no model for this.",
 		// One line plot per loss, the model dashed.
 		">loss=1e-4<", ">loss=1e-2<", "stroke-dasharray",
-		// The parameter and results tables are kept.
-		"test.yaml:8:9", "<th class=\"l\">transport.scheme</th>",
+		// The parameter and results tables are kept: outcomes first, with
+		// their units, then the parameters that vary.
+		"test.yaml:8:9", "<tr><th>runs</th><th>mean (ms)</th>", "<th class=\"l\">transport.scheme</th>",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q", want)
@@ -151,7 +154,7 @@ func TestHTMLLossAxis(t *testing.T) {
 	r = testRun()
 	r.Cells = r.Cells[:1]
 	s = html(t, r)
-	if strings.Contains(s, "<svg") || !strings.Contains(s, "No plot:") || !strings.Contains(s, "1 cells within 5%") {
+	if strings.Contains(s, "<svg") || strings.Contains(s, `id="plots"`) || strings.Contains(s, `id="model"`) || !strings.Contains(s, `id="results"`) {
 		t.Errorf("single-cell report: %s", s)
 	}
 }
@@ -197,12 +200,14 @@ func TestCSV(t *testing.T) {
 		t.Fatalf("%d rows, want a header and %d cells", len(rows), len(r.Cells))
 	}
 	header := rows[0]
-	want := []string{"index", keyLoss, "transport.mtu", keyScheme, keySize, "runs", "mean_s", "stderr_s",
+	// Parameters as numbers in the unit their names end with, where
+	// they are numbers.
+	want := []string{"index", "label", keyLoss, "transport.mtu_bytes", keyScheme, keySize + "_bytes", "runs", "mean_s", "stderr_s",
 		"p50_s", "p99_s", "p999_s"}
 	if !slices.Equal(header[:len(want)], want) {
 		t.Errorf("header starts %v, want %v", header[:len(want)], want)
 	}
-	for _, col := range []string{"goodput_gbps", "retx_bytes", "parity_bytes", "fallbacks", "model_mean_s",
+	for _, col := range []string{"goodput_bps", "retx_bytes", "parity_bytes", "fallbacks", "model_mean_s",
 		"model_p999_s", "model_rel_error", "model_note", "seed"} {
 		if !slices.Contains(header, col) {
 			t.Errorf("header lacks %s", col)
@@ -213,6 +218,12 @@ func TestCSV(t *testing.T) {
 		c := r.Cells[i]
 		if len(row) != len(header) {
 			t.Fatalf("row %d has %d fields, header %d", i, len(row), len(header))
+		}
+		size, _ := units.ParseSize(c.Params[keySize])
+		loss, _ := strconv.ParseFloat(c.Params[keyLoss], 64)
+		if row[col(keySize+"_bytes")] != strconv.FormatInt(size, 10) || row[col(keyLoss)] != f(loss) {
+			t.Errorf("row %d: size %q loss %q, want the numbers of %q %q", i, row[col(keySize+"_bytes")], row[col(keyLoss)],
+				c.Params[keySize], c.Params[keyLoss])
 		}
 		if row[col(keyScheme)] != c.Params[keyScheme] || row[col("mean_s")] != f(c.Mean) {
 			t.Errorf("row %d: scheme %q mean %q, want %q %q", i, row[col(keyScheme)], row[col("mean_s")],
@@ -234,17 +245,38 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(&back, r) {
-		t.Errorf("JSON round trip changed the run:\n got %+v\nwant %+v", back, *r)
+	var again bytes.Buffer
+	if err := WriteJSON(&again, &back); err != nil {
+		t.Fatal(err)
 	}
-	var raw map[string]any
+	if again.String() != b.String() {
+		t.Error("the run read back from JSON writes different JSON")
+	}
+	var raw struct {
+		Cells  []map[string]any `json:"cells"`
+		Params []map[string]any `json:"params"`
+	}
 	if err := json.Unmarshal(b.Bytes(), &raw); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"scenario", "file", "description", "seed", "full_grid", "params", "cells"} {
-		if _, ok := raw[k]; !ok {
-			t.Errorf("JSON lacks %q", k)
+	// Every cell has every key, whatever it holds, and the keys are
+	// snake_case; sizes are numbers.
+	keys := func(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
+	for i, c := range raw.Cells {
+		if !slices.Equal(keys(c), keys(raw.Cells[0])) {
+			t.Errorf("cell %d has keys %v, cell 0 %v", i, keys(c), keys(raw.Cells[0]))
 		}
+		for _, k := range keys(c) {
+			if k != strings.ToLower(k) || strings.Contains(k, " ") {
+				t.Errorf("key %q is not snake_case", k)
+			}
+		}
+		if n, ok := c["param_numbers"].(map[string]any)[keySize+"_bytes"].(float64); !ok || n < 1<<20 {
+			t.Errorf("cell %d: param_numbers %v lacks the size in bytes", i, c["param_numbers"])
+		}
+	}
+	if !slices.Equal(keys(raw.Params[0]), []string{"path", "values", "where"}) {
+		t.Errorf("params keys %v", keys(raw.Params[0]))
 	}
 	// The same HTML from the run read back as from the original.
 	if html(t, &back) != html(t, r) {

@@ -43,7 +43,7 @@ const (
 // best is the fastest scheme of one family in one (loss, size) cell.
 type best struct {
 	scheme string
-	t      float64
+	t, se  float64 // the time and, for a mean, its standard error
 }
 
 // speedup is one (loss, size) cell: the SR time over the EC time, so
@@ -91,11 +91,11 @@ func quantileName(q float64) string {
 
 // timingOf returns the cell's completion times at the sender where it
 // has them (the paper's timing), else at the receiver.
-func timingOf(c scenario.Cell, atSender bool) (mean float64, completions []float64) {
+func timingOf(c scenario.Cell, atSender bool) (mean, stderr float64, completions []float64) {
 	if t := c.AtSender; atSender && t != nil {
-		return t.Mean, t.Completions
+		return t.Mean, t.StdErr, t.Completions
 	}
-	return c.Mean, c.Completions
+	return c.Mean, c.StdErr, c.Completions
 }
 
 // compareGrid fills a drop rate x message size grid of SR over EC times.
@@ -109,14 +109,14 @@ func compareGrid(cells []scenario.Cell, losses, sizes *axis, sr, ec side, atSend
 	}
 	for _, c := range cells {
 		s := &grid[losses.Pos(c.Params[keyLoss])][sizes.Pos(c.Params[keySize])]
-		mean, comps := timingOf(c, atSender)
+		mean, se, comps := timingOf(c, atSender)
 		s.tailQ = min(s.tailQ, supportedQuantile(len(comps)))
 		scheme := c.Params[keyScheme]
 		switch {
 		case sr(scheme):
-			better(&s.sr, scheme, mean)
+			better(&s.sr, scheme, mean, se)
 		case ec(scheme):
-			better(&s.ec, scheme, mean)
+			better(&s.ec, scheme, mean, se)
 		}
 	}
 	for _, c := range cells { // the tails, once every cell's quantile is known
@@ -124,15 +124,15 @@ func compareGrid(cells []scenario.Cell, losses, sizes *axis, sr, ec side, atSend
 		if s.tailQ == 0 {
 			continue
 		}
-		_, comps := timingOf(c, atSender)
+		_, _, comps := timingOf(c, atSender)
 		sorted := slices.Sorted(slices.Values(comps))
 		t := scenario.Percentile(sorted, s.tailQ)
 		scheme := c.Params[keyScheme]
 		switch {
 		case sr(scheme):
-			better(&s.srTail, scheme, t)
+			better(&s.srTail, scheme, t, 0)
 		case ec(scheme):
-			better(&s.ecTail, scheme, t)
+			better(&s.ecTail, scheme, t, 0)
 		}
 	}
 	for i := range grid {
@@ -218,7 +218,7 @@ func sdrFacetOf(fc *facet) sdrFacet {
 			where := shortName(keyLoss) + "=" + s.loss + " " + shortName(keySize) + "=" + s.size
 			if s.tail > 0 {
 				nTail++
-				if s.tail > 1 {
+				if s.tail > 1 && !tied(s.srTail.t, 0, s.ecTail.t, 0) {
 					ecTail++
 				}
 			}
@@ -230,19 +230,19 @@ func sdrFacetOf(fc *facet) sdrFacet {
 			line := fmt.Sprintf("%s: %s (%s %s); best EC %s %s, best SR %s %s",
 				where, times(s.mean), quantileName(s.tailQ), times(s.tail), s.ec.scheme, seconds(s.ec.t), s.sr.scheme, seconds(s.sr.t))
 			switch {
+			case tied(s.sr.t, s.sr.se, s.ec.t, s.ec.se):
+				out.Ties = append(out.Ties, line)
 			case s.mean > 1:
 				ecMean++
 				out.ECWins = append(out.ECWins, line)
-			case s.mean < 1:
-				out.SRWins = append(out.SRWins, line)
 			default:
-				out.Ties = append(out.Ties, line)
+				out.SRWins = append(out.SRWins, line)
 			}
 		}
 	}
 	var sum []string
 	if n > 0 {
-		sum = append(sum, fmt.Sprintf("EC has the lower mean in %d of %d cells", ecMean, n))
+		sum = append(sum, fmt.Sprintf("EC has the lower mean in %d of %d cells (%d ties)", ecMean, n, len(out.Ties)))
 		if nTail > 0 {
 			sum[0] += fmt.Sprintf(" and the lower tail in %d of %d", ecTail, nTail)
 		}
@@ -279,9 +279,9 @@ func sdrFacetOf(fc *facet) sdrFacet {
 	return out
 }
 
-func better(b *best, scheme string, t float64) {
+func better(b *best, scheme string, t, se float64) {
 	if t > 0 && (b.t == 0 || t < b.t) {
-		*b = best{scheme, t}
+		*b = best{scheme, t, se}
 	}
 }
 

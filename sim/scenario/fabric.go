@@ -264,7 +264,7 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 		}
 		n := float64(len(group))
 		mean := (sum / monotime.Duration(len(times))).Seconds()
-		cell.BusBWGbps = float64(v.int("workload.size")) * 8 / mean * 2 * (n - 1) / n / 1e9
+		cell.BusBWBps = float64(v.int("workload.size")) * 8 / mean * 2 * (n - 1) / n
 	}
 	return res.Stats, times, nil
 }

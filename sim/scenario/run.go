@@ -29,10 +29,10 @@ type Cell struct {
 	// Completion time statistics: per message at the receiver (messages
 	// workload) or per collective (allreduce).
 	Timing
-	// GoodputGbps is the bytes moved per unit of mean completion time.
-	GoodputGbps float64 `json:"goodput_gbps"`
-	// BusBWGbps is NCCL's bus bandwidth for collectives.
-	BusBWGbps float64 `json:"busbw_gbps,omitempty"`
+	// GoodputBps is the bits moved per second of mean completion time.
+	GoodputBps float64 `json:"goodput_bps"`
+	// BusBWBps is NCCL's bus bandwidth for collectives, bit/s.
+	BusBWBps float64 `json:"busbw_bps"`
 
 	DataBytes   uint64 `json:"data_bytes"`
 	RetxBytes   uint64 `json:"retx_bytes"`
@@ -51,28 +51,28 @@ type Cell struct {
 	// and of the first transmissions among them the mean and largest
 	// distance in packets (the out-of-order degree); packets with no
 	// route while routing converged.
-	QueueP99Bytes float64 `json:"queue_p99_bytes,omitempty"`
-	UtilP10       float64 `json:"util_p10,omitempty"`
-	UtilP50       float64 `json:"util_p50,omitempty"`
-	UtilP90       float64 `json:"util_p90,omitempty"`
-	UtilP99       float64 `json:"util_p99,omitempty"`
-	UtilMax       float64 `json:"util_max,omitempty"`
-	Drops         uint64  `json:"drops,omitempty"`
-	Marked        uint64  `json:"ecn_marked,omitempty"`
-	Pauses        uint64  `json:"pfc_pauses,omitempty"`
-	WatchdogTrips uint64  `json:"pfc_watchdog_trips,omitempty"`
-	OutOfOrder    uint64  `json:"out_of_order,omitempty"`
-	ReorderMean   float64 `json:"reorder_mean_pkts,omitempty"`
-	ReorderMax    uint64  `json:"reorder_max_pkts,omitempty"`
+	QueueP99Bytes float64 `json:"queue_p99_bytes"`
+	UtilP10       float64 `json:"util_p10"`
+	UtilP50       float64 `json:"util_p50"`
+	UtilP90       float64 `json:"util_p90"`
+	UtilP99       float64 `json:"util_p99"`
+	UtilMax       float64 `json:"util_max"`
+	Drops         uint64  `json:"drops"`
+	Marked        uint64  `json:"ecn_marked"`
+	Pauses        uint64  `json:"pfc_pauses"`
+	WatchdogTrips uint64  `json:"pfc_watchdog_trips"`
+	OutOfOrder    uint64  `json:"out_of_order"`
+	ReorderMean   float64 `json:"reorder_mean_pkts"`
+	ReorderMax    uint64  `json:"reorder_max_pkts"`
 	// Time control packets (CTS, ACK, NACK) waited in switch queues on
 	// their way, percentiles over all of them, seconds.
-	CtrlWaitP50 float64 `json:"ctrl_wait_p50_s,omitempty"`
-	CtrlWaitP90 float64 `json:"ctrl_wait_p90_s,omitempty"`
-	CtrlWaitP99 float64 `json:"ctrl_wait_p99_s,omitempty"`
-	Unroutable  uint64  `json:"unroutable,omitempty"`
+	CtrlWaitP50 float64 `json:"ctrl_wait_p50_s"`
+	CtrlWaitP90 float64 `json:"ctrl_wait_p90_s"`
+	CtrlWaitP99 float64 `json:"ctrl_wait_p99_s"`
+	Unroutable  uint64  `json:"unroutable"`
 	// Tiers breaks the fabric's switch ports down by tier, with queue
 	// depths sampled over time (metrics.queue_sample).
-	Tiers []TierMetrics `json:"tiers,omitempty"`
+	Tiers []TierMetrics `json:"tiers"`
 
 	Events  uint64  `json:"events"`
 	Hops    uint64  `json:"hops"`
@@ -85,10 +85,10 @@ type Cell struct {
 	// sender hears the last ACK (section 4.2.1); the statistics above
 	// time it at the receiver, when every byte is in place. Messages
 	// workloads only.
-	AtSender *Timing `json:"at_sender,omitempty"`
+	AtSender *Timing `json:"at_sender"`
 
 	// Model is the analytic prediction for the cell, where one applies.
-	Model *Prediction `json:"model,omitempty"`
+	Model *Prediction `json:"model"`
 }
 
 // Timing summarizes completion times, in seconds.
@@ -127,8 +127,8 @@ type TierMetrics struct {
 	WatchdogTrips uint64  `json:"pfc_watchdog_trips"`
 	// QueueSeries is the tier's deepest port over time, bin by bin of
 	// QueueSeriesBinSec seconds from the start.
-	QueueSeries       []int64 `json:"queue_series_bytes,omitempty"`
-	QueueSeriesBinSec float64 `json:"queue_series_bin_s,omitempty"`
+	QueueSeries       []int64 `json:"queue_series_bytes"`
+	QueueSeriesBinSec float64 `json:"queue_series_bin_s"`
 }
 
 // Prediction is the analytic model's view of a cell. Where the cell has
@@ -137,19 +137,19 @@ type TierMetrics struct {
 type Prediction struct {
 	AtSender bool    `json:"at_sender"`
 	Mean     float64 `json:"mean_s"`
-	P999     float64 `json:"p999_s,omitempty"`
+	P999     float64 `json:"p999_s"`
 	Error    float64 `json:"rel_error"` // (simulated - model) / model
 	// StdErr, where the simulated mean strays beyond the tolerance and
 	// beyond 3 of its own standard errors, is the standard error the
 	// model predicts for a mean over the cell's runs: its Monte Carlo's
 	// standard deviation over sqrt(runs). Rare losses leave a sample too
 	// few costly events to measure its own spread; the model knows it.
-	StdErr float64 `json:"std_err_s,omitempty"`
-	Note   string  `json:"note,omitempty"`
+	StdErr float64 `json:"stderr_s"`
+	Note   string  `json:"note"`
 	// Paper is the paper's own model (section 4.2: whole-chunk losses
 	// and retries, one codeword per sub-message), beside ours, which
 	// models what the implementation does.
-	Paper *PaperPrediction `json:"paper,omitempty"`
+	Paper *PaperPrediction `json:"paper"`
 }
 
 // PaperPrediction is the paper's model of a cell.
@@ -239,7 +239,17 @@ func (v *values) int(path string) int {
 	return 0
 }
 
-func (v *values) float(path string) float64 { x, _ := v.get(path).(float64); return x }
+func (v *values) float(path string) float64 {
+	switch x := v.get(path).(type) {
+	case float64:
+		return x
+	case bitRate:
+		return float64(x)
+	case kilometres:
+		return float64(x)
+	}
+	return 0
+}
 
 // authBytes is what packet protection (transport.auth) adds to every
 // packet on the wire: the simulator models the trailer's bytes, not the
@@ -354,7 +364,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		cell.Runs = len(times)
 		summarize(&cell, times)
 		if k := v.pt.Values["workload.kind"]; (k == "permutation" || k == "incast") && cell.Mean > 0 {
-			cell.GoodputGbps = float64(size) * 8 / cell.Mean / 1e9 // per flow
+			cell.GoodputBps = float64(size) * 8 / cell.Mean // per flow
 		}
 		cell.DataBytes, cell.RetxBytes, cell.ParityBytes = stats.DataBytes, stats.RetxBytes, stats.ParityBytes
 		cell.Recovered, cell.Fallbacks, cell.RTOs = stats.RecoveredPackets, stats.Fallbacks, stats.RTOs
@@ -384,7 +394,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 			return cell, err
 		}
 		completions, stats = res.Completions, res.Stats
-		cell.BusBWGbps = res.BusBandwidth / 1e9
+		cell.BusBWBps = res.BusBandwidth
 	}
 	cell.WallSec = time.Since(start).Seconds()
 	cell.Runs = len(completions)
@@ -394,7 +404,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		cell.AtSender = &t
 	}
 	if cell.Mean > 0 {
-		cell.GoodputGbps = float64(size) * 8 / cell.Mean / 1e9
+		cell.GoodputBps = float64(size) * 8 / cell.Mean
 	}
 	cell.DataBytes, cell.RetxBytes, cell.ParityBytes = stats.DataBytes, stats.RetxBytes, stats.ParityBytes
 	cell.Recovered, cell.Fallbacks, cell.RTOs = stats.RecoveredPackets, stats.Fallbacks, stats.RTOs

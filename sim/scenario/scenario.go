@@ -17,9 +17,9 @@ import (
 // Param is one parameter as written: its dotted path, its values (one, or
 // a list that becomes a grid axis) and where it was written.
 type Param struct {
-	Path   string
-	Values []string
-	Pos    string // file:line:col, or "--set" for command-line overrides
+	Path   string   `json:"path"`
+	Values []string `json:"values"`
+	Pos    string   `json:"where"` // file:line:col, or "--set" for command-line overrides
 }
 
 // Scenario is a parsed scenario file.

@@ -209,8 +209,8 @@ metrics:
 		t.Fatal("same scenario and seed, different results")
 	}
 	for _, c := range a {
-		if c.Runs != 2 || c.BusBWGbps <= 0 || c.UtilMax <= 0 || c.Hops == 0 {
-			t.Fatalf("%s: runs %d busbw %v util %v hops %d", c.Label, c.Runs, c.BusBWGbps, c.UtilMax, c.Hops)
+		if c.Runs != 2 || c.BusBWBps <= 0 || c.UtilMax <= 0 || c.Hops == 0 {
+			t.Fatalf("%s: runs %d busbw %v util %v hops %d", c.Label, c.Runs, c.BusBWBps, c.UtilMax, c.Hops)
 		}
 		if len(c.Tiers) != 2 || c.Tiers[0].Name != "host" || c.Tiers[0].Ports != 8 || c.Tiers[1].Ports != 16 {
 			t.Fatalf("%s: tiers %+v", c.Label, c.Tiers)

@@ -51,12 +51,32 @@ func size(lo, hi int64) func(string) (any, error) {
 	}
 }
 
+// sharedMemory is a switch's memory shared by its ports, or "off" (also
+// 0) for a buffer of its own per port.
+func sharedMemory(s string) (any, error) {
+	if s == "off" {
+		return int64(0), nil
+	}
+	v, err := units.ParseSize(s)
+	if err != nil || v < 0 {
+		return nil, fmt.Errorf("want off (a buffer per port) or a size shared by the switch's ports, like 3MiB")
+	}
+	return v, nil
+}
+
+// bitRate and kilometres are parsed rates (bit/s) and distances, typed
+// apart from plain numbers so that Number can say their unit.
+type (
+	bitRate    float64
+	kilometres float64
+)
+
 func rate(s string) (any, error) {
 	v, err := units.ParseRate(s)
 	if err != nil || v <= 0 {
 		return nil, fmt.Errorf("want a positive rate, like 400Gbps or 10Gbit/s")
 	}
-	return v, nil
+	return bitRate(v), nil
 }
 
 func duration(s string) (any, error) {
@@ -97,7 +117,7 @@ func distance(s string) (any, error) {
 	if !ok || err != nil || v < 0 {
 		return nil, fmt.Errorf("want a distance in km, like 3750km")
 	}
-	return v, nil
+	return kilometres(v), nil
 }
 
 // autoScheme is transport.scheme "auto": every cell gets its own chooser.
@@ -147,7 +167,7 @@ var schema = map[string]field{
 	"topology.core_delay":       {"", duration},
 	"topology.ecn_max":          {"0", size(0, 1<<40)},
 	"topology.ecn_pmax":         {"1", fraction},
-	"topology.buffer":           {"0", size(0, 1<<40)},
+	"topology.buffer":           {"off", sharedMemory},
 	"topology.deep_buffer":      {"0", size(0, 1<<40)},
 	"topology.buffer_alpha":     {"1", positive},
 	"topology.pfc":              {"off", oneOf("off", "on")},
@@ -212,4 +232,35 @@ func (p Point) Value(path string) any {
 		panic(fmt.Sprintf("scenario: unchecked value %q for %s: %v", v, path, err))
 	}
 	return out
+}
+
+// Number returns a parameter's value as a number in the unit the output
+// files use: sizes in bytes, rates in bit/s, durations in seconds,
+// distances in km, and unit "" for counts and other plain numbers. ok is
+// false where the value is no number (a scheme, on or off) or the path is
+// unknown.
+func Number(path, value string) (x float64, unit string, ok bool) {
+	f, known := schema[path]
+	if !known {
+		return 0, "", false
+	}
+	v, err := f.parse(value)
+	if err != nil {
+		return 0, "", false
+	}
+	switch v := v.(type) {
+	case int64:
+		return float64(v), "bytes", true
+	case bitRate:
+		return float64(v), "bps", true
+	case monotime.Duration:
+		return v.Seconds(), "s", true
+	case kilometres:
+		return float64(v), "km", true
+	case int:
+		return float64(v), "", true
+	case float64:
+		return v, "", true
+	}
+	return 0, "", false
 }
