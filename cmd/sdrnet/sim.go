@@ -107,7 +107,11 @@ func listScenarios(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		desc, _, _ := strings.Cut(strings.TrimSpace(s.Description), ". ")
+		var quick []scenario.Cell
+		for _, pt := range s.Grid(false) {
+			quick = append(quick, scenario.Cell{Params: pt.Values})
+		}
+		desc, _, _ := strings.Cut(strings.TrimSpace(scenario.Expand(s.Description, quick)), ". ")
 		fmt.Fprintf(tw, "%s\t%s\n", n, desc)
 	}
 	return tw.Flush()
@@ -144,8 +148,8 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &report.Run{Scenario: s.Name, File: s.File, Description: s.Description, Seed: s.Seed, Full: o.full,
-		Finding: s.Finding, Differences: s.Differences, Compare: s.Compare, Params: s.Params, Cells: cells,
+	r := &report.Run{Scenario: s.Name, File: s.File, Description: scenario.Expand(s.Description, cells), Seed: s.Seed, Full: o.full,
+		Finding: s.Finding, Differences: scenario.Expand(s.Differences, cells), Compare: s.Compare, Params: s.Params, Cells: cells,
 		Verdicts: report.Judge(cells, s.Claims)}
 	names, err := writeOutputs(out, r)
 	if err != nil {

@@ -94,6 +94,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 			if v.Kind != yaml.ScalarNode {
 				return nil, errAt(file, v, "%s: want a string", k.Value)
 			}
+			if k.Value == "description" || k.Value == "differences" {
+				if err := checkProse(file, k.Value, v); err != nil {
+					return nil, err
+				}
+			}
 			switch k.Value {
 			case "name":
 				s.Name = v.Value

@@ -367,3 +367,59 @@ func TestClaimValueWithComma(t *testing.T) {
 		t.Fatalf("better = %v, want %v", got, want)
 	}
 }
+
+// TestProseFigures: the built-in scenarios' description and differences
+// state no figure of their own; parameters' values come in through
+// ${path}, which Expand fills in from the run.
+func TestProseFigures(t *testing.T) {
+	entries, err := scenarios.FS.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		data, err := scenarios.FS.ReadFile(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Parse(e.Name(), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for what, text := range map[string]string{"description": s.Description, "differences": s.Differences} {
+			if fig := Figure(text); fig != "" {
+				t.Errorf("%s: %s states the figure %q: write ${path} for a parameter, or leave it to the report", e.Name(), what, fig)
+			}
+		}
+	}
+	if n < 7 {
+		t.Errorf("checked %d scenarios, want the seven built-in ones", n)
+	}
+}
+
+func TestProse(t *testing.T) {
+	for _, tt := range []struct{ text, figure string }{
+		{"a 31-to-1 incast", "31-to-1"},
+		{"(256 KiB each)", "256"},
+		{"p99 of ns-3 HPCC over E-ECMP with ec:32,8", ""},
+		{"messages of ${workload.size}", ""},
+		{"up to 6.5x", "6.5x"},
+	} {
+		if got := Figure(tt.text); got != tt.figure {
+			t.Errorf("Figure(%q) = %q, want %q", tt.text, got, tt.figure)
+		}
+	}
+	cells := []Cell{{Params: map[string]string{"workload.size": "1MiB"}}, {Params: map[string]string{"workload.size": "1GiB"}},
+		{Params: map[string]string{"workload.size": "1MiB"}}}
+	if got := Expand("messages of ${workload.size} at ${topology.loss}", cells); got != "messages of 1MiB, 1GiB at ${topology.loss}" {
+		t.Errorf("Expand: %q", got)
+	}
+	_, err := Parse("bad.yaml", []byte("name: x\ndescription: a ${topology.nope} link\n"))
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:2") || !strings.Contains(err.Error(), "${topology.nope} names no parameter") {
+		t.Errorf("unknown placeholder: %v", err)
+	}
+}
