@@ -194,7 +194,7 @@ ul.cells { font-size: 13px; margin-top: 0; }
 {{range .Plots}}<figure>{{.SVG}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>
 {{end}}{{end}}
 {{with .SDR}}<h2 id="ec-vs-sr">Erasure coding against selective repeat</h2>
-<p>Each square is one (drop rate, message size) cell: a selective-repeat time divided by an erasure-coding time, so above 1 where EC finishes first. Times run until the sender hears the last ACK, as the paper times them. The tail is the highest percentile the cell's runs support (p99.9 from 1000 runs, p99 from 100, p90 from 10). Colour is on a log scale, blue where EC is faster and red where SR is; hover over a square for the schemes and times. A cell is a tie where the two means are {{$.NoiseRule}}.</p>
+<p>Each square is one (drop rate, message size) cell: a selective-repeat time divided by an erasure-coding time, so above 1 where EC finishes first. Messages are timed until the sender hears the last ACK, as the paper times them (collectives until the last byte is in place). The tail is the highest percentile the cell's runs support (p99.9 from 1000 runs, p99 from 100, p90 from 10). Colour is on a log scale, blue where EC is faster and red where SR is; hover over a square for the schemes and times. A cell is a tie where the two means are {{$.NoiseRule}}.</p>
 {{range .Facets}}{{if .Title}}<h3>{{.Title}}</h3>
 {{end}}<p><strong>{{.Headline}}</strong></p>
 <figure>{{.PaperMean}}</figure><figure>{{.PaperTail}}</figure>

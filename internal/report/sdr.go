@@ -158,24 +158,30 @@ func largest(grid [][]speedup, f func(*speedup) float64) *speedup {
 }
 
 // headline says the paper's comparison in words: the largest SR-RTO /
-// EC-MDS ratios at the paper's timing, the paper's beside them, and the
-// same at the receiver.
-func headline(paper, atReceiver [][]speedup) string {
+// EC-MDS ratios at the paper's timing and the same at the receiver. The
+// paper's own ratios stand beside ours only for its long-haul message
+// grid (cells timed at the sender), which they come from.
+func headline(paper, atReceiver [][]speedup, messages bool) string {
 	top, topTail := largest(paper, func(s *speedup) float64 { return s.mean }), largest(paper, func(s *speedup) float64 { return s.tail })
 	if top == nil {
 		return "The grid has no cell with both SR-RTO (sr) and EC-MDS (ec): the paper's comparison cannot be made."
 	}
-	out := fmt.Sprintf("The paper's comparison, SR-RTO over EC-MDS timed until the sender's last ACK: mean up to %s (loss=%s size=%s; paper %s)",
-		times(top.mean), top.loss, top.size, times(paperMeanRatio))
+	paperMean, paperTail := fmt.Sprintf("; paper %s", times(paperMeanRatio)), fmt.Sprintf("; paper's p99.9 %s", times(paperTailRatio))
+	timing := " timed until the sender's last ACK"
+	if !messages {
+		paperMean, paperTail, timing = "", "", ""
+	}
+	out := fmt.Sprintf("The paper's comparison, SR-RTO over EC-MDS%s: mean up to %s (loss=%s size=%s%s)",
+		timing, times(top.mean), top.loss, top.size, paperMean)
 	if topTail != nil {
-		out += fmt.Sprintf(", %s up to %s (loss=%s size=%s; paper's p99.9 %s)",
-			quantileName(topTail.tailQ), times(topTail.tail), topTail.loss, topTail.size, times(paperTailRatio))
+		out += fmt.Sprintf(", %s up to %s (loss=%s size=%s%s)",
+			quantileName(topTail.tailQ), times(topTail.tail), topTail.loss, topTail.size, paperTail)
 		if topTail.tailQ < 0.999 {
 			out += fmt.Sprintf("; a p99.9 needs 1000 runs a cell, and the cells with the largest ratios support only a %s", quantileName(topTail.tailQ))
 		}
 	}
 	rtop, rtail := largest(atReceiver, func(s *speedup) float64 { return s.mean }), largest(atReceiver, func(s *speedup) float64 { return s.tail })
-	if rtop != nil && rtail != nil {
+	if messages && rtop != nil && rtail != nil {
 		out += fmt.Sprintf(". Timed at the receiver (every byte in place): mean up to %s, %s up to %s",
 			times(rtop.mean), quantileName(rtail.tailQ), times(rtail.tail))
 	}
@@ -210,7 +216,8 @@ func sdrFacetOf(fc *facet) sdrFacet {
 	paper := compareGrid(fc.Cells, losses, sizes, srRTO, ecMDS, true)
 	grid := compareGrid(fc.Cells, losses, sizes, srFamily, ecFamily, true)
 	out := sdrFacet{Title: fc.Title,
-		Headline: headline(paper, compareGrid(fc.Cells, losses, sizes, srRTO, ecMDS, false))}
+		Headline: headline(paper, compareGrid(fc.Cells, losses, sizes, srRTO, ecMDS, false),
+			slices.ContainsFunc(fc.Cells, func(c scenario.Cell) bool { return c.AtSender != nil }))}
 	var ecMean, ecTail, n, nTail int
 	for i := range grid {
 		for j := range grid[i] {
