@@ -57,4 +57,3 @@ func Figure(text string) string {
 }
 
 var figureRe = regexp.MustCompile(`(?:^|[\s(\[/])([0-9][^\s,;)]*)`)
-
