@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sdrnet/sdrnet/sim/scenario"
 )
@@ -42,53 +43,56 @@ func newTable(n int, cols ...column) table {
 // quantity is how a numeric column writes its values: a unit and its
 // size in the base unit.
 type quantity struct {
-	unit  string
-	scale float64
+	unit     string
+	scale    float64
+	decimals int // fixed decimals; 0: four significant digits
 }
 
 // timeUnit picks s, ms, µs or ns for durations up to top seconds.
 func timeUnit(top float64) quantity {
 	switch {
 	case top >= 1:
-		return quantity{"s", 1}
+		return quantity{"s", 1, 0}
 	case top >= 1e-3:
-		return quantity{"ms", 1e-3}
+		return quantity{"ms", 1e-3, 0}
 	case top >= 1e-6:
-		return quantity{"µs", 1e-6}
+		return quantity{"µs", 1e-6, 0}
 	}
-	return quantity{"ns", 1e-9}
+	return quantity{"ns", 1e-9, 0}
 }
 
 // byteUnit picks B, KiB, MiB or GiB for sizes up to top bytes.
 func byteUnit(top float64) quantity {
-	for _, q := range []quantity{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+	for _, q := range []quantity{{"GiB", 1 << 30, 0}, {"MiB", 1 << 20, 0}, {"KiB", 1 << 10, 0}} {
 		if top >= q.scale {
 			return q
 		}
 	}
-	return quantity{"B", 1}
+	return quantity{"B", 1, 0}
 }
 
 var (
-	plain   = func(float64) quantity { return quantity{"", 1} }
-	gbps    = func(float64) quantity { return quantity{"Gbit/s", 1e9} }
-	percent = func(float64) quantity { return quantity{"%", 0.01} }
+	plain   = func(float64) quantity { return quantity{"", 1, 0} }
+	gbps    = func(float64) quantity { return quantity{"Gbit/s", 1e9, 0} }
+	percent = func(float64) quantity { return quantity{"%", 0.01, 1} }
 )
 
 // numberColumn writes value(c) of every cell in the unit unitFor picks
-// for the largest; a value is absent ("-") where has says so, and the
-// column is left out where no cell has a value other than zero.
+// for the column's typical (median non-zero) value; a value is absent
+// ("-") where value says so, and the column is left out where no cell has
+// a value other than zero.
 func numberColumn(cells []scenario.Cell, head string, unitFor func(float64) quantity, value func(scenario.Cell) (float64, bool)) column {
-	top, any := 0.0, false
+	var nonzero []float64
 	for _, c := range cells {
 		if v, ok := value(c); ok && v != 0 {
-			top, any = max(top, math.Abs(v)), true
+			nonzero = append(nonzero, math.Abs(v))
 		}
 	}
-	if !any {
+	if len(nonzero) == 0 {
 		return column{}
 	}
-	q := unitFor(top)
+	slices.Sort(nonzero)
+	q := unitFor(nonzero[len(nonzero)/2])
 	col := column{head: head, cells: make([]string, len(cells))}
 	if q.unit != "" {
 		col.head += " (" + q.unit + ")"
@@ -98,6 +102,12 @@ func numberColumn(cells []scenario.Cell, head string, unitFor func(float64) quan
 		switch {
 		case !ok:
 			col.cells[i] = "-"
+		case q.decimals > 0:
+			text := strconv.FormatFloat(v/q.scale, 'f', q.decimals, 64)
+			if strings.Trim(text, "-0.") == "" {
+				text = strings.TrimPrefix(text, "-") // no -0.0
+			}
+			col.cells[i] = text
 		case q.unit == "" && v == math.Trunc(v):
 			col.cells[i] = strconv.FormatFloat(v, 'f', -1, 64)
 		default:
@@ -107,12 +117,19 @@ func numberColumn(cells []scenario.Cell, head string, unitFor func(float64) quan
 	return col
 }
 
-// figureValue4 writes four significant digits, no exponent.
+// figureValue4 writes four significant digits, no exponent, and no more
+// than four decimals: what is smaller reads as "<0.0001".
 func figureValue4(x float64) string {
-	if x == 0 {
+	switch {
+	case x == 0:
 		return "0"
+	case math.Abs(x) < 0.0001:
+		if x < 0 {
+			return ">-0.0001"
+		}
+		return "<0.0001"
 	}
-	digits := max(0, 3-int(math.Floor(math.Log10(math.Abs(x)))))
+	digits := min(4, max(0, 3-int(math.Floor(math.Log10(math.Abs(x))))))
 	return strconv.FormatFloat(x, 'f', digits, 64)
 }
 
@@ -178,17 +195,18 @@ func resultsTable(cells []scenario.Cell) table {
 		numberColumn(cells, "fallbacks", plain, always(func(c scenario.Cell) float64 { return float64(c.Fallbacks) })),
 		numberColumn(cells, "RTOs", plain, always(func(c scenario.Cell) float64 { return float64(c.RTOs) })),
 		numberColumn(cells, "model mean", timeUnit, modelOf(func(p scenario.Prediction) float64 { return p.Mean })),
-		numberColumn(cells, "sim/model − 1 (%)", plain, modelOf(func(p scenario.Prediction) float64 { return 100 * p.Error })),
-		textColumn(cells, "model note", func(c scenario.Cell) string {
-			if !slices.ContainsFunc(cells, func(c scenario.Cell) bool { return c.Model != nil && c.Model.Mean > 0 }) || c.Model == nil {
-				return "" // no cell has a model: the model section says why
-			}
-			return c.Model.Note
-		}),
+		numberColumn(cells, "sim/model − 1", percent, modelOf(func(p scenario.Prediction) float64 { return p.Error })),
 	}
 	for _, k := range varying(cells) {
 		cols = append(cols, textColumn(cells, k, func(c scenario.Cell) string { return c.Params[k] }))
 	}
+	// Last, being long: what to know about the model's figure.
+	cols = append(cols, textColumn(cells, "model note", func(c scenario.Cell) string {
+		if !slices.ContainsFunc(cells, func(c scenario.Cell) bool { return c.Model != nil && c.Model.Mean > 0 }) || c.Model == nil {
+			return "" // no cell has a model: the report says why once
+		}
+		return c.Model.Note
+	}))
 	return newTable(len(cells), cols...)
 }
 
