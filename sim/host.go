@@ -21,13 +21,34 @@ type Host struct {
 	NIC  *Queue
 	// Handle, when set, sees every event of the host's endpoint.
 	Handle func(h *Host, ev core.Event)
+	// Contexts, when set, is the NIC's cache of connection contexts: a
+	// packet whose context misses waits for it, and so does everything
+	// behind it in the same direction.
+	Contexts *ContextCache
 
 	buf     []byte
 	timer   EventID
 	timerAt monotime.Time
 	armed   bool
 	inside  bool // in a callback: Wake happens on the way out
+
+	held      *Packet       // sent while its context is fetched
+	heldUntil monotime.Time // ... which takes until then
+	rx        []heldPacket  // received, waiting behind a context fetch
+	rxFree    monotime.Time // the receive side is stalled until then
 }
+
+// heldPacket is a received packet and when the NIC hands it on.
+type heldPacket struct {
+	p  *Packet
+	at monotime.Time
+}
+
+// Host events besides the core's timer (arg 0).
+const (
+	eventTxContext = 1 // a send's context has arrived
+	eventRxContext = 2 // received packets are due
+)
 
 // hostPort is the UDP port every simulated host listens on (UET's).
 const hostPort = 4793
@@ -74,6 +95,14 @@ func (h *Host) pull() *Packet {
 	now := h.net.Eng.Now()
 	outer := h.inside
 	h.inside = true
+	if p := h.held; p != nil { // nothing leaves before its context arrives
+		h.inside = outer
+		if now < h.heldUntil {
+			return nil
+		}
+		h.held = nil
+		return p
+	}
 	t, ok := h.EP.PollTransmit(now, h.buf)
 	if !ok && h.drain() { // the application may have given it work
 		t, ok = h.EP.PollTransmit(now, h.buf)
@@ -85,14 +114,41 @@ func (h *Host) pull() *Packet {
 		p.Entropy = uint16(t.Path)
 		p.Control = !t.Data
 		h.drain()
+		if h.Contexts != nil {
+			if stall := h.Contexts.Touch(contextKey(p.Dst, p.Entropy)); stall > 0 {
+				// The NIC sends nothing until the context arrives.
+				h.held, h.heldUntil = p, now.Add(stall)
+				h.net.Eng.At(h.heldUntil, h, eventTxContext)
+				p = nil
+			}
+		}
 	}
 	h.inside = outer
 	h.rearm()
 	return p
 }
 
-// Receive hands a datagram that reached the host to its core.
+// Receive hands a datagram that reached the host to its core, once the
+// NIC has its connection's context.
 func (h *Host) Receive(p *Packet) {
+	if h.Contexts != nil {
+		now := h.net.Eng.Now()
+		stall := h.Contexts.Touch(contextKey(p.Src, p.Entropy))
+		if stall > 0 || len(h.rx) > 0 { // in order, behind any fetch
+			at := max(now, h.rxFree).Add(stall)
+			h.rxFree = at
+			if len(h.rx) == 0 {
+				h.net.Eng.At(at, h, eventRxContext)
+			}
+			h.rx = append(h.rx, heldPacket{p, at})
+			return
+		}
+	}
+	h.deliver(p)
+}
+
+// deliver hands p to the core.
+func (h *Host) deliver(p *Packet) {
 	h.inside = true
 	if p.Control {
 		h.net.ControlWait.Add(int64(p.wait))
@@ -102,8 +158,25 @@ func (h *Host) Receive(p *Packet) {
 	h.settle()
 }
 
-// OnEvent runs the core's timers.
-func (h *Host) OnEvent(e *Engine, _ uint64) {
+// OnEvent runs the core's timers, and lets the NIC go on once a
+// context it waited for has arrived.
+func (h *Host) OnEvent(e *Engine, arg uint64) {
+	switch arg {
+	case eventTxContext:
+		h.NIC.Kick()
+		return
+	case eventRxContext:
+		k := 0
+		for k < len(h.rx) && h.rx[k].at <= e.Now() {
+			h.deliver(h.rx[k].p)
+			k++
+		}
+		h.rx = h.rx[:copy(h.rx, h.rx[k:])]
+		if len(h.rx) > 0 {
+			e.At(h.rx[0].at, h, eventRxContext)
+		}
+		return
+	}
 	h.armed = false
 	h.inside = true
 	h.EP.HandleTimeout(e.Now())

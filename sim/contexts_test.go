@@ -1,0 +1,95 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
+)
+
+func TestContextCacheLRU(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		entries int
+		keys    []uint64
+		misses  []bool
+	}{
+		{"fits", 2, []uint64{1, 2, 1, 2, 1}, []bool{true, true, false, false, false}},
+		{"evicts the least recent", 2, []uint64{1, 2, 1, 3, 1, 2}, []bool{true, true, false, true, false, true}},
+		{"one entry", 1, []uint64{1, 1, 2, 1}, []bool{true, false, true, true}},
+		{"cycle larger than the cache", 3, []uint64{1, 2, 3, 4, 1, 2, 3, 4}, []bool{true, true, true, true, true, true, true, true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewContextCache(tt.entries, 700*monotime.Nanosecond)
+			for i, k := range tt.keys {
+				if stall := c.Touch(k); (stall > 0) != tt.misses[i] || stall != 0 && stall != c.Miss {
+					t.Errorf("touch %d (key %d): stall %v, want a miss: %v", i, k, stall, tt.misses[i])
+				}
+			}
+			want := 0
+			for _, m := range tt.misses {
+				if m {
+					want++
+				}
+			}
+			if c.Misses != uint64(want) || c.Hits != uint64(len(tt.keys)-want) || c.Stall != monotime.Duration(want)*c.Miss {
+				t.Errorf("misses %d hits %d stall %v, want %d misses", c.Misses, c.Hits, c.Stall, want)
+			}
+		})
+	}
+}
+
+func BenchmarkContextCacheTouch(b *testing.B) {
+	c := NewContextCache(1024, monotime.Microsecond)
+	b.ReportAllocs()
+	for i := range b.N {
+		c.Touch(uint64(i*7919) % 1500) // a working set a little larger than the cache
+	}
+}
+
+// TestContextCacheSlowsAllToAll: an all-to-all among 16 hosts gives each
+// NIC 15 peers. A cache that holds them all misses once per context and
+// costs next to nothing; a cache of 4 thrashes, stalls the NICs and
+// slows the collective; no cache gives exactly the run without one.
+func TestContextCacheSlowsAllToAll(t *testing.T) {
+	run := func(entries int) (monotime.Duration, uint64, uint64, monotime.Duration) {
+		eng := New(3)
+		f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var caches []*ContextCache
+		if entries > 0 {
+			for _, h := range f.Hosts {
+				h.Contexts = NewContextCache(entries, monotime.Microsecond)
+				caches = append(caches, h.Contexts)
+			}
+		}
+		res, err := RunFlows(&f.Topology, AllToAll(hostList(16), 256<<10), flowsCfg(1, path.Single))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hits, misses uint64
+		var stall monotime.Duration
+		for _, c := range caches {
+			hits, misses, stall = hits+c.Hits, misses+c.Misses, stall+c.Stall
+		}
+		return res.End.Sub(0), hits, misses, stall
+	}
+	off, _, _, _ := run(0)
+	big, bigHits, bigMisses, bigStall := run(64)
+	small, smallHits, smallMisses, smallStall := run(4)
+	// Every host talks to 15 peers, both ways: 15 contexts a host, each
+	// missed once with room for all.
+	if bigMisses != 16*15 || bigStall != monotime.Duration(bigMisses)*monotime.Microsecond {
+		t.Errorf("room for every context: %d misses (stall %v), want one per host and peer (240)", bigMisses, bigStall)
+	}
+	if smallMisses < 10*bigMisses || smallStall <= bigStall {
+		t.Errorf("4 contexts for 15 peers: %d misses of %d uses, against %d with room for all", smallMisses, smallMisses+smallHits, bigMisses)
+	}
+	if !(off <= big && big < small) {
+		t.Errorf("all-to-all took %v without a cache model, %v with room for all, %v with 4 contexts: want the small cache slowest", off, big, small)
+	}
+	t.Logf("all-to-all: %v off, %v with 64 contexts (%d misses of %d), %v with 4 (%d misses of %d)",
+		off, big, bigMisses, bigMisses+bigHits, small, smallMisses, smallMisses+smallHits)
+}
