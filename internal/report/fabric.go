@@ -65,6 +65,8 @@ func fabric(all []scenario.Cell, compare []string) (*fabricView, error) {
 		{"PFC pauses", "PAUSE frames", func(c scenario.Cell) float64 { return float64(c.Pauses) }},
 		{"control packets' wait in switch queues, p90", "µs", func(c scenario.Cell) float64 { return c.CtrlWaitP90 * 1e6 }},
 		{"reorder depth at the receivers", "packets, mean over reordered first transmissions", func(c scenario.Cell) float64 { return c.ReorderMean }},
+		{"connection contexts that missed the NIC's cache", "% of packets", func(c scenario.Cell) float64 { return 100 * c.QPCacheMissRate }},
+		{"NIC stall fetching contexts, summed over hosts", "µs", func(c scenario.Cell) float64 { return c.NICStallSec * 1e6 }},
 	}
 	for i, name := range v.Tiers {
 		metrics = append(metrics, metric{"queue depth p99 over time, " + name + " tier", "KiB", func(c scenario.Cell) float64 {

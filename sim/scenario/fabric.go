@@ -230,6 +230,11 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 	if err := scheduleFailures(eng, rng, v, f, flows, fc); err != nil {
 		return sim.TransferStats{}, nil, err
 	}
+	if n := v.int("nic.qp_cache"); n > 0 {
+		for _, h := range f.Hosts {
+			h.Contexts = sim.NewContextCache(n, v.duration("nic.qp_miss"))
+		}
+	}
 	var sampler *sim.QueueSampler
 	if every := v.duration("metrics.queue_sample"); every > 0 {
 		sampler = sim.SampleQueues(eng, f, every)
@@ -452,4 +457,14 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 	}
 	cell.Unroutable = f.Unroutable
 	cell.Hops = f.Net.Hops
+	var uses, misses uint64
+	for _, h := range f.Hosts {
+		if c := h.Contexts; c != nil {
+			uses, misses = uses+c.Hits+c.Misses, misses+c.Misses
+			cell.NICStallSec += c.Stall.Seconds()
+		}
+	}
+	if uses > 0 {
+		cell.QPCacheMissRate = float64(misses) / float64(uses)
+	}
 }

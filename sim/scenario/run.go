@@ -70,6 +70,11 @@ type Cell struct {
 	CtrlWaitP90 float64 `json:"ctrl_wait_p90_s"`
 	CtrlWaitP99 float64 `json:"ctrl_wait_p99_s"`
 	Unroutable  uint64  `json:"unroutable"`
+	// With nic.qp_cache: the share of packets whose connection context
+	// missed the NIC's cache, and the time NICs stalled fetching
+	// contexts, summed over hosts, seconds.
+	QPCacheMissRate float64 `json:"qp_cache_miss_rate"`
+	NICStallSec     float64 `json:"nic_stall_s"`
 	// Tiers breaks the fabric's switch ports down by tier, with queue
 	// depths sampled over time (metrics.queue_sample).
 	Tiers []TierMetrics `json:"tiers"`

@@ -423,3 +423,45 @@ func TestProse(t *testing.T) {
 		t.Errorf("unknown placeholder: %v", err)
 	}
 }
+
+// TestQPCacheScenario: nic.qp_cache 0 gives exactly the run without the
+// nic section; a cache smaller than the peers an all-to-all needs misses,
+// stalls the NICs and slows the collective.
+func TestQPCacheScenario(t *testing.T) {
+	base := `name: qpc
+topology:
+  kind: leafspine
+  leaves: 4
+  spines: 2
+  hosts_per_leaf: 4
+  host_rate: 100Gbps
+  queue: 1MiB
+transport:
+  scheme: sr-nack
+workload:
+  kind: alltoall
+  hosts: 16
+  size: 1MiB
+  count: 1
+`
+	without := runScenario(t, "qpc.yaml", []byte(base), 1)
+	off := runScenario(t, "qpc.yaml", []byte(base+"nic:\n  qp_cache: 0\n"), 1)
+	ja, _ := json.Marshal(without)
+	jb, _ := json.Marshal(off)
+	if !bytes.Equal(ja, jb) || without[0].QPCacheMissRate != 0 || without[0].NICStallSec != 0 {
+		t.Fatal("nic.qp_cache 0 changed the results")
+	}
+	cells := runScenario(t, "qpc.yaml", []byte(base+"nic:\n  qp_cache: [64, 4]\n  qp_miss: 2us\n"), 1)
+	roomy, small := cells[0], cells[1]
+	if roomy.QPCacheMissRate <= 0 || small.QPCacheMissRate <= 2*roomy.QPCacheMissRate || small.NICStallSec <= roomy.NICStallSec {
+		t.Errorf("miss rate %.3f with 64 contexts, %.3f with 4; stall %v s against %v s", roomy.QPCacheMissRate, small.QPCacheMissRate,
+			roomy.NICStallSec, small.NICStallSec)
+	}
+	// Room for every context: each host misses each of its 15 peers once.
+	if want := 16 * 15 * 2e-6; math.Abs(roomy.NICStallSec-want) > 1e-12 {
+		t.Errorf("stall with room for all: %g s, want %g (one 2us miss per host and peer)", roomy.NICStallSec, want)
+	}
+	if !(without[0].Mean < small.Mean) {
+		t.Errorf("mean %v without the cache model, %v with 4 contexts: want slower", without[0].Mean, small.Mean)
+	}
+}

@@ -218,6 +218,8 @@ var schema = map[string]field{
 	"workload.hosts":            {"4", intIn(2, 1<<16)},
 	"workload.limit":            {"1h", duration},
 	"workload.payload":          {"virtual", oneOf("virtual", "real")},
+	"nic.qp_cache":              {"0", intIn(0, 1<<20)},
+	"nic.qp_miss":               {"1us", duration},
 }
 
 // Value returns parameter path of the point, parsed. The scenario was
