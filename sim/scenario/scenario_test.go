@@ -86,7 +86,10 @@ quick:
 	}
 }
 
-// TestShippedScenarios checks every scenario in scenarios/ parses.
+// TestShippedScenarios checks every scenario in scenarios/ parses, and
+// that its description and differences state no figure of their own:
+// parameters' values come in through ${path}, which Expand fills in from
+// the run.
 func TestShippedScenarios(t *testing.T) {
 	entries, err := scenarios.FS.ReadDir(".")
 	if err != nil {
@@ -98,13 +101,20 @@ func TestShippedScenarios(t *testing.T) {
 			continue
 		}
 		data, _ := scenarios.FS.ReadFile(e.Name())
-		if _, err := Parse(e.Name(), data); err != nil {
+		sc, err := Parse(e.Name(), data)
+		if err != nil {
 			t.Errorf("%s: %v", e.Name(), err)
+			continue
 		}
 		n++
+		for what, text := range map[string]string{"description": sc.Description, "differences": sc.Differences} {
+			if fig := Figure(text); fig != "" {
+				t.Errorf("%s: %s states the figure %q: write ${path} for a parameter, or leave it to the report", e.Name(), what, fig)
+			}
+		}
 	}
-	if n < 2 {
-		t.Fatalf("found %d scenarios", n)
+	if n < 7 {
+		t.Fatalf("found %d scenarios, want the seven built-in ones", n)
 	}
 }
 
@@ -365,39 +375,6 @@ func TestClaimValueWithComma(t *testing.T) {
 	want := map[string]string{"transport.scheme": "ec:32,8", "transport.cc": "nscc"}
 	if got := s.Claims[0].Better; !maps.Equal(got, want) {
 		t.Fatalf("better = %v, want %v", got, want)
-	}
-}
-
-// TestProseFigures: the built-in scenarios' description and differences
-// state no figure of their own; parameters' values come in through
-// ${path}, which Expand fills in from the run.
-func TestProseFigures(t *testing.T) {
-	entries, err := scenarios.FS.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".yaml") {
-			continue
-		}
-		data, err := scenarios.FS.ReadFile(e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := Parse(e.Name(), data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-		for what, text := range map[string]string{"description": s.Description, "differences": s.Differences} {
-			if fig := Figure(text); fig != "" {
-				t.Errorf("%s: %s states the figure %q: write ${path} for a parameter, or leave it to the report", e.Name(), what, fig)
-			}
-		}
-	}
-	if n < 7 {
-		t.Errorf("checked %d scenarios, want the seven built-in ones", n)
 	}
 }
 
