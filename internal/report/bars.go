@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"html/template"
-	"image/color"
 	"math"
 	"slices"
 	"strings"
@@ -40,29 +39,20 @@ type layout struct {
 // cell is its own variant.
 func newLayout(cells []scenario.Cell, compare []string) *layout {
 	l := &layout{variant: map[int]int{}, group: map[int]int{}}
-	var keys []string
-	for _, k := range compare {
-		if len(cells) > 0 && hasParam(cells[0], k) && varies(cells, k) {
-			keys = append(keys, k)
-		}
-	}
-	var others []string
-	for _, k := range paramKeys(cells) {
-		if !slices.Contains(keys, k) && varies(cells, k) {
-			others = append(others, k)
-		}
-	}
+	all := varying(cells)
+	keys := slices.DeleteFunc(slices.Clone(compare), func(k string) bool { return !slices.Contains(all, k) })
+	others := varying(cells, keys...)
 	vIndex, gIndex := map[string]int{}, map[string]int{}
 	for _, c := range cells {
 		v := c.Label
 		if len(keys) > 0 {
-			v = shortDescribe(c, keys)
+			v = describe(c, keys, false)
 		}
 		if _, ok := vIndex[v]; !ok {
 			vIndex[v] = len(l.Variants)
 			l.Variants = append(l.Variants, v)
 		}
-		g := shortDescribe(c, others)
+		g := describe(c, others, false)
 		if _, ok := gIndex[g]; !ok {
 			gIndex[g] = len(l.Groups)
 			l.Groups = append(l.Groups, g)
@@ -72,25 +62,14 @@ func newLayout(cells []scenario.Cell, compare []string) *layout {
 	return l
 }
 
-func hasParam(c scenario.Cell, k string) bool { _, ok := c.Params[k]; return ok }
-
-// shortDescribe names a cell by keys the way labels do: "select=obs cc=none".
-func shortDescribe(c scenario.Cell, keys []string) string {
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = shortName(k) + "=" + c.Params[k]
-	}
-	return strings.Join(parts, " ")
-}
-
 // colour returns variant i's colour as CSS.
 func colour(i int) string {
 	c := palette[i%len(palette)]
-	return cssColour(c)
+	return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
 }
 
-func cssColour(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
-
+// svgFont is the font of the report's hand-drawn SVG: the one gonum's
+// plots are measured in, then metric-compatible fallbacks.
 const svgFont = `font-family="Liberation Sans,Arial,Helvetica,sans-serif"`
 
 // metricFigure draws m for every cell, or returns false where no cell has
@@ -141,7 +120,7 @@ func barSVG(cells []scenario.Cell, l *layout, title string, vals []float64, top 
 		bw := int(math.Round(vals[i] / top * plotW))
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`, labelW-6, y+barH-2, esc(c.Label))
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, labelW, y, max(bw, 1), barH, colour(l.variant[c.Index]))
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", labelW+max(bw, 1)+4, y+barH-2, esc(figureValue(vals[i])))
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", labelW+max(bw, 1)+4, y+barH-2, esc(barValue(vals[i])))
 	}
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#888888"/>`, labelW, titleH-2, labelW, h-4)
 	b.WriteString("</svg>")
@@ -181,13 +160,13 @@ func dotSVG(cells []scenario.Cell, l *layout, title string, vals []float64, top 
 		x := labelW + plotW*k/steps
 		y := titleH + rowH*len(l.Groups)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#dddddd"/>`, x, titleH, x, y)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`, x, y+14, esc(figureValue(step*float64(k))))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`, x, y+14, esc(barValue(step*float64(k))))
 	}
 	for i, c := range cells {
 		v, g := l.variant[c.Index], l.group[c.Index]
 		x := float64(labelW) + vals[i]/scale*plotW
 		y := float64(titleH + rowH*g + rowH/2)
-		fmt.Fprintf(&b, `<g><title>%s: %s</title>%s</g>`+"\n", esc(c.Label), esc(figureValue(vals[i])), mark(v, x, y))
+		fmt.Fprintf(&b, `<g><title>%s: %s</title>%s</g>`+"\n", esc(c.Label), esc(barValue(vals[i])), mark(v, x, y))
 	}
 	b.WriteString("</svg>")
 	return template.HTML(b.String())
@@ -250,13 +229,12 @@ func axisTicks(top float64) (step float64, n int) {
 	return step, n
 }
 
-// figureValue writes a value with three significant digits.
-func figureValue(x float64) string {
-	switch {
-	case x == 0:
-		return "0"
-	case math.Abs(x) >= 1000:
-		return fmt.Sprintf("%.0f", x)
+// barValue writes a figure's value with three significant digits, no
+// trailing zeros: 90, 55.4, 0.5.
+func barValue(x float64) string {
+	text := significant(x, 3)
+	if strings.Contains(text, ".") {
+		text = strings.TrimRight(strings.TrimRight(text, "0"), ".")
 	}
-	return strings.TrimSuffix(fmt.Sprintf("%.3g", x), ".")
+	return text
 }

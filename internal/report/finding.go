@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ type rankEntry struct {
 const tieRel = 0.01
 
 // NoiseRule says in words when two results are shown as a tie.
-const NoiseRule = "within two standard errors of their difference or within 1% of the larger"
+var NoiseRule = fmt.Sprintf("within two standard errors of their difference or within %g%% of the larger", 100*tieRel)
 
 // tied reports whether means a and b, with standard errors sa and sb,
 // are equal within the run's noise.

@@ -347,17 +347,16 @@ func heatColour(x float64) (fill string, dark bool) {
 // message size across.
 func heatmap(what string, grid [][]speedup, losses, sizes []string, val func(speedup) (float64, string)) template.HTML {
 	const (
-		cw, ch     = 88, 38 // cell size
-		left, top  = 86, 62 // room for row labels, title and column labels
-		legendH    = 56
-		fontFamily = `font-family="Liberation Sans,Arial,Helvetica,sans-serif"`
+		cw, ch    = 88, 38 // cell size
+		left, top = 86, 62 // room for row labels, title and column labels
+		legendH   = 56
 	)
 	const sw = 52 // colour scale step
 	w := max(left+cw*len(sizes)+16, left+sw*5+70)
 	h := top + ch*len(losses) + legendH
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" %s font-size="13" role="img">`+"\n",
-		w, h, w, h, fontFamily)
+		w, h, w, h, svgFont)
 	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="14" font-weight="bold">%s</text>`+"\n", 4, esc(what))
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#444">workload.size</text>`+"\n", left+cw*len(sizes)/2, 36)
 	fmt.Fprintf(&b, `<text x="4" y="%d" fill="#444">loss</text>`+"\n", top-6)

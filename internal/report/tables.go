@@ -111,15 +111,15 @@ func numberColumn(cells []scenario.Cell, head string, unitFor func(float64) quan
 		case q.unit == "" && v == math.Trunc(v):
 			col.cells[i] = strconv.FormatFloat(v, 'f', -1, 64)
 		default:
-			col.cells[i] = figureValue4(v / q.scale)
+			col.cells[i] = significant(v/q.scale, 4)
 		}
 	}
 	return col
 }
 
-// figureValue4 writes four significant digits, no exponent, and no more
-// than four decimals: what is smaller reads as "<0.0001".
-func figureValue4(x float64) string {
+// significant writes x with n significant digits, no exponent, and no
+// more than four decimals: what is smaller reads as "<0.0001".
+func significant(x float64, n int) string {
 	switch {
 	case x == 0:
 		return "0"
@@ -129,7 +129,7 @@ func figureValue4(x float64) string {
 		}
 		return "<0.0001"
 	}
-	digits := min(4, max(0, 3-int(math.Floor(math.Log10(math.Abs(x))))))
+	digits := min(4, max(0, n-1-int(math.Floor(math.Log10(math.Abs(x))))))
 	return strconv.FormatFloat(x, 'f', digits, 64)
 }
 
@@ -201,12 +201,15 @@ func resultsTable(cells []scenario.Cell) table {
 		cols = append(cols, textColumn(cells, k, func(c scenario.Cell) string { return c.Params[k] }))
 	}
 	// Last, being long: what to know about the model's figure.
-	cols = append(cols, textColumn(cells, "model note", func(c scenario.Cell) string {
-		if !slices.ContainsFunc(cells, func(c scenario.Cell) bool { return c.Model != nil && c.Model.Mean > 0 }) || c.Model == nil {
-			return "" // no cell has a model: the report says why once
-		}
-		return c.Model.Note
-	}))
+	if slices.ContainsFunc(cells, func(c scenario.Cell) bool { return c.Model != nil && c.Model.Mean > 0 }) {
+		// (where no cell has a model, the report says why once)
+		cols = append(cols, textColumn(cells, "model note", func(c scenario.Cell) string {
+			if c.Model == nil {
+				return ""
+			}
+			return c.Model.Note
+		}))
+	}
 	return newTable(len(cells), cols...)
 }
 

@@ -22,8 +22,8 @@ func TestNumberColumn(t *testing.T) {
 		x    float64
 		want string
 	}{{0, "0"}, {1234.6, "1235"}, {12.345, "12.35"}, {0.5, "0.5000"}, {0.0012345, "0.0012"}, {2e-18, "<0.0001"}} {
-		if got := figureValue4(tt.x); got != tt.want {
-			t.Errorf("figureValue4(%g) = %q, want %q", tt.x, got, tt.want)
+		if got := significant(tt.x, 4); got != tt.want {
+			t.Errorf("significant(%g, 4) = %q, want %q", tt.x, got, tt.want)
 		}
 	}
 }
