@@ -33,15 +33,7 @@ MSG=${MSG:-8MiB}
 SIZE=${SIZE:-384MiB}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+use_tmp
 go build -o "$tmp/sdrnet" ./cmd/sdrnet
 
 spec="delay=$DELAY,lossat=$LOSSY/$LOSS"

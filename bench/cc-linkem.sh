@@ -41,42 +41,22 @@ FAIR=${FAIR:-1}
 LOSSY=${LOSSY:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+use_tmp
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
 go build -o "$tmp/sdrnet" ./cmd/sdrnet
 
 # pair NAME SPEC CLIENT-ARGS...: two clients at once through one emulator.
 pair() {
-  local name=$1 spec=$2 rc=0 p1 p2 srv lk c1 c2
+  local name=$1 spec=$2 rc=0 c1 c2
   shift 2
-  p1=$(free_port)
-  p2=$(free_port)
-  while [ "$p2" = "$p1" ]; do p2=$(free_port); done
-  "$tmp/sdrnet" bench --listen "127.0.0.1:$p1" "$@" >"$tmp/$name.srv" 2>&1 &
-  srv=$!
-  pids+=("$srv")
-  "$tmp/sdrnet" linkem --listen "127.0.0.1:$p2" --target "127.0.0.1:$p1" --spec "$spec" --stats 1h >"$tmp/$name.lk" 2>&1 &
-  lk=$!
-  pids+=("$lk")
-  wait_udp "$p1" && wait_udp "$p2"
-  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$p2" --json "$@" >"$tmp/$name.1.json" &
+  start_link "$name" "$spec" "$@" || return 1
+  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$link_port" --json "$@" >"$tmp/$name.1.json" &
   c1=$!
-  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$p2" --json "$@" >"$tmp/$name.2.json" &
+  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$link_port" --json "$@" >"$tmp/$name.2.json" &
   c2=$!
   wait "$c1" || rc=$?
   wait "$c2" || rc=$?
-  kill -INT "$lk" 2>/dev/null || true
-  wait "$lk" 2>/dev/null || true
-  kill -INT "$srv" 2>/dev/null || true
-  wait "$srv" 2>/dev/null || true
+  stop_link
   [ "$rc" -eq 0 ] || echo "$name: exit $rc" >&2
   return "$rc"
 }

@@ -67,28 +67,63 @@ wait_udp() {
   return 1
 }
 
-# through NAME SPEC CLIENT-ARGS...: bench --listen <- linkem <- bench --connect,
-# a fresh emulator per run (its clock, and so its lossat= and fail= windows,
-# start with the run). Uses the caller's $tmp (holding the sdrnet binary),
-# pids array and RUN_TIMEOUT; the client's JSON lands in $tmp/NAME.json.
-through() {
-  local name=$1 spec=$2 rc=0 p1 p2 srv lk
+# use_tmp [GLOB...]: a scratch directory $tmp and a list pids of
+# background processes, killed and removed on exit; with RESULTS set,
+# the files matching GLOB in $tmp are kept there first.
+use_tmp() {
+  tmp=$(mktemp -d)
+  pids=()
+  keep=("$@")
+  trap cleanup_tmp EXIT
+  trap 'exit 130' INT TERM
+}
+cleanup_tmp() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ -n "${RESULTS:-}" ] && [ ${#keep[@]} -gt 0 ]; then
+    mkdir -p "$RESULTS" && (cd "$tmp" && cp ${keep[@]} "$RESULTS"/ 2>/dev/null) || true
+  fi
+  rm -rf "$tmp"
+}
+
+# start_link NAME SPEC SERVER-ARGS...: sdrnet bench --listen SERVER-ARGS
+# behind a fresh emulator (its clock, and so its lossat= and fail=
+# windows, start with the run); clients connect to 127.0.0.1:$link_port.
+# The server's output goes to $tmp/NAME.srv, the emulator's final counters
+# to $tmp/NAME.lk. Needs $tmp holding the sdrnet binary, and pids.
+start_link() {
+  local name=$1 spec=$2 p1
   shift 2
   p1=$(free_port)
-  p2=$(free_port)
-  while [ "$p2" = "$p1" ]; do p2=$(free_port); done
+  link_port=$(free_port)
+  while [ "$link_port" = "$p1" ]; do link_port=$(free_port); done
   "$tmp/sdrnet" bench --listen "127.0.0.1:$p1" "$@" >"$tmp/$name.srv" 2>&1 &
-  srv=$!
-  pids+=("$srv")
-  "$tmp/sdrnet" linkem --listen "127.0.0.1:$p2" --target "127.0.0.1:$p1" --spec "$spec" --stats 1h >"$tmp/$name.lk" 2>&1 &
-  lk=$!
-  pids+=("$lk")
-  wait_udp "$p1" && wait_udp "$p2"
-  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$p2" --json "$@" >"$tmp/$name.json" || rc=$?
-  kill -INT "$lk" 2>/dev/null || true
-  wait "$lk" 2>/dev/null || true
-  kill -INT "$srv" 2>/dev/null || true
-  wait "$srv" 2>/dev/null || true
+  srv_pid=$!
+  pids+=("$srv_pid")
+  "$tmp/sdrnet" linkem --listen "127.0.0.1:$link_port" --target "127.0.0.1:$p1" --spec "$spec" --stats 1h >"$tmp/$name.lk" 2>&1 &
+  lk_pid=$!
+  pids+=("$lk_pid")
+  wait_udp "$p1" && wait_udp "$link_port"
+}
+
+# stop_link stops the emulator (which writes its final counters) and the
+# server start_link started.
+stop_link() {
+  kill -INT "$lk_pid" 2>/dev/null || true
+  wait "$lk_pid" 2>/dev/null || true
+  kill -INT "$srv_pid" 2>/dev/null || true
+  wait "$srv_pid" 2>/dev/null || true
+}
+
+# through NAME SPEC ARGS...: bench --listen ARGS <- linkem <- bench
+# --connect ARGS; the client's JSON lands in $tmp/NAME.json. Uses
+# RUN_TIMEOUT; returns the client's status.
+through() {
+  local name=$1 spec=$2 rc=0
+  shift 2
+  start_link "$name" "$spec" "$@" || return 1
+  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$link_port" --json "$@" >"$tmp/$name.json" || rc=$?
+  stop_link
   [ "$rc" -eq 0 ] || echo "$name: exit $rc" >&2
   return "$rc"
 }

@@ -38,16 +38,7 @@ SCHEMES=${SCHEMES:-"sr sr-nack ec:32,8 gbn"}
 TCP_CC=${TCP_CC:-"bbr cubic"}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ -n "${RESULTS:-}" ]; then mkdir -p "$RESULTS" && cp "$tmp"/*.json "$tmp"/*.lk "$RESULTS"/ 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+use_tmp '*.json' '*.lk'
 
 need_iperf3 || echo "no iperf3: the TCP rows will be skipped" >&2
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
@@ -71,23 +62,11 @@ echo
 # bench --connect; the client's JSON goes to $tmp/NAME.json, the emulator's
 # final counters to $tmp/NAME.lk. Returns the client's status.
 through() {
-  local name=$1 spec=$2 rc=0 p1 p2 srv lk
+  local name=$1 spec=$2 rc=0
   shift 2
-  p1=$(free_port)
-  p2=$(free_port)
-  while [ "$p2" = "$p1" ]; do p2=$(free_port); done
-  "$tmp/sdrnet" bench --listen "127.0.0.1:$p1" --msg 16MiB >"$tmp/$name.srv" 2>&1 &
-  srv=$!
-  pids+=("$srv")
-  "$tmp/sdrnet" linkem --listen "127.0.0.1:$p2" --target "127.0.0.1:$p1" --spec "$spec" --stats 1h >"$tmp/$name.lk" 2>&1 &
-  lk=$!
-  pids+=("$lk")
-  wait_udp "$p1" && wait_udp "$p2"
-  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$p2" --json "$@" >"$tmp/$name.json" || rc=$?
-  kill -INT "$lk" 2>/dev/null || true
-  wait "$lk" 2>/dev/null || true
-  kill -INT "$srv" 2>/dev/null || true
-  wait "$srv" 2>/dev/null || true
+  start_link "$name" "$spec" --msg 16MiB || return 1
+  timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --connect "127.0.0.1:$link_port" --json "$@" >"$tmp/$name.json" || rc=$?
+  stop_link
   if [ "$rc" -ne 0 ]; then
     echo "$name: sdrnet bench --connect exited $rc$([ "$rc" -eq 124 ] && echo " (hung: killed after ${RUN_TIMEOUT}s)")" >&2
     failures+=("$name (exit $rc)")

@@ -20,16 +20,7 @@ SCHEMES=${SCHEMES:-"sr-nack ec:32,8"}
 PATHS=${PATHS:-"1 8"}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ -n "${RESULTS:-}" ]; then mkdir -p "$RESULTS" && cp "$tmp"/*.json "$RESULTS"/ 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+use_tmp '*.json'
 
 need_iperf3
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
