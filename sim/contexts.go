@@ -20,77 +20,30 @@ type ContextCache struct {
 	Hits, Misses uint64
 	Stall        monotime.Duration // summed over misses
 
-	index      map[uint64]int32 // key -> slot
-	key        []uint64
-	prev, next []int32 // slots in recency order, head most recent
-	head, tail int32
+	cache lru
 }
 
 // NewContextCache returns a cache of entries contexts whose misses cost
 // miss each.
 func NewContextCache(entries int, miss monotime.Duration) *ContextCache {
-	return &ContextCache{Entries: entries, Miss: miss, index: make(map[uint64]int32, entries), head: -1, tail: -1}
+	return &ContextCache{Entries: entries, Miss: miss, cache: newLRU(entries)}
 }
 
 // Touch uses the context of key and returns the stall it costs: zero on
 // a hit, Miss on a miss (which brings it in, evicting the least recently
 // used context when the cache is full).
 func (c *ContextCache) Touch(key uint64) monotime.Duration {
-	if s, ok := c.index[key]; ok {
+	if _, hit := c.cache.touch(key); hit {
 		c.Hits++
-		c.unlink(s)
-		c.pushFront(s)
 		return 0
 	}
 	c.Misses++
 	c.Stall += c.Miss
-	var s int32
-	if len(c.key) < c.Entries {
-		s = int32(len(c.key))
-		c.key, c.prev, c.next = append(c.key, key), append(c.prev, -1), append(c.next, -1)
-	} else {
-		s = c.tail
-		delete(c.index, c.key[s])
-		c.unlink(s)
-		c.key[s] = key
-	}
-	c.index[key] = s
-	c.pushFront(s)
 	return c.Miss
 }
 
 // MissRate is misses over uses; zero before any.
-func (c *ContextCache) MissRate() float64 {
-	if n := c.Hits + c.Misses; n > 0 {
-		return float64(c.Misses) / float64(n)
-	}
-	return 0
-}
-
-func (c *ContextCache) unlink(s int32) {
-	p, n := c.prev[s], c.next[s]
-	if p >= 0 {
-		c.next[p] = n
-	} else {
-		c.head = n
-	}
-	if n >= 0 {
-		c.prev[n] = p
-	} else {
-		c.tail = p
-	}
-}
-
-func (c *ContextCache) pushFront(s int32) {
-	c.prev[s], c.next[s] = -1, c.head
-	if c.head >= 0 {
-		c.prev[c.head] = s
-	}
-	c.head = s
-	if c.tail < 0 {
-		c.tail = s
-	}
-}
+func (c *ContextCache) MissRate() float64 { return c.cache.missRate() }
 
 // contextKey names the context a packet between this host and peer on
 // path uses.

@@ -25,6 +25,10 @@ type Host struct {
 	// packet whose context misses waits for it, and so does everything
 	// behind it in the same direction.
 	Contexts *ContextCache
+	// Memory, when set, is the path the NIC's DMAs take to host memory
+	// (HostMemory): a packet leaves once its payload's translations are
+	// in, and a received one is handed on once they are.
+	Memory *HostMemory
 
 	buf     []byte
 	timer   EventID
@@ -36,6 +40,8 @@ type Host struct {
 	heldUntil monotime.Time // ... which takes until then
 	rx        []heldPacket  // received, waiting behind a context fetch
 	rxFree    monotime.Time // the receive side is stalled until then
+	staged    []heldPacket  // with Memory: sends whose translations are under way
+	txWake    monotime.Time // a wake-up for the head of staged is due then
 }
 
 // heldPacket is a received packet and when the NIC hands it on.
@@ -103,17 +109,13 @@ func (h *Host) pull() *Packet {
 		h.held = nil
 		return p
 	}
-	t, ok := h.EP.PollTransmit(now, h.buf)
-	if !ok && h.drain() { // the application may have given it work
-		t, ok = h.EP.PollTransmit(now, h.buf)
-	}
 	var p *Packet
-	if ok {
-		p = h.net.NewPacket(h.buf[:t.Len], t.Payload)
-		p.Src, p.Dst = h.ID, hostIndex(t.Conn.Peer())
-		p.Entropy = uint16(t.Path)
-		p.Control = !t.Data
-		h.drain()
+	if h.Memory != nil {
+		p = h.pullStaged(now)
+	} else {
+		p = h.poll(now)
+	}
+	if p != nil {
 		if h.Contexts != nil {
 			if stall := h.Contexts.Touch(contextKey(p.Dst, p.Entropy)); stall > 0 {
 				// The NIC sends nothing until the context arrives.
@@ -128,21 +130,82 @@ func (h *Host) pull() *Packet {
 	return p
 }
 
+// poll takes the core's next datagram, if it has one.
+func (h *Host) poll(now monotime.Time) *Packet {
+	t, ok := h.EP.PollTransmit(now, h.buf)
+	if !ok && h.drain() { // the application may have given it work
+		t, ok = h.EP.PollTransmit(now, h.buf)
+	}
+	if !ok {
+		return nil
+	}
+	p := h.net.NewPacket(h.buf[:t.Len], t.Payload)
+	p.Src, p.Dst = h.ID, hostIndex(t.Conn.Peer())
+	p.Entropy = uint16(t.Path)
+	p.Control = !t.Data
+	h.drain()
+	return p
+}
+
+// pullStaged is pull with a memory path: a packet leaves once its
+// payload's translations are in. The NIC keeps up to its outstanding
+// translations' worth of packets taken from the core (descriptor
+// prefetch), so their translations overlap and the pipeline stays full
+// as packets leave.
+func (h *Host) pullStaged(now monotime.Time) *Packet {
+	h.stage(now)
+	if len(h.staged) == 0 {
+		return nil
+	}
+	if head := h.staged[0]; head.at <= now {
+		h.staged = h.staged[:copy(h.staged, h.staged[1:])]
+		h.stage(now) // the freed place starts its translation at once
+		return head.p
+	}
+	if h.txWake != h.staged[0].at {
+		h.txWake = h.staged[0].at
+		h.net.Eng.At(h.txWake, h, eventTxContext)
+	}
+	return nil
+}
+
+// stage takes packets from the core until the NIC holds its outstanding
+// translations' worth, starting each one's translations.
+func (h *Host) stage(now monotime.Time) {
+	for len(h.staged) < h.Memory.cfg.Outstanding {
+		p := h.poll(now)
+		if p == nil {
+			return
+		}
+		h.staged = append(h.staged, heldPacket{p, h.Memory.read(now, p)})
+	}
+}
+
 // Receive hands a datagram that reached the host to its core, once the
 // NIC has its connection's context.
 func (h *Host) Receive(p *Packet) {
+	if h.Contexts == nil && h.Memory == nil {
+		h.deliver(p)
+		return
+	}
+	now := h.net.Eng.Now()
+	at := now
 	if h.Contexts != nil {
-		now := h.net.Eng.Now()
-		stall := h.Contexts.Touch(contextKey(p.Src, p.Entropy))
-		if stall > 0 || len(h.rx) > 0 { // in order, behind any fetch
-			at := max(now, h.rxFree).Add(stall)
-			h.rxFree = at
-			if len(h.rx) == 0 {
-				h.net.Eng.At(at, h, eventRxContext)
-			}
-			h.rx = append(h.rx, heldPacket{p, at})
-			return
+		if stall := h.Contexts.Touch(contextKey(p.Src, p.Entropy)); stall > 0 {
+			at = max(now, h.rxFree).Add(stall)
 		}
+	}
+	if h.Memory != nil {
+		at = max(at, h.Memory.write(now, p))
+	}
+	if at > now || len(h.rx) > 0 { // in order, behind any fetch
+		at = max(at, h.rxFree)
+		h.rxFree = at
+		if len(h.rx) == 0 {
+			h.net.Eng.At(at, h, eventRxContext)
+		}
+		h.rx = append(h.rx, heldPacket{p, at})
+		return
 	}
 	h.deliver(p)
 }

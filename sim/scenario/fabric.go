@@ -230,6 +230,7 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 	if err := scheduleFailures(eng, rng, v, f, flows, fc); err != nil {
 		return sim.TransferStats{}, nil, err
 	}
+	attachHostMemory(f.Hosts, hostMemory(v))
 	if n := v.int("nic.qp_cache"); n > 0 {
 		for _, h := range f.Hosts {
 			h.Contexts = sim.NewContextCache(n, v.duration("nic.qp_miss"))
@@ -467,4 +468,5 @@ func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult
 	if uses > 0 {
 		cell.QPCacheMissRate = float64(misses) / float64(uses)
 	}
+	hostMemoryMetrics(f.Hosts, cell)
 }

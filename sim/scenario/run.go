@@ -75,6 +75,19 @@ type Cell struct {
 	// contexts, summed over hosts, seconds.
 	QPCacheMissRate float64 `json:"qp_cache_miss_rate"`
 	NICStallSec     float64 `json:"nic_stall_s"`
+	// With the host memory path (host.translation, host.pinning): the
+	// container's start-up time, seconds; the share of GPU-memory
+	// translations that missed the NIC's ATC; the time DMAs waited for
+	// translations and first-touch pins, summed over hosts, seconds; the
+	// first-touch pins; and, for the messages workload, the goodput of
+	// the first message (a pass over cold memory) and of the others
+	// (warm), bit/s.
+	StartupSec     float64 `json:"startup_s"`
+	ATCMissRate    float64 `json:"atc_miss_rate"`
+	DMAStallSec    float64 `json:"dma_stall_s"`
+	PinFaults      uint64  `json:"pin_faults"`
+	ColdGoodputBps float64 `json:"cold_goodput_bps"`
+	WarmGoodputBps float64 `json:"warm_goodput_bps"`
 	// Tiers breaks the fabric's switch ports down by tier, with queue
 	// depths sampled over time (metrics.queue_sample).
 	Tiers []TierMetrics `json:"tiers"`
@@ -380,17 +393,29 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	}
 	top := sim.Sites(eng, sites, tcfg)
 	top.Net.Overhead += v.authBytes()
+	memory := hostMemory(v)
+	attachHostMemory(top.Hosts, memory)
 	start := time.Now()
 	var completions, atSender []monotime.Duration
 	var stats sim.TransferStats
+	var streamed float64 // bit/s of a streamed messages workload
 	switch kind {
 	case "messages":
+		depth := v.int("workload.depth")
 		res, err := sim.RunMessages(top, 0, tcfg.HostsPerSite, sim.MessagesConfig{
-			Size: size, Count: count, Scheme: scheme, Core: ccfg, Limit: limit, Virtual: virtual})
+			Size: size, Count: count, Depth: depth, Scheme: scheme, Core: ccfg, Limit: limit, Virtual: virtual})
 		if err != nil {
 			return cell, err
 		}
 		completions, atSender, stats = res.Completions, res.SenderCompletions, res.Stats
+		if depth > 1 && res.Elapsed > 0 { // streamed: what the sender moved per second
+			streamed = float64(size) * float64(count) * 8 / res.Elapsed.Seconds()
+		}
+		if memory != nil && len(completions) > 1 {
+			cell.ColdGoodputBps = float64(size) * 8 / completions[0].Seconds()
+			warm := timing(completions[1:])
+			cell.WarmGoodputBps = float64(size) * 8 / warm.Mean
+		}
 	case "allreduce":
 		res, err := sim.RunAllReduce(top, sim.AllReduceConfig{
 			Hosts: v.int("workload.hosts"), Size: size, Count: count, Scheme: scheme, Core: ccfg,
@@ -411,6 +436,10 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	if cell.Mean > 0 {
 		cell.GoodputBps = float64(size) * 8 / cell.Mean
 	}
+	if streamed > 0 {
+		cell.GoodputBps = streamed
+	}
+	hostMemoryMetrics(top.Hosts, &cell)
 	cell.DataBytes, cell.RetxBytes, cell.ParityBytes = stats.DataBytes, stats.RetxBytes, stats.ParityBytes
 	cell.Recovered, cell.Fallbacks, cell.RTOs = stats.RecoveredPackets, stats.Fallbacks, stats.RTOs
 	for _, l := range top.Trunk {

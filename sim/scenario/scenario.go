@@ -66,7 +66,7 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
-var topLevel = []string{"name", "description", "finding", "claims", "differences", "compare", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "nic", "metrics"}
+var topLevel = []string{"name", "description", "finding", "claims", "differences", "compare", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "nic", "host", "metrics"}
 
 // Parse checks a scenario given as YAML text; file names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
@@ -127,7 +127,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 				return nil, errAt(file, v, "seed: want a non-negative integer, like 1")
 			}
 			s.Seed = seed
-		case "topology", "routing", "failure", "transport", "workload", "nic", "metrics":
+		case "topology", "routing", "failure", "transport", "workload", "nic", "host", "metrics":
 			ps, err := section(file, k.Value, v)
 			if err != nil {
 				return nil, err

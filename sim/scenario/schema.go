@@ -220,6 +220,22 @@ var schema = map[string]field{
 	"workload.payload":          {"virtual", oneOf("virtual", "real")},
 	"nic.qp_cache":              {"0", intIn(0, 1<<20)},
 	"nic.qp_miss":               {"1us", duration},
+	"workload.depth":            {"1", intIn(1, 1<<16)},
+	"host.translation":          {"off", oneOf("off", "ats", "emtt")},
+	"host.page":                 {"4KiB", size(1, 1<<30)},
+	"host.atc":                  {"32", intIn(1, 1<<24)},
+	"host.iotlb":                {"64", intIn(1, 1<<24)},
+	"host.ats_latency":          {"550ns", duration},
+	"host.walk_latency":         {"330ns", duration},
+	"host.outstanding":          {"4", intIn(1, 1<<16)},
+	"host.pinning":              {"off", oneOf("off", "all", "on_demand")},
+	"host.guest_memory":         {"64GiB", size(1, 1<<50)},
+	"host.pin_per_gib":          {"250ms", duration},
+	"host.pin_unit":             {"2MiB", size(1, 1<<40)},
+	"host.fault":                {"5us", duration},
+	"host.map_cache":            {"0", intIn(0, 1<<30)},
+	"host.boot":                 {"5s", duration},
+	"host.boot_touch":           {"1GiB", size(0, 1<<50)},
 }
 
 // Value returns parameter path of the point, parsed. The scenario was
