@@ -100,7 +100,7 @@ type HostMemoryStats struct {
 	ATCMisses    uint64
 	IOTLBMisses  uint64
 	Faults       uint64            // first touches that pinned a unit
-	Stall        monotime.Duration // summed over DMAs: how long each waited for its translations
+	Stall        monotime.Duration // time the next in-order DMA completion waited for a translation or pin
 }
 
 // dmaPipe is one direction of the NIC's DMA engine: when each of its
@@ -181,9 +181,13 @@ func (m *HostMemory) dma(now monotime.Time, pipe *dmaPipe, region uint64, off in
 	for pg := off / ps; pg <= (off+int64(n)-1)/ps; pg++ {
 		ready = max(ready, m.translate(now, pipe, region, pg))
 	}
+	// The stall counts the time during which the direction's next
+	// completion waits for a translation, overlapping waits once.
+	if free := max(now, pipe.last); ready > free {
+		m.Stats.Stall += ready.Sub(free)
+	}
 	ready = max(ready, pipe.last)
 	pipe.last = ready
-	m.Stats.Stall += ready.Sub(now)
 	return ready
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ type view struct {
 	*Run
 	Plots     []figure
 	SDR       *sdrView
+	Host      *hostView
 	Fabric    *fabricView
 	Ours      []ranking
 	NoiseRule string
@@ -43,6 +45,7 @@ func newView(r *Run) (*view, error) {
 		return nil, err
 	}
 	v.SDR = sdr(r.Cells)
+	v.Host = host(r.Cells)
 	if v.Fabric, err = fabric(r.Cells, r.Compare); err != nil {
 		return nil, err
 	}
@@ -121,6 +124,12 @@ func seconds(s float64) string {
 	if s == 0 {
 		return "-"
 	}
+	if s >= 1 { // 377.5s, not 6m17.529s
+		if s >= 1000 {
+			return strconv.FormatFloat(s, 'f', 0, 64) + "s"
+		}
+		return strconv.FormatFloat(s, 'g', 4, 64) + "s"
+	}
 	d := time.Duration(s * float64(time.Second))
 	if d >= time.Millisecond {
 		d = d.Round(time.Microsecond)
@@ -179,7 +188,7 @@ ul.cells { font-size: 13px; margin-top: 0; }
 <h1>{{.Scenario}}</h1>
 <p>{{.Description}}</p>
 <p>Scenario file <code>{{.File}}</code>, seed {{.Seed}}, {{if .Full}}full grid{{else}}quick subset (run with <code>--full</code> for the whole grid){{end}}, {{len .Cells}} cells.</p>
-<nav>{{if or .Finding .Ours}}<a href="#finding">Finding</a>{{end}}{{if .Plots}}<a href="#plots">Plots</a>{{end}}{{if .SDR}}<a href="#ec-vs-sr">EC vs SR</a>{{end}}{{if .Fabric}}<a href="#fabric">Fabric</a>{{end}}{{if .Agreement.Rows}}<a href="#model">Model agreement</a>{{end}}<a href="#results">Results</a><a href="#params">Parameters</a></nav>
+<nav>{{if or .Finding .Ours}}<a href="#finding">Finding</a>{{end}}{{if .Plots}}<a href="#plots">Plots</a>{{end}}{{if .SDR}}<a href="#ec-vs-sr">EC vs SR</a>{{end}}{{if .Host}}<a href="#host">Host memory</a>{{end}}{{if .Fabric}}<a href="#fabric">Fabric</a>{{end}}{{if .Agreement.Rows}}<a href="#model">Model agreement</a>{{end}}<a href="#results">Results</a><a href="#params">Parameters</a></nav>
 {{if or .Finding .Ours}}<h2 id="finding">The paper's finding and ours</h2>
 {{if .Finding}}<p><strong>Paper:</strong> {{.Finding}}</p>{{end}}
 {{if .Verdicts}}<p><strong>The paper's claims, judged on this run</strong> (the better setting's figure against the worse's, in every setting of the other parameters):</p>
@@ -208,6 +217,19 @@ ul.cells { font-size: 13px; margin-top: 0; }
 {{if .Ties}}<h4>Ties ({{len .Ties}})</h4>
 <ul class="cells">{{range .Ties}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .NA}}<p>No comparison (a family has no time): {{join .NA "; "}}.</p>{{end}}
+{{end}}{{end}}
+{{with .Host}}<h2 id="host">The host memory path, beside Stellar</h2>
+{{with .Translation}}<h3>Translation: ATS against eMTT</h3>
+<p>{{.Paper}}</p>
+<p><strong>{{.Ours}}</strong></p>
+<p>{{.Knee}}</p>
+<div class="scroll">{{template "table" .Table}}</div>
+{{end}}{{with .Pinning}}<h3>Pinning: all at boot against PVDMA</h3>
+<p>{{.Paper}}</p>
+<p><strong>{{.Ours}}</strong></p>
+{{if .Cold}}<p>{{.Cold}}</p>{{end}}
+<p>Start-up time is computed from the constants in the host section (docs/scenarios.md), not simulated; the passes over memory are.</p>
+<div class="scroll">{{template "table" .Table}}</div>
 {{end}}{{end}}
 {{with .Fabric}}<h2 id="fabric">Fabric</h2>
 <p>Per cell, the job's figure (percentages are of the link's line rate) and each tier's switch queues. Queue depths are sampled at every port at a fixed interval (metrics.queue_sample), so p50 and p99 say how deep queues stay over the run; the peak is the deepest any port of the tier ever got. Utilization is bytes sent over the run's length, per port (p50 and max over the tier's ports). Tier "host" is the switches' ports toward hosts. Drops count every switch buffer and PFC headroom; PFC pauses are PAUSE frames that stopped a port (a host's NIC included); the reorder depth is how many packets behind the furthest packet of its message a first transmission arrived, over those that arrived out of order; the control wait is the time control packets (CTS, ACK, NACK) spent in switch queues on their way. A figure is left out where every cell's value is zero; where many cells are compared, each row is one setting of the other parameters and each mark one compared variant (hover for its value; the table below has them all).</p>

@@ -194,6 +194,12 @@ func resultsTable(cells []scenario.Cell) table {
 		numberColumn(cells, "parity", byteUnit, always(func(c scenario.Cell) float64 { return float64(c.ParityBytes) })),
 		numberColumn(cells, "fallbacks", plain, always(func(c scenario.Cell) float64 { return float64(c.Fallbacks) })),
 		numberColumn(cells, "RTOs", plain, always(func(c scenario.Cell) float64 { return float64(c.RTOs) })),
+		numberColumn(cells, "start-up", timeUnit, always(func(c scenario.Cell) float64 { return c.StartupSec })),
+		numberColumn(cells, "cold goodput", gbps, always(func(c scenario.Cell) float64 { return c.ColdGoodputBps })),
+		numberColumn(cells, "warm goodput", gbps, always(func(c scenario.Cell) float64 { return c.WarmGoodputBps })),
+		numberColumn(cells, "ATC misses", percent, always(func(c scenario.Cell) float64 { return c.ATCMissRate })),
+		numberColumn(cells, "DMA stall", timeUnit, always(func(c scenario.Cell) float64 { return c.DMAStallSec })),
+		numberColumn(cells, "pin faults", plain, always(func(c scenario.Cell) float64 { return float64(c.PinFaults) })),
 		numberColumn(cells, "model mean", timeUnit, modelOf(func(p scenario.Prediction) float64 { return p.Mean })),
 		numberColumn(cells, "sim/model − 1", percent, modelOf(func(p scenario.Prediction) float64 { return p.Error })),
 	}

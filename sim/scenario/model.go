@@ -33,6 +33,10 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		why = "model assumes no queueing; the trunk is slower than the hosts"
 	case scheme == nil:
 		why = "no scheme"
+	case v.int("workload.depth") > 1:
+		why = "model times one message at a time; these are streamed (workload.depth)"
+	case hostMemory(v) != nil:
+		why = "model has no host memory path (host section); its bound is outstanding x page per miss latency"
 	}
 	p := model.Params{
 		MessageBytes:   int64(v.int("workload.size")),

@@ -77,8 +77,9 @@ type Cell struct {
 	NICStallSec     float64 `json:"nic_stall_s"`
 	// With the host memory path (host.translation, host.pinning): the
 	// container's start-up time, seconds; the share of GPU-memory
-	// translations that missed the NIC's ATC; the time DMAs waited for
-	// translations and first-touch pins, summed over hosts, seconds; the
+	// translations that missed the NIC's ATC; the time during which a DMA
+	// direction's next completion waited for a translation or a pin,
+	// summed over directions and hosts, seconds; the
 	// first-touch pins; and, for the messages workload, the goodput of
 	// the first message (a pass over cold memory) and of the others
 	// (warm), bit/s.
