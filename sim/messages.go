@@ -49,11 +49,13 @@ func (s *TransferStats) add(a, b core.ConnStats) {
 
 // MessagesResult is what a messages run measured.
 type MessagesResult struct {
-	// Completions holds, per message, the time from Send to the moment
+	// Completions holds, per message, the time from Send (or, streamed,
+	// from the previous message's completion if later) to the moment
 	// the receiver has every byte.
 	Completions []monotime.Duration
-	// SenderCompletions holds, per message, the time from Send to the
-	// moment the sender hears the last ACK: SDR-RDMA's completion time T
+	// SenderCompletions holds, per message, the time from Send (or,
+	// streamed, the previous message's) to the moment the sender hears
+	// the last ACK: SDR-RDMA's completion time T
 	// (section 4.2.1 of the paper).
 	SenderCompletions []monotime.Duration
 	// Elapsed runs from the first send to the moment the sender hears the
@@ -94,6 +96,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	sentAt := make([]monotime.Time, cfg.Count) // per message
 	var failure error
 	sent, received, acked := 0, 0, 0
+	var lastRecv, lastAck monotime.Time // the previous message's completions
 
 	post := func(i int) {
 		if i < cfg.Count {
@@ -125,10 +128,12 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 		switch ev.Kind {
 		case core.EventRecvDone:
 			// Messages of one connection complete in order of sending
-			// unless a later one overtakes an earlier one's repair; the
-			// time is then charged to the earlier, which is the bound
-			// a streaming application sees.
-			res.Completions = append(res.Completions, eng.Now().Sub(sentAt[received]))
+			// (a later one overtaking an earlier one's repair is charged
+			// to the earlier). A streamed message is timed from when it
+			// could start, its send or the previous one's completion:
+			// its own transfer, not the queue ahead of it.
+			res.Completions = append(res.Completions, eng.Now().Sub(max(sentAt[received], lastRecv)))
+			lastRecv = eng.Now()
 			if !cfg.Virtual && !bytes.Equal(bufs[received%ahead], msg) && failure == nil {
 				failure = fmt.Errorf("message %d arrived corrupted", received)
 			}
@@ -147,7 +152,8 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	a.Handle = func(h *Host, ev core.Event) {
 		switch ev.Kind {
 		case core.EventSendDone:
-			res.SenderCompletions = append(res.SenderCompletions, eng.Now().Sub(sentAt[acked]))
+			res.SenderCompletions = append(res.SenderCompletions, eng.Now().Sub(max(sentAt[acked], lastAck)))
+			lastAck = eng.Now()
 			acked++
 			res.Elapsed = eng.Now().Sub(sentAt[0])
 			if sent < cfg.Count {

@@ -50,7 +50,9 @@ func hostMemoryMetrics(hosts []*sim.Host, cell *Cell) {
 		if m == nil {
 			continue
 		}
-		cell.StartupSec = max(cell.StartupSec, m.StartupTime().Seconds())
+		if m.Config().Pinning != sim.PinNone { // bare metal: no container to start
+			cell.StartupSec = max(cell.StartupSec, m.StartupTime().Seconds())
+		}
 		lookups, misses = lookups+m.Stats.Translations, misses+m.Stats.ATCMisses
 		cell.DMAStallSec += m.Stats.Stall.Seconds()
 		cell.PinFaults += m.Stats.Faults
