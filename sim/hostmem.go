@@ -56,7 +56,12 @@ type HostMemory struct {
 // scenario keys under host. name their defaults and sources
 // (docs/scenarios.md).
 type HostMemoryConfig struct {
-	Translation  Translation
+	Translation Translation
+	// HostBuffers tags the connections' buffers in the MTT as host
+	// memory: the MTT holds their physical addresses, so no DMA goes
+	// through ATS whatever Translation says. False: GPU memory
+	// (GPUDirect RDMA).
+	HostBuffers  bool
 	PageSize     int // bytes a translation covers
 	ATCEntries   int
 	IOTLBEntries int
@@ -207,7 +212,7 @@ func (m *HostMemory) translate(now monotime.Time, pipe *dmaPipe, region uint64, 
 		}
 		ready = max(ready, m.pinned.ready[s])
 	}
-	if c.Translation != TranslateATS {
+	if c.Translation != TranslateATS || c.HostBuffers {
 		return ready
 	}
 	m.Stats.Translations++

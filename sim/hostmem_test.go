@@ -57,6 +57,11 @@ func TestHostMemoryTranslation(t *testing.T) {
 	if end := sweep(m, &m.rx, 0, pages); end != 0 || m.Stats.Translations != 0 {
 		t.Errorf("eMTT: DMAs end at %v after %d translations, want at once and none", end, m.Stats.Translations)
 	}
+	cfg.HostBuffers = true // host memory: the MTT maps it, ATS or not
+	m = NewHostMemory(cfg)
+	if end := sweep(m, &m.rx, 0, pages); end != 0 || m.Stats.Translations != 0 {
+		t.Errorf("host memory under ATS: DMAs end at %v after %d translations, want at once and none", end, m.Stats.Translations)
+	}
 }
 
 // TestHostMemoryPinning: pinning all guest memory costs start-up time in

@@ -13,6 +13,7 @@ func hostMemory(v *values) *sim.HostMemoryConfig {
 	}
 	return &sim.HostMemoryConfig{
 		Translation:     translation,
+		HostBuffers:     v.pt.Values["host.memory"] == "host",
 		PageSize:        v.int("host.page"),
 		ATCEntries:      v.int("host.atc"),
 		IOTLBEntries:    v.int("host.iotlb"),

@@ -222,6 +222,7 @@ var schema = map[string]field{
 	"nic.qp_miss":               {"1us", duration},
 	"workload.depth":            {"1", intIn(1, 1<<16)},
 	"host.translation":          {"off", oneOf("off", "ats", "emtt")},
+	"host.memory":               {"gpu", oneOf("gpu", "host")},
 	"host.page":                 {"4KiB", size(1, 1<<30)},
 	"host.atc":                  {"32", intIn(1, 1<<24)},
 	"host.iotlb":                {"64", intIn(1, 1<<24)},
