@@ -44,7 +44,8 @@ type Host struct {
 	txWake    monotime.Time // a wake-up for the head of staged is due then
 }
 
-// heldPacket is a received packet and when the NIC hands it on.
+// heldPacket is a packet the NIC holds and when it lets it go: received,
+// until its context or translations are in; or staged to send.
 type heldPacket struct {
 	p  *Packet
 	at monotime.Time

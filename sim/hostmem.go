@@ -152,9 +152,6 @@ func (m *HostMemory) pinTime(bytes int64) monotime.Duration {
 	return monotime.Duration(float64(m.cfg.PinPerGiB) * float64(bytes) / (1 << 30))
 }
 
-// ATCMissRate is the share of ATS lookups that missed the ATC.
-func (m *HostMemory) ATCMissRate() float64 { return m.atc.missRate() }
-
 // read is a DMA read of packet p's payload for sending, write one that
 // lands a received payload; each returns when the DMA may complete.
 func (m *HostMemory) read(now monotime.Time, p *Packet) monotime.Time {

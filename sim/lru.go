@@ -14,8 +14,6 @@ type lru struct {
 	ready      []monotime.Time
 	prev, next []int32 // slots in recency order, head most recent
 	head, tail int32
-
-	hits, misses uint64
 }
 
 func newLRU(entries int) lru {
@@ -27,12 +25,10 @@ func newLRU(entries int) lru {
 // ready time is for the caller to set.
 func (c *lru) touch(key uint64) (slot int32, hit bool) {
 	if s, ok := c.index[key]; ok {
-		c.hits++
 		c.unlink(s)
 		c.pushFront(s)
 		return s, true
 	}
-	c.misses++
 	var s int32
 	if len(c.key) < c.entries {
 		s = int32(len(c.key))
@@ -47,14 +43,6 @@ func (c *lru) touch(key uint64) (slot int32, hit bool) {
 	c.index[key] = s
 	c.pushFront(s)
 	return s, false
-}
-
-// missRate is misses over uses; zero before any.
-func (c *lru) missRate() float64 {
-	if n := c.hits + c.misses; n > 0 {
-		return float64(c.misses) / float64(n)
-	}
-	return 0
 }
 
 func (c *lru) unlink(s int32) {
