@@ -99,6 +99,7 @@ type Conn struct {
 
 	ctrl    ring[ctrlItem]
 	ranges  []wire.Range // NACK scratch
+	schemes map[schemeKey]reliability.Scheme
 	scratch ecScratch
 	mp      multipath
 	prot    *protection // nil: packets go unprotected (protect.go)
@@ -378,22 +379,35 @@ func (c *Conn) nextTimeout() monotime.Time {
 	return min(c.snd.nextTimeout(), c.rcv.nextTimeout(), c.lifeTimeout())
 }
 
-// scheme returns the reliability scheme of wire kind k as this connection
-// configures it: the connection's own scheme when the kinds match, else
-// the defaults of that kind.
-func (c *Conn) scheme(k reliability.Kind) reliability.Scheme {
-	if c.cfg.Scheme.Kind() == k {
-		return c.cfg.Scheme
+// schemeFor returns the reliability scheme a message's packets name (its
+// kind and, for a code, K and M) as this connection configures it: the
+// connection's own scheme when it matches, else that kind's defaults,
+// built once per connection. It returns nil for a kind or code that does
+// not exist.
+func (c *Conn) schemeFor(k reliability.Kind, codeK, codeM uint8) reliability.Scheme {
+	own := c.cfg.Scheme
+	if own.Kind() == k {
+		if code := own.Code(); code == nil || code.K() == int(codeK) && code.M() == int(codeM) {
+			return own
+		}
 	}
-	switch k {
-	case reliability.KindNone:
-		return reliability.None{}
-	case reliability.KindGoBackN:
-		return reliability.GoBackN{}
-	case reliability.KindSRNACK:
-		return reliability.SelectiveRepeat{NACK: true}
-	case reliability.KindSRRTO:
-		return reliability.SelectiveRepeat{}
+	key := schemeKey{k, codeK, codeM}
+	if s, ok := c.schemes[key]; ok {
+		return s
 	}
-	return nil
+	s := reliability.ForWire(k, codeK, codeM)
+	if s == nil {
+		return nil
+	}
+	if c.schemes == nil {
+		c.schemes = make(map[schemeKey]reliability.Scheme)
+	}
+	c.schemes[key] = s
+	return s
+}
+
+// schemeKey names a scheme as packets do.
+type schemeKey struct {
+	kind         reliability.Kind
+	codeK, codeM uint8
 }

@@ -161,51 +161,13 @@ type ecRecv struct {
 	parity [][]byte // per sub-message: its parity packets, or nil
 }
 
-// ecPool is the receiver's store of erasure-coding schemes and parity
-// buffers.
+// ecPool is the receiver's store of parity buffers.
 type ecPool struct {
-	c       *Conn
-	schemes map[codecKey]reliability.Scheme
-	free    [][]byte
-}
-
-type codecKey struct {
-	kind reliability.Kind
-	k, m uint8
+	c    *Conn
+	free [][]byte
 }
 
 func (p *ecPool) init(c *Conn) { p.c = c }
-
-// scheme returns the EC scheme a message's packets name: the connection's
-// own when it matches, else one with default parameters, built once per
-// connection. It returns nil for parameters no code supports.
-func (p *ecPool) scheme(kind reliability.Kind, k, m uint8) reliability.Scheme {
-	own := p.c.cfg.Scheme
-	if code := own.Code(); code != nil && own.Kind() == kind && code.K() == int(k) && code.M() == int(m) {
-		return own
-	}
-	key := codecKey{kind, k, m}
-	if s, ok := p.schemes[key]; ok {
-		return s
-	}
-	var code reliability.Codec
-	var err error
-	switch kind {
-	case reliability.KindECMDS:
-		code, err = reliability.NewMDS(int(k), int(m))
-	case reliability.KindECXOR:
-		code, err = reliability.NewXOR(int(k), int(m))
-	}
-	if err != nil || code == nil {
-		return nil
-	}
-	if p.schemes == nil {
-		p.schemes = make(map[codecKey]reliability.Scheme)
-	}
-	s := reliability.NewErasureCoding(code, 0)
-	p.schemes[key] = s
-	return s
-}
 
 func (p *ecPool) start(m *recvMsg) {
 	e := &m.ec
@@ -316,7 +278,7 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 	}
 	first := !m.known
 	if first {
-		scheme := r.ec.scheme(reliability.Kind(pk.Scheme), pk.K, pk.M)
+		scheme := r.c.schemeFor(reliability.Kind(pk.Scheme), pk.K, pk.M)
 		if scheme == nil {
 			return errMalformed
 		}

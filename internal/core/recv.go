@@ -70,21 +70,15 @@ type recvMsg struct {
 	nackTo     uint32
 
 	hi         uint32        // highest packet seen, plus one
-	gapHi      uint32        // SR-NACK: gaps below this are NACKed when gapAt passes
-	gapAt      monotime.Time // SR-NACK: Never when no gap is pending
-	nackedTo   uint32        // SR-NACK: packets below were NACKed at least once
-	renackAt   monotime.Time // NACK again what is still missing (SR-NACK, EC fallback)
 	lastNackAt monotime.Time // when the last NACK left
-	ftoAt      monotime.Time // EC: fallback timeout
 	ctsDue     monotime.Time // CTS retransmission
 
-	expected uint32 // go-back-N: next packet accepted
-	nakSent  bool
-
+	rs reliability.RecvState // the scheme's own (recv_hooks.go)
+	r  *receiver
 	ec ecRecv
 }
 
-func (m *recvMsg) due() monotime.Time { return min(m.gapAt, m.renackAt, m.ftoAt, m.ctsDue) }
+func (m *recvMsg) due() monotime.Time { return min(m.rs.Due(), m.ctsDue) }
 
 // receiver is a connection's receiving half.
 type receiver struct {
@@ -148,9 +142,9 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 		return 0, ErrTooManyMessages
 	}
 	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size,
-		pkts: m.pkts, chunks: m.chunks, have: m.have, ec: m.ec,
-		gapAt: monotime.Never, renackAt: monotime.Never, ftoAt: monotime.Never, ctsDue: monotime.Never,
-		ackLo: ^uint32(0)}
+		pkts: m.pkts, chunks: m.chunks, have: m.have, ec: m.ec, r: r,
+		ctsDue: monotime.Never, ackLo: ^uint32(0)}
+	m.rs.Reset()
 	r.nextSeq++
 	if r.credit != nil {
 		r.wake() // its first grant is its CTS
@@ -286,8 +280,7 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 		}
 		return m, nil
 	}
-	kind := reliability.Kind(geo.Scheme)
-	if !kind.Valid() {
+	if !reliability.Kind(geo.Scheme).Valid() {
 		return nil, errMalformed
 	}
 	if geo.MsgLen > m.size {
@@ -326,59 +319,21 @@ func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, sche
 }
 
 // arrived notes that the packet at position pos of the sender's first
-// pass arrived; the first one arms the EC fallback.
+// pass arrived; the first one starts the scheme.
 func (r *receiver) arrived(now monotime.Time, m *recvMsg, pos uint64, first bool) {
 	if first {
 		m.firstAt, m.firstPos = now, pos
 		m.maxPosAt, m.maxPos = now, pos
-		if m.ec.code != nil {
-			r.arm(m, now.Add(r.fallbackTimeout(m)))
-		}
+		m.scheme.Started(now, &m.rs, m)
+		r.deadline = min(r.deadline, m.rs.Due())
 	} else if pos > m.maxPos {
 		m.maxPosAt, m.maxPos = now, pos
 	}
 }
 
-// nackDelay is how long a gap in m stands before it is NACKed: the
-// scheme's delay, stretched to the reordering the connection has shown.
-func (r *receiver) nackDelay(m *recvMsg) monotime.Duration {
-	d := m.scheme.NackDelay(r.roundTrip())
-	if d == 0 {
-		return 0
-	}
-	return max(d, r.reorder)
-}
-
-// spuriousNack learns from an original packet that arrives after its gap
-// was NACKed: reordering, not loss. The window grows to cover how late it
-// was, with margin.
-func (r *receiver) spuriousNack(now monotime.Time, m *recvMsg) {
-	r.c.stats.SpuriousNacks++
-	late := r.nackDelay(m) + now.Sub(m.lastNackAt)
-	// Capped (as RACK caps its window at SRTT): past the cap, waiting
-	// longer costs more than a spurious retransmission. The cap is the
-	// largest of half the base round trip, the spread queueing adds to
-	// round trips (SRTT + 4 RTTVAR over the minimum): packets sprayed over
-	// paths whose queues differ arrive that far apart, and half the
-	// sender's minimum RTO: its timer cannot repair a loss sooner, so a
-	// NACK that waits that long still wins by half. On a long-haul link
-	// the first governs. In a datacenter fabric the last: the receiver's
-	// RTT samples (CTS to first data) are too few to see the spread, and
-	// without it a queue of 1 MiB at 100 Gbit/s (80 us) made every
-	// sprayed packet behind it look lost.
-	spread := r.rtt.Conservative() - r.roundTrip()
-	r.reorder = min(max(r.reorder, late+late/2), max(r.roundTrip()/2, spread, MinRTO/2))
-}
-
 // roundTrip is the receiver's view of the RTT: the smallest CTS-to-data
 // delay seen (larger ones include the sender's application delay).
 func (r *receiver) roundTrip() monotime.Duration { return r.rtt.Min() }
-
-// arm sets m's EC fallback deadline.
-func (r *receiver) arm(m *recvMsg, at monotime.Time) {
-	m.ftoAt = at
-	r.deadline = min(r.deadline, at)
-}
 
 func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	m, err := r.accepting(d.Msg, &d.Geometry)
@@ -387,11 +342,7 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	}
 	first := !m.known
 	if first {
-		kind := reliability.Kind(d.Scheme)
-		scheme := r.c.scheme(kind)
-		if kind == reliability.KindECMDS || kind == reliability.KindECXOR {
-			scheme = r.ec.scheme(kind, d.K, d.M)
-		}
+		scheme := r.c.schemeFor(reliability.Kind(d.Scheme), d.K, d.M)
 		if scheme == nil {
 			return errMalformed
 		}
@@ -400,22 +351,14 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	}
 	p := d.Packet
 	r.arrived(now, m, r.ec.dataPos(m, p), first)
-	if m.scheme.InOrder() {
-		if p != m.expected {
-			if p > m.expected {
-				r.c.stats.DroppedOutOfOrder++
-				if !m.nakSent {
-					m.nakSent = true
-					r.queueNack(m, wire.NackOutOfOrder, m.expected, m.expected+1)
-				}
-			} else {
-				r.c.stats.DupPackets++
-				r.queueAck(m, 0)
-			}
-			return nil
-		}
-		m.expected++
-		m.nakSent = false
+	switch m.scheme.Admit(now, &m.rs, m, p) {
+	case reliability.RefuseEarly:
+		r.c.stats.DroppedOutOfOrder++
+		return nil
+	case reliability.RefuseStale:
+		r.c.stats.DupPackets++
+		r.queueAck(m, 0)
+		return nil
 	}
 	if m.pkts.test(p) {
 		r.c.stats.DupPackets++
@@ -432,27 +375,19 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	if r.credit != nil {
 		r.creditArrived(now, m)
 	}
+	retransmit := d.Flags&wire.FlagRetransmit != 0
 	if p+1 < m.hi {
 		r.c.stats.OutOfOrder++
-		if d.Flags&wire.FlagRetransmit == 0 {
+		if !retransmit {
 			depth := uint64(m.hi - 1 - p)
 			r.c.stats.Reordered++
 			r.c.stats.ReorderDepth += depth
 			r.c.stats.MaxReorder = max(r.c.stats.MaxReorder, depth)
 		}
-		if p < m.nackedTo && d.Flags&wire.FlagRetransmit == 0 {
-			r.spuriousNack(now, m)
-		}
 	}
-	if p >= m.hi {
-		if p > m.hi && m.gapAt == monotime.Never {
-			if delay := r.nackDelay(m); delay > 0 {
-				m.gapAt, m.gapHi = now.Add(delay), p
-				r.deadline = min(r.deadline, m.gapAt)
-			}
-		}
-		m.hi = p + 1
-	}
+	m.scheme.Arrived(now, &m.rs, m, p, retransmit)
+	r.deadline = min(r.deadline, m.rs.Due())
+	m.hi = max(m.hi, p+1)
 	r.accept(now, m, p)
 	if c := p >> m.geo.ChunkShift; m.state == recvPosted && !m.chunks.test(c) && !m.scheme.InOrder() {
 		m.partial, m.partialValid = c, true
@@ -503,10 +438,10 @@ func (r *receiver) complete(m *recvMsg) {
 	m.state = recvDone
 	r.wake()                    // the next message may take credit now
 	r.reorder -= r.reorder / 16 // forget old reordering, slowly
-	m.gapAt, m.renackAt, m.ftoAt = monotime.Never, monotime.Never, monotime.Never
+	m.rs.Reset()
 	r.ec.release(&m.ec)
 	r.c.emit(EventRecvDone, m.seq, nil)
-	if m.scheme.Kind() != reliability.KindNone {
+	if m.scheme.Acknowledged() {
 		r.c.ctrl.push(ctrlItem{kind: ctrlDoneAck, id: r.c.msgID(m.seq)})
 	}
 }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
-	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
@@ -13,7 +12,7 @@ import (
 
 // queueAck asks for an ACK that covers chunk c.
 func (r *receiver) queueAck(m *recvMsg, c uint32) {
-	if m.scheme.Kind() == reliability.KindNone {
+	if !m.scheme.Acknowledged() {
 		return
 	}
 	m.ackLo, m.ackHi = min(m.ackLo, c), max(m.ackHi, c)
@@ -93,7 +92,7 @@ func (r *receiver) encodeAck(seq uint32, buf []byte) int {
 	m.ackQueued = false
 	a := wire.Ack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Flags: r.ecnEcho()}
 	if m.scheme.InOrder() {
-		a.Cum = m.expected
+		a.Cum = m.pktCount // in order: every packet below is here
 		n, _ := wire.EncodeAck(buf, &a, nil)
 		return n
 	}

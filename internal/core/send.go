@@ -13,6 +13,7 @@ type SendHandle uint32
 // sendMsg is the sender's state of one message, kept in a slot that is
 // reused (with its slices) by later messages.
 type sendMsg struct {
+	s       *sender
 	seq     uint32
 	used    bool
 	granted bool
@@ -57,12 +58,6 @@ type sendMsg struct {
 	inflight    int64         // this message's unacknowledged first-pass bytes
 }
 
-// retxRange asks for packets [start, end) of message seq to be resent.
-type retxRange struct {
-	seq, epoch uint32
-	start, end uint32
-}
-
 // wholeMessage in a sendTimer's chunk field means the timer covers the
 // message (the EC backstop) rather than one chunk.
 const wholeMessage = ^uint32(0)
@@ -91,7 +86,7 @@ type sender struct {
 	nextSeq  uint32  // sequence number of the next Send
 	txSeq    uint32  // message whose first pass is under way
 	retx     ring[retxRange]
-	timers   [reliability.KindECXOR + 1]ring[sendTimer]
+	timers   [reliability.MaxKind + 1]ring[sendTimer]
 	rtt      reliability.RTT
 	inflight int64
 	ec       ecSender
@@ -179,7 +174,7 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	}
 	npkts := uint32(geo.Packets())
 	nchunks := (npkts + 1<<c.shift - 1) >> c.shift
-	*m = sendMsg{seq: seq, used: true, data: data, scheme: scheme, code: scheme.Code(), geo: geo,
+	*m = sendMsg{s: s, seq: seq, used: true, data: data, scheme: scheme, code: scheme.Code(), geo: geo,
 		npkts: npkts, nchunks: nchunks,
 		acked: m.acked, sentAt: m.sentAt, retx: m.retx, pathOf: m.pathOf, unconfirmed: m.unconfirmed,
 		ambiguous: m.ambiguous, delivered: m.delivered, lost: m.lost}
@@ -358,71 +353,6 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 	s.ccAcked(now, s.justAcked, rtt, ecn)
 }
 
-func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
-	m := s.lookup(n.Msg)
-	if m == nil {
-		return
-	}
-	switch n.Reason {
-	case wire.NackTooLarge:
-		s.fail(m, ErrMessageTooLarge)
-		return
-	case wire.NackOutOfOrder:
-		if n.Len() > 0 {
-			s.packetLost(now, m, n.Range(0).Start)
-			s.rewind(now, m, n.Range(0).Start)
-		}
-		return
-	case wire.NackUnknown:
-		return
-	case wire.NackDecoded: // lost on their paths, but nothing to resend
-		for i := range n.Len() {
-			r := n.Range(i)
-			for p := uint64(r.Start); p < min(uint64(r.Start)+uint64(r.Count), uint64(m.npkts)); p++ {
-				s.packetLost(now, m, uint32(p))
-				s.noteLost(m, uint32(p))
-			}
-		}
-		return
-	}
-	unit := uint32(1)
-	if n.Unit == wire.UnitChunk {
-		unit = 1 << s.c.shift
-	}
-	for i := range n.Len() {
-		r := n.Range(i)
-		start := uint64(r.Start) * uint64(unit)
-		end := min((uint64(r.Start)+uint64(r.Count))*uint64(unit), uint64(m.high))
-		if start < end {
-			s.ccLost(now, int64(end-start)*int64(m.geo.MTU), false)
-			if unit == 1 {
-				for p := start; p < end; p++ {
-					s.noteLost(m, uint32(p))
-				}
-			} else { // a chunk NACK says at least one packet of each chunk
-				for c := start; c < end; c += uint64(unit) {
-					s.noteLost(m, uint32(c))
-				}
-			}
-			if s.c.mp.sel != nil {
-				for p := start; p < end; p++ {
-					s.packetLost(now, m, uint32(p))
-				}
-			}
-			s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: uint32(start), end: uint32(end)})
-		}
-	}
-}
-
-// rewind makes a go-back-N sender resend everything from packet from on.
-func (s *sender) rewind(now monotime.Time, m *sendMsg, from uint32) {
-	if from < m.cum || from >= m.high {
-		return
-	}
-	m.epoch++
-	s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: from, end: m.high})
-}
-
 // finish reports m delivered and frees its slot.
 func (s *sender) finish(m *sendMsg) {
 	s.c.stats.AckedBytes += m.geo.MsgLen
@@ -471,48 +401,6 @@ func (s *sender) poll(now monotime.Time, buf []byte) int {
 	return n
 }
 
-func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
-	for s.retx.len() > 0 {
-		r := s.retx.peek()
-		m := &s.slots[r.seq&s.c.slotMask]
-		if !m.used || m.seq != r.seq || m.epoch != r.epoch {
-			s.retx.pop()
-			continue
-		}
-		// Skip packets the receiver already has, but never a range's last:
-		// if our ACK of a whole chunk was lost, that packet makes the
-		// receiver say it again.
-		for r.start < r.end {
-			if m.acked.test(r.start >> s.c.shift) {
-				r.start = (r.start>>s.c.shift + 1) << s.c.shift
-			} else if m.delivered.test(r.start) && r.start+1 < r.end {
-				r.start++
-			} else {
-				break
-			}
-		}
-		if r.start >= r.end {
-			s.retx.pop()
-			continue
-		}
-		p := r.start
-		r.start++
-		c := p >> s.c.shift
-		m.retx.set(c)
-		n := s.encodeData(now, m, p, buf, wire.FlagRetransmit)
-		s.c.stats.RetxPackets++
-		s.c.stats.RetxBytes += uint64(m.geo.PayloadLen(p))
-		if r.start >= r.end || r.start&(1<<s.c.shift-1) == 0 {
-			s.chunkSent(now, m, c)
-		}
-		if r.start >= r.end {
-			s.retx.pop()
-		}
-		return n
-	}
-	return 0
-}
-
 func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 	for s.txSeq != s.nextSeq {
 		m := &s.slots[s.txSeq&s.c.slotMask]
@@ -542,7 +430,7 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 			m.high = p + 1
 			// Nothing acknowledges scheme none's packets: counted in
 			// flight, they would close the window for good.
-			if m.geo.Scheme != uint8(reliability.KindNone) {
+			if m.scheme.Acknowledged() {
 				m.inflight += size
 				s.inflight += size
 			}
@@ -566,14 +454,12 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 // passEnd runs when m's first pass has put every packet on the wire.
 func (s *sender) passEnd(now monotime.Time, m *sendMsg) {
 	m.passDone = true
-	switch m.scheme.Kind() {
-	case reliability.KindNone:
-		if !m.open {
-			s.finish(m)
-		}
-	case reliability.KindECMDS, reliability.KindECXOR:
-		m.progress = now
-		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
+	if !m.scheme.Acknowledged() && !m.open {
+		s.finish(m) // nothing will say the packets arrived
+		return
+	}
+	if m.scheme.Backstop() {
+		s.armBackstop(now, m)
 	}
 }
 

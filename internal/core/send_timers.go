@@ -2,12 +2,13 @@ package core
 
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
-	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
 // The sender's retransmission timers: one FIFO per scheme kind (every
 // timer of a queue has the same timeout, so its head expires first), armed
-// when a chunk is (re)sent and void once the chunk is acked or resent.
+// when a chunk is (re)sent (if its scheme wants a timer) and void once the
+// chunk is acked or resent. What an expired timer resends is the scheme's
+// choice (SendTimeout).
 
 // MinRTO is the default smallest retransmission timeout (UET's minimum
 // RTO): in a datacenter, queueing alone varies the RTT by tens of
@@ -17,16 +18,9 @@ const MinRTO = 100 * monotime.Microsecond
 // chunkSent stamps the (re)transmission of chunk c and arms its timer.
 func (s *sender) chunkSent(now monotime.Time, m *sendMsg, c uint32) {
 	m.sentAt[c] = now
-	switch m.scheme.Kind() {
-	case reliability.KindSRRTO, reliability.KindSRNACK, reliability.KindGoBackN:
-	case reliability.KindECMDS, reliability.KindECXOR:
-		if !m.passDone {
-			return // the first pass is covered by the message's backstop
-		}
-	default:
-		return
+	if m.scheme.ChunkTimer(!m.passDone) {
+		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: c, epoch: m.epoch, at: now})
 	}
-	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: c, epoch: m.epoch, at: now})
 }
 
 // rto is m's retransmission timeout: its scheme's, but never below the
@@ -77,25 +71,18 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
-	if t.chunk != wholeMessage {
+	whole := t.chunk == wholeMessage
+	if !whole {
 		s.ccLost(now, s.chunkBytes(m, t.chunk), true)
 		s.noteLost(m, t.chunk<<s.c.shift) // at least one packet of the chunk
 	}
-	switch {
-	case m.scheme.Kind() == reliability.KindGoBackN: // a chunk timed out: resend from the cumulative ACK
-		s.rewind(now, m, m.cum)
-	case t.chunk != wholeMessage:
-		start := t.chunk << s.c.shift
-		s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: start, end: min(start+1<<s.c.shift, m.npkts)})
-	default: // EC backstop: resend every chunk still missing
-		for c := m.acked.nextClear(0, m.nchunks); c < m.nchunks; {
-			e := m.acked.nextSet(c, m.nchunks)
-			s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: c << s.c.shift, end: min(e<<s.c.shift, m.npkts)})
-			c = m.acked.nextClear(e, m.nchunks)
-		}
-		m.progress = now
-		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
-	}
+	m.scheme.SendTimeout(now, m, t.chunk, whole)
+}
+
+// armBackstop (re)starts m's whole-message timer.
+func (s *sender) armBackstop(now monotime.Time, m *sendMsg) {
+	m.progress = now
+	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
 }
 
 func (s *sender) nextTimeout() monotime.Time {

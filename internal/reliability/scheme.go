@@ -5,12 +5,17 @@
 //
 // A Scheme is policy: when a sender retransmits, whether and when a receiver
 // NACKs, whether packets must arrive in order, which erasure code protects a
-// message. The mechanism (bitmaps, timers, packet queues) is the core's; the
-// core consults the Scheme of each message.
+// message. The mechanism (slots, generations, bitmaps, CTS, the timer table,
+// the transmit queue) is the core's; the core calls the Scheme of each
+// message through the hooks documented in hooks.go and never asks which
+// scheme it is. Each scheme is one file (none.go, gbn.go, sr.go, srnack.go,
+// ec.go) and registers itself under its wire kind and name, so a new scheme
+// is a new file here and no edit of the core.
 package reliability
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,7 +26,7 @@ import (
 // the receiver of a message knows its policy without negotiation.
 type Kind uint8
 
-// Scheme kinds.
+// Scheme kinds. The numbers travel on the wire: never renumber one.
 const (
 	KindNone    Kind = 1
 	KindGoBackN Kind = 2
@@ -29,34 +34,36 @@ const (
 	KindSRNACK  Kind = 4
 	KindECMDS   Kind = 5
 	KindECXOR   Kind = 6
+	// MaxKind is the largest kind; the core sizes per-kind tables by it.
+	MaxKind = KindECXOR
 )
 
 func (k Kind) String() string {
-	switch k {
-	case KindNone:
-		return "none"
-	case KindGoBackN:
-		return "gbn"
-	case KindSRRTO:
-		return "sr"
-	case KindSRNACK:
-		return "sr-nack"
-	case KindECMDS:
-		return "ec"
-	case KindECXOR:
-		return "xor"
+	if k.Valid() {
+		return registry[k].name
 	}
 	return "unknown(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Valid reports whether k names a scheme.
-func (k Kind) Valid() bool { return k >= KindNone && k <= KindECXOR }
+func (k Kind) Valid() bool { return k <= MaxKind && registry[k].name != "" }
 
 // Scheme is a reliability policy. Implementations are small immutable
-// values, safe to share between connections.
+// values, safe to share between connections; what a scheme remembers about
+// one message lives in the core's slot (RecvState), not in the Scheme.
 type Scheme interface {
 	// Kind identifies the scheme on the wire.
 	Kind() Kind
+	// Code returns the erasure code protecting each sub-message, or nil.
+	Code() Codec
+	// Acknowledged reports whether the receiver acknowledges the
+	// message's packets. A sender counts unacknowledged packets in
+	// flight and finishes an unacknowledged message when its one pass
+	// has left.
+	Acknowledged() bool
+	// InOrder reports whether the receiver accepts only the next expected
+	// packet; its ACKs then count packets cumulatively (go-back-N).
+	InOrder() bool
 	// RetransmitTimeout is the sender's per-chunk timeout given the current
 	// smoothed RTT. A chunk that is not acknowledged this long after it was
 	// (re)sent is sent again. For EC it is only a backstop for a lost
@@ -65,201 +72,63 @@ type Scheme interface {
 	// NackDelay is how long a receiver lets a gap stand before it NACKs
 	// the missing packets (reordering tolerance). Zero: it never NACKs gaps.
 	NackDelay(rtt monotime.Duration) monotime.Duration
-	// InOrder reports whether the receiver accepts only the next expected
-	// packet (go-back-N).
-	InOrder() bool
-	// Code returns the erasure code protecting each sub-message, or nil.
-	Code() Codec
 	// FallbackTimeout is the receiver's wait, from the first packet of a
 	// message, before it NACKs what erasure decoding could not recover:
-	// the injection time of data and parity plus b*RTT.
+	// the injection time of data and parity plus b*RTT. Zero without a
+	// code.
 	FallbackTimeout(injection, rtt monotime.Duration) monotime.Duration
+
+	ReceiverHooks
+	SenderHooks
 }
 
-// DefaultRTOFactor is SR-RTO's a in RTO = RTT + a*RTT: the SDR-RDMA paper
-// evaluates a timeout of 3 RTT.
-const DefaultRTOFactor = 2
-
-// SelectiveRepeat retransmits the unacknowledged chunks of a message after
-// RTO = RTT + A*RTT. With NACK set the receiver also NACKs gaps once they
-// have stood for NackFraction*RTT, so most losses are repaired in about one
-// RTT (the paper's SR-NACK).
-type SelectiveRepeat struct {
-	NACK bool
-	// A is the RTO factor; zero means DefaultRTOFactor.
-	A float64
-	// NackFraction of the RTT a gap must stand before it is NACKed; zero
-	// means 1/8, which tolerates reordering of an eighth of an RTT.
-	NackFraction float64
+// registration is what a scheme's file tells the package about it.
+type registration struct {
+	name    string
+	aliases []string
+	// params: the scheme takes ":K,M" (an erasure code).
+	params bool
+	// make builds the scheme with its default settings; k and m are the
+	// code's parameters where params is set.
+	make func(k, m int) (Scheme, error)
 }
 
-// Kind implements Scheme.
-func (s SelectiveRepeat) Kind() Kind {
-	if s.NACK {
-		return KindSRNACK
+var registry [MaxKind + 1]registration
+
+// register is called by each scheme's file, from init.
+func register(k Kind, r registration) { registry[k] = r }
+
+// ForWire returns the scheme of kind k with its default settings, for a
+// message whose packets name k and (for a code) K and M; nil if no scheme
+// or code has those parameters.
+func ForWire(k Kind, codeK, codeM uint8) Scheme {
+	if !k.Valid() {
+		return nil
 	}
-	return KindSRRTO
-}
-
-// RetransmitTimeout implements Scheme.
-func (s SelectiveRepeat) RetransmitTimeout(rtt monotime.Duration) monotime.Duration {
-	a := s.A
-	if a == 0 {
-		a = DefaultRTOFactor
+	s, err := registry[k].make(int(codeK), int(codeM))
+	if err != nil {
+		return nil
 	}
-	return rtt + monotime.Duration(a*float64(rtt))
+	return s
 }
-
-// NackDelay implements Scheme.
-func (s SelectiveRepeat) NackDelay(rtt monotime.Duration) monotime.Duration {
-	if !s.NACK {
-		return 0
-	}
-	return nackDelay(rtt, s.NackFraction)
-}
-
-func nackDelay(rtt monotime.Duration, fraction float64) monotime.Duration {
-	if fraction == 0 {
-		fraction = 1.0 / 8
-	}
-	return max(monotime.Duration(fraction*float64(rtt)), monotime.Microsecond)
-}
-
-// InOrder implements Scheme.
-func (SelectiveRepeat) InOrder() bool { return false }
-
-// Code implements Scheme.
-func (SelectiveRepeat) Code() Codec { return nil }
-
-// FallbackTimeout implements Scheme.
-func (SelectiveRepeat) FallbackTimeout(_, _ monotime.Duration) monotime.Duration { return 0 }
-
-// DefaultFallbackB is the b in FTO = injection + b*RTT. REFERENCES.md gives
-// no value; one RTT of slack absorbs queueing and reordering without
-// delaying the fallback much.
-const DefaultFallbackB = 1
-
-// ErasureCoding protects every sub-message of K data chunks with M parity
-// chunks. Packet j of each parity chunk is coded over packet j of the K data
-// chunks (one codeword per packet stripe), so a lost packet erases one shard
-// of one stripe, not a whole chunk. What the code cannot recover is NACKed
-// after the fallback timeout and repaired by selective repeat.
-type ErasureCoding struct {
-	code Codec
-	// B is the fallback slack in RTTs; zero means DefaultFallbackB.
-	B float64
-}
-
-// NewErasureCoding returns an EC scheme over code.
-func NewErasureCoding(code Codec, b float64) ErasureCoding {
-	return ErasureCoding{code: code, B: b}
-}
-
-// Kind implements Scheme.
-func (e ErasureCoding) Kind() Kind {
-	if _, ok := e.code.(*XOR); ok {
-		return KindECXOR
-	}
-	return KindECMDS
-}
-
-// RetransmitTimeout implements Scheme. The sender's timer only backs up a
-// lost fallback NACK, so it waits for the fallback round trip plus an RTO.
-func (e ErasureCoding) RetransmitTimeout(rtt monotime.Duration) monotime.Duration {
-	return monotime.Duration((DefaultRTOFactor + 2 + e.b()) * float64(rtt))
-}
-
-func (e ErasureCoding) b() float64 {
-	if e.B == 0 {
-		return DefaultFallbackB
-	}
-	return e.B
-}
-
-// NackDelay implements Scheme: EC waits for the fallback timeout instead.
-func (ErasureCoding) NackDelay(monotime.Duration) monotime.Duration { return 0 }
-
-// InOrder implements Scheme.
-func (ErasureCoding) InOrder() bool { return false }
-
-// Code implements Scheme.
-func (e ErasureCoding) Code() Codec { return e.code }
-
-// FallbackTimeout implements Scheme.
-func (e ErasureCoding) FallbackTimeout(injection, rtt monotime.Duration) monotime.Duration {
-	return injection + monotime.Duration(e.b()*float64(rtt))
-}
-
-// GoBackN is the RoCE RC baseline: the receiver accepts only the next
-// expected packet and NAKs the first gap once; the sender resends from the
-// NAKed packet, or from the last cumulative ACK when its timer fires.
-type GoBackN struct {
-	// A is the RTO factor; zero means DefaultRTOFactor.
-	A float64
-}
-
-// Kind implements Scheme.
-func (GoBackN) Kind() Kind { return KindGoBackN }
-
-// RetransmitTimeout implements Scheme.
-func (g GoBackN) RetransmitTimeout(rtt monotime.Duration) monotime.Duration {
-	return SelectiveRepeat{A: g.A}.RetransmitTimeout(rtt)
-}
-
-// NackDelay implements Scheme: go-back-N NAKs at once, the gap is the signal.
-func (GoBackN) NackDelay(monotime.Duration) monotime.Duration { return 0 }
-
-// InOrder implements Scheme.
-func (GoBackN) InOrder() bool { return true }
-
-// Code implements Scheme.
-func (GoBackN) Code() Codec { return nil }
-
-// FallbackTimeout implements Scheme.
-func (GoBackN) FallbackTimeout(_, _ monotime.Duration) monotime.Duration { return 0 }
-
-// None sends every packet once. The receive bitmap tells the application
-// what arrived; nothing is repaired.
-type None struct{}
-
-// Kind implements Scheme.
-func (None) Kind() Kind { return KindNone }
-
-// RetransmitTimeout implements Scheme.
-func (None) RetransmitTimeout(monotime.Duration) monotime.Duration { return 0 }
-
-// NackDelay implements Scheme.
-func (None) NackDelay(monotime.Duration) monotime.Duration { return 0 }
-
-// InOrder implements Scheme.
-func (None) InOrder() bool { return false }
-
-// Code implements Scheme.
-func (None) Code() Codec { return nil }
-
-// FallbackTimeout implements Scheme.
-func (None) FallbackTimeout(_, _ monotime.Duration) monotime.Duration { return 0 }
 
 // Parse reads a scheme name as the CLI spells it: none, gbn, sr (or sr-rto),
 // sr-nack, ec[:K,M] (Reed-Solomon MDS) and xor[:K,M]. K and M default to
 // 32 and 8.
 func Parse(s string) (Scheme, error) {
 	name, params, hasParams := strings.Cut(s, ":")
-	if hasParams && name != "ec" && name != "xor" {
-		return nil, fmt.Errorf("scheme %q: only ec and xor take parameters (K,M)", s)
+	var reg *registration
+	for k := range registry {
+		r := &registry[k]
+		if r.name != "" && (r.name == name || slices.Contains(r.aliases, name)) {
+			reg = r
+		}
 	}
-	switch name {
-	case "none":
-		return None{}, nil
-	case "gbn":
-		return GoBackN{}, nil
-	case "sr", "sr-rto":
-		return SelectiveRepeat{}, nil
-	case "sr-nack":
-		return SelectiveRepeat{NACK: true}, nil
-	case "ec", "xor":
-	default:
-		return nil, fmt.Errorf("unknown scheme %q: want none, gbn, sr, sr-nack, ec:K,M or xor:K,M", s)
+	if reg == nil {
+		return nil, fmt.Errorf("unknown scheme %q: want %s", s, schemeNames())
+	}
+	if hasParams && !reg.params {
+		return nil, fmt.Errorf("scheme %q: only %s take parameters (K,M)", s, paramNames())
 	}
 	k, m := DefaultK, DefaultM
 	if hasParams {
@@ -271,17 +140,36 @@ func Parse(s string) (Scheme, error) {
 			return nil, fmt.Errorf("scheme %q: want %s:K,M with integers, e.g. %s:32,8", s, name, name)
 		}
 	}
-	var code Codec
-	var err error
-	if name == "ec" {
-		code, err = NewMDS(k, m)
-	} else {
-		code, err = NewXOR(k, m)
-	}
+	scheme, err := reg.make(k, m)
 	if err != nil {
 		return nil, fmt.Errorf("scheme %q: %w", s, err)
 	}
-	return NewErasureCoding(code, 0), nil
+	return scheme, nil
+}
+
+// schemeNames lists the names Parse reads, for its error message.
+func schemeNames() string {
+	var names []string
+	for _, r := range registry {
+		switch {
+		case r.name == "":
+		case r.params:
+			names = append(names, r.name+":K,M")
+		default:
+			names = append(names, r.name)
+		}
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+func paramNames() string {
+	var names []string
+	for _, r := range registry {
+		if r.params {
+			names = append(names, r.name)
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 // Name formats s the way Parse reads it.

@@ -1,0 +1,82 @@
+package reliability
+
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// SR-NACK's receiver: a gap in the packets of a message is NACKed once it
+// has stood for the gap delay (long enough that reordering would have
+// filled it), and what was NACKed and is still missing is NACKed again
+// when a retransmission had time to arrive. Erasure coding's fallback
+// uses the same re-NACKs.
+
+func init() {
+	register(KindSRNACK, registration{name: "sr-nack",
+		make: func(_, _ int) (Scheme, error) { return SelectiveRepeat{NACK: true}, nil }})
+}
+
+func nackDelay(rtt monotime.Duration, fraction float64) monotime.Duration {
+	if fraction == 0 {
+		fraction = 1.0 / 8
+	}
+	return max(monotime.Duration(fraction*float64(rtt)), monotime.Microsecond)
+}
+
+// gapNacker is one message's NACK state.
+type gapNacker struct {
+	gapHi    uint32        // gaps below this are NACKed when gapAt passes
+	gapAt    monotime.Time // Never when no gap is pending
+	nackedTo uint32        // packets below were NACKed at least once
+	renackAt monotime.Time // NACK again what is still missing
+	reason   wire.NackReason
+}
+
+func (g *gapNacker) reset() {
+	*g = gapNacker{gapAt: monotime.Never, renackAt: monotime.Never, reason: wire.NackGap}
+}
+
+// arrived runs for each new packet p: an original below what was NACKed
+// shows reordering; one beyond the highest opens a gap.
+func (g *gapNacker) arrived(now monotime.Time, m RecvMessage, p uint32, retransmit bool) {
+	hi := m.Highest()
+	if p < g.nackedTo && p+1 < hi && !retransmit {
+		m.Reordered(now)
+	}
+	if p > hi && g.gapAt == monotime.Never {
+		if delay := m.GapDelay(); delay > 0 {
+			g.gapAt, g.gapHi = now.Add(delay), p
+		}
+	}
+}
+
+func (g *gapNacker) expire(now monotime.Time, m RecvMessage) {
+	if g.gapAt <= now { // gaps below gapHi have stood for the gap delay
+		m.Nack(wire.NackGap, g.nackedTo, g.gapHi)
+		g.nackedTo = max(g.nackedTo, g.gapHi)
+		g.gapAt = monotime.Never
+		if hi := m.Highest(); m.NextMissing(g.gapHi, hi) < hi {
+			g.gapAt, g.gapHi = now.Add(m.GapDelay()), hi
+		}
+		if g.renackAt == monotime.Never {
+			g.renackAt = now.Add(renackDelay(m))
+		}
+	}
+	if g.renackAt <= now {
+		first := m.NextMissing(m.WholeFrom(), m.Packets())
+		g.renackAt = monotime.Never
+		if first < g.nackedTo {
+			m.Nack(g.reason, first, g.nackedTo)
+			g.renackAt = now.Add(renackDelay(m))
+		}
+	}
+}
+
+// renackDelay is how long a NACKed packet may take to come back: a round
+// trip, half a round trip of slack for queueing, and the time to send
+// everything still missing (retransmissions go ahead of new data).
+func renackDelay(m RecvMessage) monotime.Duration {
+	rtt := m.RoundTrip()
+	missing := m.Packets() - m.Present()
+	return rtt + rtt/2 + monotime.Duration(missing)*m.PacketTime()
+}
