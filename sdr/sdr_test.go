@@ -94,7 +94,7 @@ func transfer(t *testing.T, a, b *Conn, msg []byte) {
 }
 
 func TestLoopback(t *testing.T) {
-	for _, scheme := range []string{"sr", "sr-nack", "ec:32,8", "xor:32,8", "gbn"} {
+	for _, scheme := range []string{"sr", "sr-nack", "ec:32,8", "xor:32,8", "gbn", "csaud"} {
 		t.Run(scheme, func(t *testing.T) {
 			cfg := Config{Scheme: scheme, Paths: 4, Rate: 4e9}
 			a, b := pair(t, cfg, nil)
@@ -112,7 +112,7 @@ func TestLoopback(t *testing.T) {
 // TestLossyMemoryNetwork runs 16 paths over an in-memory network that
 // loses 1% of datagrams, one path dying mid-transfer.
 func TestLossyMemoryNetwork(t *testing.T) {
-	for _, scheme := range []string{"sr", "sr-nack", "ec:32,8", "gbn"} {
+	for _, scheme := range []string{"sr", "sr-nack", "ec:32,8", "gbn", "csaud"} {
 		t.Run(scheme, func(t *testing.T) {
 			mem := udp.NewMemoryNetwork()
 			var mu sync.Mutex

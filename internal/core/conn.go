@@ -19,6 +19,7 @@ var (
 	ErrUnknownHandle   = errors.New("core: unknown or completed handle")
 	ErrChunkRange      = errors.New("core: chunk index out of range")
 	ErrSchemeParams    = errors.New("core: erasure code has too many shards")
+	ErrUnknownStep     = errors.New("core: collective step not begun (BeginStep)")
 	errMalformed       = errors.New("core: malformed packet")
 )
 

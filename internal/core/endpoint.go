@@ -96,7 +96,8 @@ type Endpoint struct {
 	halfOpen map[*Conn]monotime.Time
 	// retried holds the cookies of dialing connections told to retry.
 	retried map[*Conn]*retryState
-	reapDue bool // a closed connection waits to be reaped
+	reapDue bool                 // a closed connection waits to be reaped
+	steps   [stepTable]stepState // collective steps (steps.go)
 }
 
 // NewEndpoint returns an endpoint with no connections.

@@ -14,7 +14,7 @@ import (
 // every byte must arrive, and the dead path must be detected and avoided.
 func TestPathFailure(t *testing.T) {
 	const dead = core.Path(3)
-	for _, name := range []string{"sr", "sr-nack", "ec:32,8", "gbn"} {
+	for _, name := range []string{"sr", "sr-nack", "ec:32,8", "gbn", "csaud"} {
 		for _, sel := range []path.Kind{path.Oblivious, path.RoundRobin, path.BestRTT, path.DWRR} {
 			t.Run(fmt.Sprintf("%s/%s", name, sel), func(t *testing.T) {
 				link := testLink()

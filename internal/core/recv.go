@@ -73,9 +73,11 @@ type recvMsg struct {
 	lastNackAt monotime.Time // when the last NACK left
 	ctsDue     monotime.Time // CTS retransmission
 
-	rs reliability.RecvState // the scheme's own (recv_hooks.go)
-	r  *receiver
-	ec ecRecv
+	rs     reliability.RecvState // the scheme's own (recv_hooks.go)
+	step   uint32                // the collective step it belongs to (steps.go)
+	inStep bool
+	r      *receiver
+	ec     ecRecv
 }
 
 func (m *recvMsg) due() monotime.Time { return min(m.rs.Due(), m.ctsDue) }
@@ -440,6 +442,7 @@ func (r *receiver) complete(m *recvMsg) {
 	r.reorder -= r.reorder / 16 // forget old reordering, slowly
 	m.rs.Reset()
 	r.ec.release(&m.ec)
+	r.stepDone(m)
 	r.c.emit(EventRecvDone, m.seq, nil)
 	if m.scheme.Acknowledged() {
 		r.c.ctrl.push(ctrlItem{kind: ctrlDoneAck, id: r.c.msgID(m.seq)})

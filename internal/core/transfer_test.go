@@ -43,7 +43,7 @@ func newPair(t testing.TB, link coretest.LinkConfig, scheme reliability.Scheme, 
 
 func schemes(t testing.TB) map[string]reliability.Scheme {
 	out := map[string]reliability.Scheme{}
-	for _, name := range []string{"sr", "sr-nack", "ec:32,8", "xor:32,8", "gbn"} {
+	for _, name := range []string{"sr", "sr-nack", "ec:32,8", "xor:32,8", "gbn", "csaud"} {
 		s, err := reliability.Parse(name)
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +194,7 @@ func TestManyMessages(t *testing.T) {
 // chunks.
 func TestGeometries(t *testing.T) {
 	for _, g := range []struct{ mtu, chunk int }{{1000, 16000}, {64, 64}, {9000, 9000 * 8}, {4096, 1 << 20}, {1500, 0}} {
-		for _, name := range []string{"sr-nack", "ec:32,8", "gbn"} {
+		for _, name := range []string{"sr-nack", "ec:32,8", "gbn", "csaud"} {
 			t.Run(fmt.Sprintf("mtu%d/chunk%d/%s", g.mtu, g.chunk, name), func(t *testing.T) {
 				link := testLink()
 				link.Loss = 0.01

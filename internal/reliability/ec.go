@@ -100,7 +100,7 @@ func (ErasureCoding) Admit(monotime.Time, *RecvState, RecvMessage, uint32) Admis
 // Arrived implements ReceiverHooks: an original arriving after the
 // fallback NACKed it shows reordering.
 func (ErasureCoding) Arrived(now monotime.Time, st *RecvState, m RecvMessage, p uint32, retransmit bool) {
-	st.nack.arrived(now, m, p, retransmit)
+	st.nack.arrived(now, m, p, retransmit) // EC NACKs no gaps: only the reordering counts
 }
 
 // RecvTimeout implements ReceiverHooks: re-NACKs, and at the fallback
@@ -108,7 +108,7 @@ func (ErasureCoding) Arrived(now monotime.Time, st *RecvState, m RecvMessage, p 
 // measured again first: arrivals may have shown the sender is slower than
 // it was first thought.
 func (e ErasureCoding) RecvTimeout(now monotime.Time, st *RecvState, m RecvMessage) {
-	st.nack.expire(now, m)
+	st.nack.expire(now, m, m.GapDelay())
 	if st.ftoAt > now {
 		return
 	}

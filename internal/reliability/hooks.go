@@ -105,6 +105,19 @@ type RecvMessage interface {
 	// there at PacketTime.
 	FirstArrival() monotime.Time
 	Injection() monotime.Duration
+	// Step is the progress of the collective step the message belongs to,
+	// as the application declared it; zero when it declared none.
+	Step() StepProgress
+}
+
+// StepProgress is where a collective step stands at this receiver.
+type StepProgress struct {
+	// Receives the step waits for here, and how many of them are
+	// complete; Receives is zero when the message is in no step.
+	Receives, Done uint32
+	// Waiting: the collective waits on this receiver (every other
+	// participant is done with the step).
+	Waiting bool
 }
 
 // SendMessage is the core's view of a message being sent.
@@ -132,7 +145,8 @@ type SendMessage interface {
 // The core keeps one in each receive slot and resets it for every
 // message; only the message's scheme reads or writes its fields.
 type RecvState struct {
-	nack     gapNacker     // sr-nack's gap reports; re-NACKs for sr-nack and ec
+	nack     gapNacker     // gap reports (sr-nack, csaud); re-NACKs (sr-nack, ec, csaud)
+	csa      csaRecv       // csaud: arrival gaps and the tail timer
 	ftoAt    monotime.Time // ec: fallback timeout
 	refusing bool          // gbn: a NAK for the expected packet went out
 }
@@ -141,10 +155,13 @@ type RecvState struct {
 func (s *RecvState) Reset() {
 	*s = RecvState{ftoAt: monotime.Never}
 	s.nack.reset()
+	s.csa.reset()
 }
 
 // Due is when the scheme's next receive timer expires, or Never.
-func (s *RecvState) Due() monotime.Time { return min(s.nack.gapAt, s.nack.renackAt, s.ftoAt) }
+func (s *RecvState) Due() monotime.Time {
+	return min(s.nack.gapAt, s.nack.renackAt, s.ftoAt, s.csa.tailAt)
+}
 
 // noSendTimers is for schemes that never retransmit on a timer.
 type noSendTimers struct{}

@@ -18,6 +18,7 @@ type fakeRecv struct {
 	gap       monotime.Duration
 	first     monotime.Time
 	injection monotime.Duration
+	step      StepProgress
 	nacks     []string
 	reordered int
 	fallbacks int
@@ -57,6 +58,7 @@ func (f *fakeRecv) RoundTrip() monotime.Duration  { return f.rtt }
 func (f *fakeRecv) PacketTime() monotime.Duration { return f.pkt }
 func (f *fakeRecv) FirstArrival() monotime.Time   { return f.first }
 func (f *fakeRecv) Injection() monotime.Duration  { return f.injection }
+func (f *fakeRecv) Step() StepProgress            { return f.step }
 
 var reasonNames = map[wire.NackReason]string{
 	wire.NackGap: "gap", wire.NackFallback: "fallback", wire.NackOutOfOrder: "out-of-order",

@@ -1,7 +1,8 @@
 // Package reliability holds the software reliability schemes that run above
 // SDR's receive bitmap: selective repeat (RTO and NACK variants), erasure
 // coding (Reed-Solomon MDS and XOR, with a selective-repeat fallback),
-// go-back-N with RoCE RC semantics, and none.
+// go-back-N with RoCE RC semantics, CSA-UD's semantic-aware recovery, and
+// none.
 //
 // A Scheme is policy: when a sender retransmits, whether and when a receiver
 // NACKs, whether packets must arrive in order, which erasure code protects a
@@ -9,7 +10,7 @@
 // the transmit queue) is the core's; the core calls the Scheme of each
 // message through the hooks documented in hooks.go and never asks which
 // scheme it is. Each scheme is one file (none.go, gbn.go, sr.go, srnack.go,
-// ec.go) and registers itself under its wire kind and name, so a new scheme
+// ec.go, csaud.go) and registers itself under its wire kind and name, so a new scheme
 // is a new file here and no edit of the core.
 package reliability
 
@@ -34,8 +35,9 @@ const (
 	KindSRNACK  Kind = 4
 	KindECMDS   Kind = 5
 	KindECXOR   Kind = 6
+	KindCSAUD   Kind = 7
 	// MaxKind is the largest kind; the core sizes per-kind tables by it.
-	MaxKind = KindECXOR
+	MaxKind = KindCSAUD
 )
 
 func (k Kind) String() string {
@@ -113,8 +115,8 @@ func ForWire(k Kind, codeK, codeM uint8) Scheme {
 }
 
 // Parse reads a scheme name as the CLI spells it: none, gbn, sr (or sr-rto),
-// sr-nack, ec[:K,M] (Reed-Solomon MDS) and xor[:K,M]. K and M default to
-// 32 and 8.
+// sr-nack, ec[:K,M] (Reed-Solomon MDS), xor[:K,M] and csaud. K and M
+// default to 32 and 8.
 func Parse(s string) (Scheme, error) {
 	name, params, hasParams := strings.Cut(s, ":")
 	var reg *registration

@@ -29,6 +29,7 @@ func TestParse(t *testing.T) {
 		{"ec:1,1", KindECMDS, 1, 1, false, "ec:1,1"},
 		{"ec:63,1", KindECMDS, 63, 1, false, "ec:63,1"},
 		{"xor:32,32", KindECXOR, 32, 32, false, "xor:32,32"},
+		{"csaud", KindCSAUD, 0, 0, false, "csaud"},
 	}
 	for _, tt := range tests {
 		s, err := Parse(tt.in)
@@ -239,7 +240,8 @@ func TestKind(t *testing.T) {
 		{KindSRNACK, 4, "sr-nack", true},
 		{KindECMDS, 5, "ec", true},
 		{KindECXOR, 6, "xor", true},
-		{7, 7, "unknown(7)", false},
+		{KindCSAUD, 7, "csaud", true},
+		{8, 8, "unknown(8)", false},
 		{255, 255, "unknown(255)", false},
 	}
 	for _, tt := range tests {

@@ -73,12 +73,14 @@ func (SelectiveRepeat) Admit(monotime.Time, *RecvState, RecvMessage, uint32) Adm
 // Arrived implements ReceiverHooks: SR-RTO's receiver only fills its
 // bitmap; SR-NACK's watches for gaps.
 func (s SelectiveRepeat) Arrived(now monotime.Time, st *RecvState, m RecvMessage, p uint32, retransmit bool) {
-	if s.NACK {
-		st.nack.arrived(now, m, p, retransmit)
+	if s.NACK && st.nack.arrived(now, m, p, retransmit) {
+		if d := m.GapDelay(); d > 0 {
+			st.nack.openGap(now.Add(d), p)
+		}
 	}
 }
 
 // RecvTimeout implements ReceiverHooks.
 func (s SelectiveRepeat) RecvTimeout(now monotime.Time, st *RecvState, m RecvMessage) {
-	st.nack.expire(now, m)
+	st.nack.expire(now, m, m.GapDelay())
 }

@@ -37,26 +37,30 @@ func (g *gapNacker) reset() {
 }
 
 // arrived runs for each new packet p: an original below what was NACKed
-// shows reordering; one beyond the highest opens a gap.
-func (g *gapNacker) arrived(now monotime.Time, m RecvMessage, p uint32, retransmit bool) {
+// shows reordering. It reports whether p, beyond the highest packet so
+// far, opens a gap that needs a timer (openGap).
+func (g *gapNacker) arrived(now monotime.Time, m RecvMessage, p uint32, retransmit bool) bool {
 	hi := m.Highest()
 	if p < g.nackedTo && p+1 < hi && !retransmit {
 		m.Reordered(now)
 	}
-	if p > hi && g.gapAt == monotime.Never {
-		if delay := m.GapDelay(); delay > 0 {
-			g.gapAt, g.gapHi = now.Add(delay), p
-		}
-	}
+	return p > hi && g.gapAt == monotime.Never
 }
 
-func (g *gapNacker) expire(now monotime.Time, m RecvMessage) {
+// openGap NACKs the packets missing below p at the time at, if they are
+// still missing then.
+func (g *gapNacker) openGap(at monotime.Time, p uint32) { g.gapAt, g.gapHi = at, p }
+
+// expire NACKs the gaps whose time has come, and NACKs again what is still
+// missing of what was NACKed a re-NACK delay ago. A gap found above the
+// one NACKed waits delay.
+func (g *gapNacker) expire(now monotime.Time, m RecvMessage, delay monotime.Duration) {
 	if g.gapAt <= now { // gaps below gapHi have stood for the gap delay
 		m.Nack(wire.NackGap, g.nackedTo, g.gapHi)
 		g.nackedTo = max(g.nackedTo, g.gapHi)
 		g.gapAt = monotime.Never
 		if hi := m.Highest(); m.NextMissing(g.gapHi, hi) < hi {
-			g.gapAt, g.gapHi = now.Add(m.GapDelay()), hi
+			g.gapAt, g.gapHi = now.Add(delay), hi
 		}
 		if g.renackAt == monotime.Never {
 			g.renackAt = now.Add(renackDelay(m))
