@@ -12,7 +12,8 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //
 // A host keys a context by its peer and path: one reliable connection,
 // and one QP per path when a connection spreads over several (Meta's QP
-// scaling). Zero-allocation once every context has been seen.
+// scaling); a host whose transport rides unreliable datagrams (CSA-UD)
+// uses one context for all. Zero-allocation once every context has been seen.
 type ContextCache struct {
 	Entries int               // contexts the NIC holds
 	Miss    monotime.Duration // a miss's stall: a PCIe round trip
@@ -51,5 +52,10 @@ func (c *ContextCache) MissRate() float64 {
 }
 
 // contextKey names the context a packet between this host and peer on
-// path uses.
-func contextKey(peer int32, path uint16) uint64 { return uint64(uint32(peer))<<16 | uint64(path) }
+// path uses: the connection's, or the host's one datagram QP.
+func (h *Host) contextKey(peer int32, path uint16) uint64 {
+	if h.Datagram {
+		return 1 << 48 // no peer's key: peers fit in 32 bits, paths in 16
+	}
+	return uint64(uint32(peer))<<16 | uint64(path)
+}

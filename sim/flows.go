@@ -22,6 +22,12 @@ type Flow struct {
 	Bytes    int
 	At       monotime.Duration // earliest start, from the run's start
 	After    []int             // flows that must have arrived first
+	// Step, when positive, names the collective step the flow belongs to:
+	// its receiver tags the receive with it (core's StepRecv), and the
+	// workload tells the receiver when the step waits only on it, as a
+	// collective library would (StepWaiting). A step is what a GPU waits
+	// for as a whole: a round of a ring, an all-to-all.
+	Step int
 }
 
 // FlowsConfig says how hosts move flows.
@@ -123,9 +129,13 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	}
 	var failure error
 	arrived := 0
+	steps := newStepTracker(flows)
 	postOne := func(pc *pairConn) {
 		f := pc.flows[pc.posted]
 		h, err := pc.rx.PostRecvVirtual(flows[f].Bytes)
+		if err == nil && flows[f].Step > 0 {
+			err = steps.tag(t.Hosts[flows[f].Dst].EP, pc.rx, h, flows[f])
+		}
 		if err != nil && failure == nil {
 			failure = fmt.Errorf("flow %d: post: %w", f, err)
 			eng.Stop()
@@ -216,6 +226,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 					granted[h.ID]--
 				}
 				post(pc, int(h.ID))
+				steps.arrived(t, flows[f])
 				arrived++
 				for _, d := range dependents[f] {
 					if waiting[d]--; waiting[d] == 0 {
@@ -298,13 +309,14 @@ func Permutation(e *Engine, hosts []int, bytes int) []Flow {
 // RingAllReduce returns the flows of a ring AllReduce of bytes per host
 // among hosts, in order: 2(N-1) rounds, each moving bytes/N from every
 // host to the next, a host sending round r once round r-1 reached it.
+// Each round is a collective step.
 func RingAllReduce(hosts []int, bytes int) []Flow {
 	n := len(hosts)
 	seg := (bytes + n - 1) / n
 	var flows []Flow
 	for r := range 2 * (n - 1) {
 		for i := range n {
-			f := Flow{Src: hosts[i], Dst: hosts[(i+1)%n], Bytes: seg}
+			f := Flow{Src: hosts[i], Dst: hosts[(i+1)%n], Bytes: seg, Step: r + 1}
 			if r > 0 { // wait for last round's flow into this host
 				f.After = []int{(r-1)*n + (i-1+n)%n}
 			}
@@ -314,14 +326,15 @@ func RingAllReduce(hosts []int, bytes int) []Flow {
 	return flows
 }
 
-// AllToAll returns a flow of bytes/N from every host to every other.
+// AllToAll returns a flow of bytes/N from every host to every other, all
+// one collective step.
 func AllToAll(hosts []int, bytes int) []Flow {
 	n := len(hosts)
 	seg := max((bytes+n-1)/n, 1)
 	var flows []Flow
 	for i := range n {
 		for k := 1; k < n; k++ { // staggered, so each round is a permutation
-			flows = append(flows, Flow{Src: hosts[i], Dst: hosts[(i+k)%n], Bytes: seg})
+			flows = append(flows, Flow{Src: hosts[i], Dst: hosts[(i+k)%n], Bytes: seg, Step: 1})
 		}
 	}
 	return flows

@@ -25,6 +25,10 @@ type Host struct {
 	// packet whose context misses waits for it, and so does everything
 	// behind it in the same direction.
 	Contexts *ContextCache
+	// Datagram: the host's transport rides one unreliable-datagram QP
+	// (CSA-UD), so one NIC context serves every peer and path; otherwise
+	// each peer and path is a reliable connection's context.
+	Datagram bool
 	// Memory, when set, is the path the NIC's DMAs take to host memory
 	// (HostMemory): a packet leaves once its payload's translations are
 	// in, and a received one is handed on once they are.
@@ -118,7 +122,7 @@ func (h *Host) pull() *Packet {
 	}
 	if p != nil {
 		if h.Contexts != nil {
-			if stall := h.Contexts.Touch(contextKey(p.Dst, p.Entropy)); stall > 0 {
+			if stall := h.Contexts.Touch(h.contextKey(p.Dst, p.Entropy)); stall > 0 {
 				// The NIC sends nothing until the context arrives.
 				h.held, h.heldUntil = p, now.Add(stall)
 				h.net.Eng.At(h.heldUntil, h, eventTxContext)
@@ -192,7 +196,7 @@ func (h *Host) Receive(p *Packet) {
 	now := h.net.Eng.Now()
 	at := now
 	if h.Contexts != nil {
-		if stall := h.Contexts.Touch(contextKey(p.Src, p.Entropy)); stall > 0 {
+		if stall := h.Contexts.Touch(h.contextKey(p.Src, p.Entropy)); stall > 0 {
 			at = max(now, h.rxFree).Add(stall)
 		}
 	}

@@ -97,6 +97,11 @@ func (c *csaRecv) reset() { *c = csaRecv{tailAt: monotime.Never} }
 // Kind implements Scheme.
 func (CSAUD) Kind() Kind { return KindCSAUD }
 
+// Datagram reports that CSA-UD runs over unreliable datagrams: the NIC
+// keeps one QP context for every peer, and the per-peer state is this
+// software's (a simulated NIC counts its contexts so).
+func (CSAUD) Datagram() bool { return true }
+
 // Code implements Scheme.
 func (CSAUD) Code() Codec { return nil }
 

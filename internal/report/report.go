@@ -153,7 +153,7 @@ func WriteCSV(w io.Writer, r *Run) error {
 			u(c.Fallbacks), u(c.RTOs), u(c.TrunkLost), strconv.Itoa(c.QueueMaxBytes), f(c.QueueMeanBytes),
 			f(c.QueueP99Bytes), f(c.UtilP10), f(c.UtilP50), f(c.UtilP90), f(c.UtilP99), f(c.UtilMax), u(c.Drops), u(c.Marked), u(c.Pauses),
 			u(c.WatchdogTrips), u(c.OutOfOrder), f(c.ReorderMean), u(c.ReorderMax), f(c.CtrlWaitP50),
-			f(c.CtrlWaitP90), f(c.CtrlWaitP99), u(c.Unroutable), f(c.QPCacheMissRate), f(c.NICStallSec),
+			f(c.CtrlWaitP90), f(c.CtrlWaitP99), u(c.Unroutable), f(c.QPCacheMissRate), f(c.NICStallSec), f(c.FCTP50), f(c.FCTP99),
 			f(c.StartupSec), f(c.ATCMissRate), f(c.DMAStallSec), u(c.PinFaults), f(c.ColdGoodputBps), f(c.WarmGoodputBps), modelMean, modelP999, modelErr, note, u(c.Events), u(c.Hops), f(c.SimTime), u(c.Seed))
 		if err := cw.Write(row); err != nil {
 			return err
@@ -170,7 +170,7 @@ var csvMetrics = []string{"runs", "mean_s", "stderr_s", "p50_s", "p99_s", "p999_
 	"parity_bytes", "recovered_packets", "fallbacks", "rtos", "trunk_lost", "queue_max_bytes", "queue_mean_bytes",
 	"queue_p99_bytes", "util_p10", "util_p50", "util_p90", "util_p99", "util_max", "drops", "ecn_marked", "pfc_pauses",
 	"pfc_watchdog_trips", "out_of_order", "reorder_mean_pkts", "reorder_max_pkts", "ctrl_wait_p50_s",
-	"ctrl_wait_p90_s", "ctrl_wait_p99_s", "unroutable", "qp_cache_miss_rate", "nic_stall_s",
+	"ctrl_wait_p90_s", "ctrl_wait_p99_s", "unroutable", "qp_cache_miss_rate", "nic_stall_s", "fct_p50_s", "fct_p99_s",
 	"startup_s", "atc_miss_rate", "dma_stall_s", "pin_faults", "cold_goodput_bps", "warm_goodput_bps", "model_mean_s", "model_p999_s", "model_rel_error", "model_note",
 	"events", "hops", "sim_time_s", "seed"}
 

@@ -247,6 +247,8 @@ func fabricTable(cells []scenario.Cell, tiers []string) table {
 		numberColumn(cells, "control wait p99", timeUnit, always(func(c scenario.Cell) float64 { return c.CtrlWaitP99 })),
 		numberColumn(cells, "QP cache misses", percent, always(func(c scenario.Cell) float64 { return c.QPCacheMissRate })),
 		numberColumn(cells, "NIC stall", timeUnit, always(func(c scenario.Cell) float64 { return c.NICStallSec })),
+		numberColumn(cells, "flow completion p50", timeUnit, always(func(c scenario.Cell) float64 { return c.FCTP50 })),
+		numberColumn(cells, "flow completion p99", timeUnit, always(func(c scenario.Cell) float64 { return c.FCTP99 })),
 		numberColumn(cells, "fabric util p10", percent, always(func(c scenario.Cell) float64 { return c.UtilP10 })),
 		numberColumn(cells, "fabric util p50", percent, always(func(c scenario.Cell) float64 { return c.UtilP50 })),
 		numberColumn(cells, "fabric util p90", percent, always(func(c scenario.Cell) float64 { return c.UtilP90 })),

@@ -40,7 +40,7 @@ type Claim struct {
 
 // ClaimMetrics are the cell figures a claim may compare; lower is better
 // for all of them.
-var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup"}
+var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99"}
 
 // ClaimValue is a cell's figure named by metric; NaN where the cell has no
 // such figure (sender_mean of a cell not timed at the sender).
@@ -65,6 +65,8 @@ func ClaimValue(c *Cell, metric string) float64 {
 		return c.CtrlWaitP99
 	case "startup":
 		return c.StartupSec
+	case "fct_p99":
+		return c.FCTP99
 	}
 	return c.Mean
 }

@@ -140,6 +140,7 @@ func fabricFlows(eng *sim.Engine, v *values, f *sim.Fabric, group []int) ([]sim.
 	var all []sim.Flow
 	var iterEnds []int // index past the last flow of each iteration
 	prevLast := []int(nil)
+	stepBase := 0
 	for range count {
 		var flows []sim.Flow
 		switch kind := v.pt.Values["workload.kind"]; kind {
@@ -154,11 +155,15 @@ func fabricFlows(eng *sim.Engine, v *values, f *sim.Fabric, group []int) ([]sim.
 		default:
 			return nil, nil, fmt.Errorf("workload.kind %q needs topology.kind longhaul or dumbbell", kind)
 		}
-		base := len(all)
+		base, lastStep := len(all), stepBase
 		var last []int
 		for i := range flows {
 			for j := range flows[i].After {
 				flows[i].After[j] += base
+			}
+			if flows[i].Step > 0 { // every iteration's steps are its own
+				flows[i].Step += stepBase
+				lastStep = max(lastStep, flows[i].Step)
 			}
 			if len(flows[i].After) == 0 { // a round-one flow waits for the previous iteration
 				flows[i].After = append(flows[i].After, prevLast...)
@@ -180,6 +185,7 @@ func fabricFlows(eng *sim.Engine, v *values, f *sim.Fabric, group []int) ([]sim.
 		}
 		all = append(all, flows...)
 		iterEnds = append(iterEnds, len(all))
+		stepBase = lastStep
 	}
 	return all, iterEnds, nil
 }
@@ -232,8 +238,10 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 	}
 	attachHostMemory(f.Hosts, hostMemory(v))
 	if n := v.int("nic.qp_cache"); n > 0 {
+		ud, _ := scheme.(interface{ Datagram() bool })
 		for _, h := range f.Hosts {
 			h.Contexts = sim.NewContextCache(n, v.duration("nic.qp_miss"))
+			h.Datagram = ud != nil && ud.Datagram()
 		}
 	}
 	var sampler *sim.QueueSampler
@@ -255,6 +263,14 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 		}
 		times = append(times, last.Sub(first))
 		from = end
+	}
+	if k := v.pt.Values["workload.kind"]; k == "allreduce" || k == "alltoall" {
+		fcts := make([]float64, jobFlows)
+		for i := range jobFlows {
+			fcts[i] = res.FCT(i).Seconds()
+		}
+		slices.Sort(fcts)
+		cell.FCTP50, cell.FCTP99 = Percentile(fcts, 0.5), Percentile(fcts, 0.99)
 	}
 	if k := v.pt.Values["workload.kind"]; k == "permutation" || k == "incast" {
 		times = times[:0] // per flow completion

@@ -75,6 +75,11 @@ type Cell struct {
 	// contexts, summed over hosts, seconds.
 	QPCacheMissRate float64 `json:"qp_cache_miss_rate"`
 	NICStallSec     float64 `json:"nic_stall_s"`
+	// Fabric collectives (allreduce, alltoall): the p50 and p99 of the
+	// job's flow completion times, each flow from when it could start to
+	// when its receiver had every byte, seconds.
+	FCTP50 float64 `json:"fct_p50_s"`
+	FCTP99 float64 `json:"fct_p99_s"`
 	// With the host memory path (host.translation, host.pinning): the
 	// container's start-up time, seconds; the share of GPU-memory
 	// translations that missed the NIC's ATC; the time during which a DMA
