@@ -18,7 +18,8 @@ import (
 // 64 KiB chunks, selective repeat with NACKs, no pacing.
 type Config struct {
 	// Scheme is the reliability scheme of messages sent: "sr" (SR-RTO),
-	// "sr-nack", "ec:K,M" (Reed-Solomon), "xor:K,M", "gbn" or "none";
+	// "sr-nack", "ec:K,M" (Reed-Solomon), "xor:K,M", "gbn", "csaud"
+	// (CSA-UD's semantic-aware repair) or "none";
 	// or "auto": each message gets SR-NACK or a Reed-Solomon code, as the
 	// analytic model predicts fastest for its size and the connection's
 	// measured RTT, loss rate and rate (internal/autoscheme; the rate is

@@ -75,7 +75,7 @@ the same flags give the same simulated results.
 Sizes are bytes (64MiB, 1GiB, 4KiB, 1e6), rates bits per second (400Gbps,
 10Gbit/s, 1e9), durations like 25ms or 100us. Schemes: sr (selective repeat
 with timeouts), sr-nack, ec:K,M (Reed-Solomon), xor:K,M, gbn (go-back-N),
-and none on a lossless link.`,
+csaud (CSA-UD), and none on a lossless link.`,
 		Example: `  sdrnet demo
   sdrnet demo --size 1GiB --rate 100Gbps --rtt 50ms --loss 0.001
   sdrnet demo --schemes sr-nack,ec:16,4 --loss 0.05 --burst 8 --json`,

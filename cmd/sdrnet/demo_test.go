@@ -247,7 +247,7 @@ func TestDemoBadFlags(t *testing.T) {
 		{[]string{"--rtt", "25"}, `invalid --rtt 25: duration "25" has no unit (ns, us, ms, s, m, h); want a duration from 0 to 1m0s, like 25ms or 100us`},
 		{[]string{"--rtt", "2m"}, "invalid --rtt 2m: want a duration from 0 to 1m0s, like 25ms or 100us"},
 		{[]string{"--schemes", "sr,foo"}, `invalid --schemes sr,foo: unknown scheme "foo": want none, gbn, sr, sr-nack, ec:K,M, xor:K,M or csaud`},
-		{[]string{"--schemes", "sr,"}, "invalid --schemes sr,: empty scheme name; want a comma list of none, gbn, sr, sr-nack, ec:K,M and xor:K,M"},
+		{[]string{"--schemes", "sr,"}, "invalid --schemes sr,: empty scheme name; want a comma list of none, gbn, sr, sr-nack, ec:K,M, xor:K,M and csaud"},
 		{[]string{"--schemes", "none"}, "invalid --schemes none: scheme none repairs no loss, so it never completes with --loss > 0"},
 		{[]string{"--seed", "-1"}, "invalid --seed -1: want an unsigned 64-bit integer"},
 		{[]string{"--burst", "0.5"}, "invalid --burst 0.5: want 0 (independent losses) or a mean burst length >= 1 packet"},

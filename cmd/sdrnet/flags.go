@@ -181,7 +181,7 @@ func (f *schemesFlag) Set(s string) error {
 	var list []reliability.Scheme
 	for _, name := range splitSchemes(s) {
 		if name == "" {
-			return errors.New("empty scheme name; want a comma list of none, gbn, sr, sr-nack, ec:K,M and xor:K,M")
+			return errors.New("empty scheme name; want a comma list of none, gbn, sr, sr-nack, ec:K,M, xor:K,M and csaud")
 		}
 		sc, err := reliability.Parse(name)
 		if err != nil {

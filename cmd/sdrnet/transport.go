@@ -51,7 +51,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	f.minRTO = durationFlag{max: time.Minute, d: sdr.DefaultMinRTO, text: sdr.DefaultMinRTO.String()}
 	f.idle = durationFlag{max: time.Hour, d: sdr.DefaultIdleTimeout, text: sdr.DefaultIdleTimeout.String()}
 	fl := cmd.Flags()
-	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn, none, or auto (SR-NACK or a Reed-Solomon code per message, from the measured loss, RTT and --rate)")
+	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn, csaud, none, or auto (SR-NACK or a Reed-Solomon code per message, from the measured loss, RTT and --rate)")
 	fl.IntVar(&f.paths, "paths", 1, "UDP source ports to spray each connection over (1..128)")
 	fl.StringVar(&f.sel, "select", "obs", "path selection: obs, rr, bestrtt, dwrr or single")
 	fl.Var(&f.mtu, "mtu", "payload bytes per packet (64..65000)")
@@ -72,7 +72,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 // config checks the flags and returns the sdr configuration.
 func (f *transportFlags) config() (*sdr.Config, error) {
 	if _, _, err := autoscheme.Parse(f.scheme); err != nil {
-		return nil, invalidFlag("scheme", f.scheme, errors.New("want sr, sr-nack, ec:K,M, xor:K,M, gbn, none or auto"))
+		return nil, invalidFlag("scheme", f.scheme, errors.New("want sr, sr-nack, ec:K,M, xor:K,M, gbn, csaud, none or auto"))
 	}
 	if f.paths < 1 || f.paths > path.MaxPaths {
 		return nil, invalidFlag("paths", fmt.Sprint(f.paths), fmt.Errorf("want 1..%d", path.MaxPaths))

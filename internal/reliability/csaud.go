@@ -44,8 +44,11 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 // a tail timer fires when nothing arrived for T = max(Floor,
 // s*(I0 + TailRTT*RTT)) while packets are missing, and NACKs everything
 // missing up to the end of the message (the sender ignores packets it has
-// not sent yet). Packets NACKed and still missing are NACKed again after a
-// round trip and the time to resend what is missing, as SR-NACK does.
+// not sent yet). An original packet that arrives in order after a tail NACK
+// shows the sender had only paused: the connection's reordering window,
+// and with it I0 and T, widens as it does after a spurious gap NACK.
+// Packets NACKed and still missing are NACKed again after a round trip and
+// the time to resend what is missing, as SR-NACK does.
 //
 // Multipath. CSA-UD sprays each message's packets over many paths; in
 // sdrnet the path selector is the connection's (Config.Select; scenarios
@@ -90,6 +93,9 @@ type csaRecv struct {
 	dev    monotime.Duration // its mean deviation
 	tail   monotime.Duration // the tail interval last computed
 	tailAt monotime.Time     // the tail timer; Never when not armed
+	// tailNacked: the tail timer NACKed packets beyond the highest seen;
+	// an original arriving in order after it shows the NACK was early.
+	tailNacked bool
 }
 
 func (c *csaRecv) reset() { *c = csaRecv{tailAt: monotime.Never} }
@@ -189,6 +195,10 @@ func (c CSAUD) Arrived(now monotime.Time, st *RecvState, m RecvMessage, p uint32
 	}
 	cs.lastAt = now
 	cs.tailAt = now.Add(cs.tail)
+	if cs.tailNacked && !retransmit && p >= m.Highest() {
+		cs.tailNacked = false
+		m.Reordered(now) // the sender had not stopped: the tail wait widens
+	}
 	if st.nack.arrived(now, m, p, retransmit) {
 		I, T := c.interval(st, m)
 		cs.tail = T
@@ -214,6 +224,7 @@ func (c CSAUD) RecvTimeout(now monotime.Time, st *RecvState, m RecvMessage) {
 		from := max(st.nack.nackedTo, m.WholeFrom())
 		if m.NextMissing(from, n) < n {
 			m.Nack(st.nack.reason, from, n)
+			cs.tailNacked = m.Highest() < n
 			st.nack.nackedTo = n
 			if st.nack.renackAt == monotime.Never {
 				st.nack.renackAt = now.Add(renackDelay(m))

@@ -81,6 +81,14 @@ func TestCSAUDRepair(t *testing.T) {
 	if _, T := s.Interval(st.csa.gap, st.csa.dev, f.rtt, 0, StepProgress{}); st.nack.renackAt == monotime.Never || T > 30*us {
 		t.Errorf("tail interval %v (want about a gap plus RTT/2), re-NACK at %v", T, st.nack.renackAt)
 	}
+	// The sender had only paused: the next original, in order, says the
+	// tail NACK was early, once.
+	before := f.reordered
+	f.deliver(s, &st, at(200), 6, false)
+	f.deliver(s, &st, at(201), 7, false)
+	if f.reordered != before+1 {
+		t.Errorf("in-order originals after the tail NACK widened the window %d times, want once", f.reordered-before)
+	}
 }
 
 // TestCSAUDStepShortensTail: the same loss is repaired sooner when the
