@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"fmt"
 	"github.com/sdrnet/sdrnet/internal/cc"
 	"net/netip"
 	"testing"
@@ -25,8 +26,27 @@ func BenchmarkDataPacket(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchmarkDataPacket(b, scheme, cc.Algorithm{}, 1<<20)
+			benchmarkDataPacket(b, scheme, cc.Algorithm{}, 1<<20, false)
 		})
+	}
+}
+
+// BenchmarkDatagramPacket is BenchmarkDataPacket with CSA-UD's scheme
+// between datagram peers ("ud") and, to compare, a connection ("rc"):
+// with 1 MiB messages, and with one-packet messages, where a datagram
+// peer leases its slots from the pool and gives them back every message.
+func BenchmarkDatagramPacket(b *testing.B) {
+	scheme, err := reliability.Parse("csaud")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range []int{1 << 20, core.DefaultMTU} {
+		for _, ud := range []bool{false, true} {
+			name := map[bool]string{false: "rc", true: "ud"}[ud]
+			b.Run(fmt.Sprintf("%s/%dKiB", name, size>>10), func(b *testing.B) {
+				benchmarkDataPacket(b, scheme, cc.Algorithm{}, size, ud)
+			})
+		}
 	}
 }
 
@@ -46,25 +66,31 @@ func BenchmarkDataPacketCC(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchmarkDataPacket(b, scheme, alg, 1<<20)
+			benchmarkDataPacket(b, scheme, alg, 1<<20, false)
 		})
 	}
 }
 
-func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorithm, size int) {
+func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorithm, size int, datagram bool) {
 	// The harness's clock runs 32 packets a microsecond (1 Tbit/s): a
 	// line rate above it keeps a pacing controller's rate from binding, so
 	// the figure is the controller's cost per packet, not its pacing.
 	cfg := core.Config{Scheme: scheme, InitialRTT: monotime.Millisecond, CC: alg, LineRate: 10e12}
 	ea, eb := core.NewEndpoint(), core.NewEndpoint()
-	a, err := ea.NewConn(1, 2, netip.AddrPort{}, cfg)
-	if err != nil {
-		b.Fatal(err)
+	newConn := func(e *core.Endpoint, id, peer uint64) *core.Conn {
+		var c *core.Conn
+		d, err := e.NewDatagram(cfg)
+		if err == nil && datagram {
+			c, err = d.AddPeer(id, peer, netip.AddrPort{})
+		} else if err == nil {
+			c, err = e.NewConn(id, peer, netip.AddrPort{}, cfg)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
 	}
-	rb, err := eb.NewConn(2, 1, netip.AddrPort{}, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	a, rb := newConn(ea, 1, 2), newConn(eb, 2, 1)
 	msg := message(size)
 	recvBuf := make([]byte, size)
 	buf := make([]byte, core.DefaultMTU+wire.ParityLen)
@@ -139,7 +165,7 @@ func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorit
 		now = turn.Add(monotime.Microsecond)
 	}
 	// Warm up: one whole message, so every ring and slot has its size.
-	for dataPackets < size/core.DefaultMTU*2 {
+	for dataPackets < max(size/core.DefaultMTU*2, 64) {
 		pump()
 	}
 	dataPackets = 0

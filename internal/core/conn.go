@@ -71,6 +71,7 @@ type ctrlItem struct {
 // one peer.
 type Conn struct {
 	ep     *Endpoint
+	ud     *Datagram // a datagram endpoint's peer; nil: a connection
 	id     uint64
 	peerID uint64
 	peer   netip.AddrPort

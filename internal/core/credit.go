@@ -126,6 +126,9 @@ func (s *creditScheduler) pick() (*Conn, *recvMsg) {
 
 // wantingCredit returns the oldest posted message that may take more.
 func (r *receiver) wantingCredit(ahead uint64) *recvMsg {
+	if r.slots == nil {
+		return nil
+	}
 	for seq := r.creditSeq; seq != r.nextSeq; seq++ {
 		m := &r.slots[seq&r.c.slotMask]
 		if m.seq != seq || m.state != recvPosted || m.credit >= m.creditWant() {

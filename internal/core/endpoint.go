@@ -312,6 +312,8 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) 
 		}
 		if c.closed {
 			e.reapDue = true
+		} else if c.ud != nil {
+			c.ud.settle(c) // nothing to send: maybe nothing in flight
 		}
 	}
 	if e.reapDue {

@@ -98,11 +98,19 @@ type receiver struct {
 	// the oldest message that may still want credit.
 	credit    *creditScheduler
 	creditSeq uint32
+	// live counts the slots not free: a datagram peer's slots are leased
+	// (datagram.go) and given back when it drops to zero.
+	live int
 }
 
 func (r *receiver) init(c *Conn) {
-	r.c = c
+	r.initDatagram(c)
 	r.slots = make([]recvMsg, c.cfg.MaxMsgs)
+}
+
+// initDatagram sets r up without slots: a datagram peer leases them.
+func (r *receiver) initDatagram(c *Conn) {
+	r.c = c
 	r.deadline = monotime.Never
 	r.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	r.ec.init(c)
@@ -138,11 +146,15 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	if c.state == stateDialing {
 		return 0, ErrNotEstablished
 	}
+	if r.slots == nil {
+		c.ud.leaseRecv(r)
+	}
 	seq := r.nextSeq
 	m := &r.slots[seq&c.slotMask]
 	if m.state != recvFree {
 		return 0, ErrTooManyMessages
 	}
+	r.live++
 	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size,
 		pkts: m.pkts, chunks: m.chunks, have: m.have, ec: m.ec, r: r,
 		ctsDue: monotime.Never, ackLo: ^uint32(0)}
@@ -157,6 +169,9 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 }
 
 func (r *receiver) handle(h RecvHandle) (*recvMsg, error) {
+	if r.slots == nil {
+		return nil, ErrUnknownHandle
+	}
 	m := &r.slots[uint32(h)&r.c.slotMask]
 	if m.seq != uint32(h) || m.state == recvFree {
 		return nil, ErrUnknownHandle
@@ -222,6 +237,9 @@ func (c *Conn) Complete(h RecvHandle) error {
 	}
 	c.rcv.ec.release(&m.ec)
 	m.state, m.buf, m.scheme = recvFree, nil, nil
+	if c.rcv.live--; c.ud != nil {
+		c.ud.settle(c)
+	}
 	return nil
 }
 
@@ -247,7 +265,7 @@ func (r *receiver) onAbort(id wire.MsgID) {
 
 // exact returns the slot holding exactly message id, or nil.
 func (r *receiver) exact(id wire.MsgID) *recvMsg {
-	if uint32(id.Slot) > r.c.slotMask {
+	if uint32(id.Slot) > r.c.slotMask || r.slots == nil {
 		return nil
 	}
 	m := &r.slots[id.Slot]
@@ -264,6 +282,9 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 	c := r.c
 	if uint32(id.Slot) > c.slotMask {
 		return nil, errMalformed
+	}
+	if r.slots == nil {
+		c.ud.leaseRecv(r) // to answer as before; given back once answered
 	}
 	m := &r.slots[id.Slot]
 	age := c.genAge(id, m.seq)

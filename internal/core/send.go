@@ -95,6 +95,12 @@ type sender struct {
 	payload []byte
 	zeros   []byte // the payload of virtual messages
 
+	// A datagram peer's slots and queues are leased (datagram.go): block
+	// is nil while it has none, and live counts what holds them (messages
+	// in flight and grants waiting for their message).
+	block *sendBlock
+	live  int
+
 	cc         cc.Controller // nil: no congestion control
 	pacedUntil monotime.Time // the controller's pacing held a packet back until then
 	justAcked  int64         // bytes the ACK being handled acknowledged
@@ -103,9 +109,14 @@ type sender struct {
 }
 
 func (s *sender) init(c *Conn) {
-	s.c = c
+	s.initDatagram(c)
 	s.slots = make([]sendMsg, c.cfg.MaxMsgs)
 	s.grants = make([]grant, c.cfg.MaxMsgs)
+}
+
+// initDatagram sets s up without slots: a datagram peer leases them.
+func (s *sender) initDatagram(c *Conn) {
+	s.c = c
 	s.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	s.pacedUntil = monotime.Never
 	s.initCC()
@@ -163,11 +174,15 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	if code := scheme.Code(); code != nil && code.K()+code.M() > reliability.MaxShards {
 		return 0, ErrSchemeParams
 	}
+	if s.slots == nil {
+		c.ud.leaseSend(s)
+	}
 	seq := s.nextSeq
 	m := &s.slots[seq&c.slotMask]
 	if m.used {
 		return 0, ErrTooManyMessages
 	}
+	s.live++
 	geo := wire.Geometry{MsgLen: size, MTU: uint16(c.cfg.MTU), ChunkShift: c.shift, Scheme: uint8(scheme.Kind())}
 	if code := scheme.Code(); code != nil {
 		geo.K, geo.M = uint8(code.K()), uint8(code.M())
@@ -198,6 +213,7 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	m.sentAt = m.sentAt[:nchunks]
 	if g := &s.grants[seq&c.slotMask]; g.ok && g.gen == c.msgID(seq).Gen {
 		g.ok = false
+		s.live--
 		s.grant(m, g.bufLen, g.credit)
 	}
 	s.nextSeq++
@@ -217,7 +233,7 @@ func (s *sender) grant(m *sendMsg, bufLen, credit uint64) {
 }
 
 func (s *sender) lookup(id wire.MsgID) *sendMsg {
-	if uint32(id.Slot) > s.c.slotMask {
+	if uint32(id.Slot) > s.c.slotMask || s.slots == nil {
 		return nil
 	}
 	m := &s.slots[id.Slot]
@@ -246,11 +262,18 @@ func (s *sender) onCTS(_ monotime.Time, cts *wire.CTS) {
 	if s.c.genAge(cts.Msg, upcoming) < 0 {
 		return
 	}
-	if g := &s.grants[cts.Msg.Slot]; g.ok && g.gen == cts.Msg.Gen {
+	if s.slots == nil {
+		s.c.ud.leaseSend(s)
+	}
+	g := &s.grants[cts.Msg.Slot]
+	if g.ok && g.gen == cts.Msg.Gen {
 		g.credit = max(g.credit, cts.Credit)
 		return
 	}
-	s.grants[cts.Msg.Slot] = grant{gen: cts.Msg.Gen, bufLen: cts.BufLen, credit: cts.Credit, ok: true}
+	if !g.ok {
+		s.live++
+	}
+	*g = grant{gen: cts.Msg.Gen, bufLen: cts.BufLen, credit: cts.Credit, ok: true}
 }
 
 // chunkBytes is the payload length of chunk i of m.
@@ -371,6 +394,7 @@ func (s *sender) fail(m *sendMsg, err error) {
 func (s *sender) release(m *sendMsg) {
 	s.cancelUnconfirmed(m)
 	m.used, m.data, m.scheme, m.code = false, nil, nil, nil
+	s.live--
 }
 
 func (s *sender) failAll() {
