@@ -104,13 +104,22 @@ func (d *Datagram) Peer(addr string) (*Conn, error) {
 
 // DatagramStats counts a datagram endpoint's peers and its pool of
 // message slots.
-type DatagramStats = core.DatagramStats
+type DatagramStats struct {
+	Peers int // peers added
+	// Leased is how many peers hold message slots now (a peer's sending
+	// and receiving halves lease apart and count once each).
+	Leased int
+	// Blocks is the slot blocks the pool has made: its high-water mark of
+	// peers with messages in flight, whatever the number of peers.
+	Blocks int
+	Leases uint64 // blocks leased so far
+}
 
 // Stats returns the endpoint's counters.
 func (d *Datagram) Stats() DatagramStats {
-	var s DatagramStats
+	var s core.DatagramStats
 	_ = d.e.call(func() { s = d.ud.Stats() })
-	return s
+	return DatagramStats(s)
 }
 
 // Close fails every message in flight and closes the socket; peers are
