@@ -5,6 +5,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
 func TestContextCacheLRU(t *testing.T) {
@@ -92,4 +93,45 @@ func TestContextCacheSlowsAllToAll(t *testing.T) {
 	}
 	t.Logf("all-to-all: %v off, %v with 64 contexts (%d misses of %d), %v with 4 (%d misses of %d)",
 		off, big, bigMisses, bigMisses+bigHits, small, smallMisses, smallMisses+smallHits)
+}
+
+// TestDatagramHosts runs a CSA-UD all-to-all among 16 hosts twice: with
+// every host's peers on one datagram endpoint, and with a connection per
+// peer. Leasing slots is invisible to the protocol, so both runs end at
+// the same picosecond; the datagram hosts end with no slots leased once
+// the last ACKs have landed. A flow's two ends are peers of each other,
+// so a host has 15 peers it sends to and 15 it receives from.
+func TestDatagramHosts(t *testing.T) {
+	run := func(datagram bool) (monotime.Duration, []*Host) {
+		eng := New(5)
+		f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range f.Hosts {
+			h.Datagram = datagram
+		}
+		cfg := flowsCfg(4, path.Oblivious)
+		cfg.Scheme = reliability.CSAUD{}
+		res, err := RunFlows(&f.Topology, AllToAll(hostList(16), 256<<10), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The run ends at the last arrival; let the last ACKs land.
+		eng.RunUntil(res.End.Add(10 * monotime.Millisecond))
+		return res.End.Sub(0), f.Hosts
+	}
+	conns, _ := run(false)
+	ud, hosts := run(true)
+	if ud != conns {
+		t.Errorf("all-to-all took %v on datagram endpoints, %v on connections: leasing changed the protocol", ud, conns)
+	}
+	for _, h := range hosts {
+		st, ok := h.DatagramStats()
+		if !ok || st.Peers != 30 || st.Leased != 0 || st.Blocks == 0 || st.Blocks > 30 {
+			t.Fatalf("host %d: datagram endpoint %v, %+v: want 30 peers (15 each way), none leased", h.ID, ok, st)
+		}
+	}
+	st, _ := hosts[0].DatagramStats()
+	t.Logf("all-to-all in %v either way; host 0: %+v", ud, st)
 }

@@ -26,9 +26,12 @@ type Host struct {
 	// behind it in the same direction.
 	Contexts *ContextCache
 	// Datagram: the host's transport rides one unreliable-datagram QP
-	// (CSA-UD), so one NIC context serves every peer and path; otherwise
-	// each peer and path is a reliable connection's context.
+	// (CSA-UD): Connect adds peers to the endpoint's datagram endpoint
+	// instead of opening connections, and one NIC context serves every
+	// peer and path; otherwise each peer and path is a reliable
+	// connection's context. Set it before the first Connect.
 	Datagram bool
+	ud       *core.Datagram // the datagram endpoint, made on first use
 	// Memory, when set, is the path the NIC's DMAs take to host memory
 	// (HostMemory): a packet leaves once its payload's translations are
 	// in, and a received one is handed on once they are.
@@ -88,15 +91,41 @@ func (n *Network) NewHost(id int32, rate float64, uplink Node) *Host {
 // Connect opens a connection between hosts a and b and returns a's end
 // and b's end.
 func Connect(a, b *Host, id uint64, cfg core.Config) (*core.Conn, *core.Conn, error) {
-	ca, err := a.EP.NewConn(id, id, b.Addr, cfg)
+	ca, err := a.open(id, b.Addr, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("host %d: %w", a.ID, err)
 	}
-	cb, err := b.EP.NewConn(id, id, a.Addr, cfg)
+	cb, err := b.open(id, a.Addr, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("host %d: %w", b.ID, err)
 	}
 	return ca, cb, nil
+}
+
+// open makes the host's end of connection id to peer: a connection, or a
+// peer of the host's datagram endpoint (whose configuration is that of
+// its first peer).
+func (h *Host) open(id uint64, peer netip.AddrPort, cfg core.Config) (*core.Conn, error) {
+	if !h.Datagram {
+		return h.EP.NewConn(id, id, peer, cfg)
+	}
+	if h.ud == nil {
+		ud, err := h.EP.NewDatagram(cfg)
+		if err != nil {
+			return nil, err
+		}
+		h.ud = ud
+	}
+	return h.ud.AddPeer(id, id, peer)
+}
+
+// DatagramStats returns the counters of the host's datagram endpoint,
+// and false when it has none.
+func (h *Host) DatagramStats() (core.DatagramStats, bool) {
+	if h.ud == nil {
+		return core.DatagramStats{}, false
+	}
+	return h.ud.Stats(), true
 }
 
 // pull hands the NIC the core's next datagram. Sending can arm timers

@@ -237,11 +237,11 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 		return sim.TransferStats{}, nil, err
 	}
 	attachHostMemory(f.Hosts, hostMemory(v))
-	if n := v.int("nic.qp_cache"); n > 0 {
-		ud, _ := scheme.(interface{ Datagram() bool })
-		for _, h := range f.Hosts {
+	ud, _ := scheme.(interface{ Datagram() bool })
+	for _, h := range f.Hosts {
+		h.Datagram = ud != nil && ud.Datagram()
+		if n := v.int("nic.qp_cache"); n > 0 {
 			h.Contexts = sim.NewContextCache(n, v.duration("nic.qp_miss"))
-			h.Datagram = ud != nil && ud.Datagram()
 		}
 	}
 	var sampler *sim.QueueSampler
