@@ -45,6 +45,8 @@ func (p VerdictPair) Figures() string {
 		show = bytesIEC
 	case "drops":
 		show = func(v float64) string { return fmt.Sprintf("%.0f drops", v) }
+	case "qp_cache_miss_rate":
+		show = func(v float64) string { return fmt.Sprintf("%.3g%% misses", 100*v) }
 	}
 	ratio := "no change"
 	switch {

@@ -40,7 +40,7 @@ type Claim struct {
 
 // ClaimMetrics are the cell figures a claim may compare; lower is better
 // for all of them.
-var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99"}
+var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99", "qp_cache_miss_rate", "nic_stall"}
 
 // ClaimValue is a cell's figure named by metric; NaN where the cell has no
 // such figure (sender_mean of a cell not timed at the sender).
@@ -67,6 +67,10 @@ func ClaimValue(c *Cell, metric string) float64 {
 		return c.StartupSec
 	case "fct_p99":
 		return c.FCTP99
+	case "qp_cache_miss_rate":
+		return c.QPCacheMissRate
+	case "nic_stall":
+		return c.NICStallSec
 	}
 	return c.Mean
 }
