@@ -153,28 +153,5 @@ func (m *Mesh) step() (monotime.Time, error) {
 
 // Drive runs the mesh until done returns true, failing as Pair.Drive does.
 func (m *Mesh) Drive(done func() bool, lim Limits) error {
-	if lim.Steps == 0 {
-		lim.Steps = 50_000_000
-	}
-	if lim.Time == 0 {
-		lim.Time = 1000 * monotime.Second
-	}
-	end := m.Now.Add(lim.Time)
-	for range lim.Steps {
-		next, err := m.step()
-		if err != nil {
-			return err
-		}
-		if done() {
-			return nil
-		}
-		if next == monotime.Never {
-			return fmt.Errorf("%w at t=%v", ErrIdle, monotime.Duration(m.Now))
-		}
-		if next > end {
-			return fmt.Errorf("%w: t=%v", ErrLivelock, monotime.Duration(m.Now))
-		}
-		m.Now = max(m.Now, next)
-	}
-	return fmt.Errorf("%w: %d steps, t=%v", ErrLivelock, lim.Steps, monotime.Duration(m.Now))
+	return drive(&m.Now, m.step, done, lim)
 }

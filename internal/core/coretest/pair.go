@@ -180,25 +180,33 @@ type Limits struct {
 // the pair stops with done still false, and ErrLivelock if the bounds run
 // out first.
 func (p *Pair) Drive(done func() bool, lim Limits) error {
+	return drive(&p.Now, func() (monotime.Time, error) { return p.step(), nil }, done, lim)
+}
+
+// drive steps a harness whose clock is *now until done returns true.
+func drive(now *monotime.Time, step func() (monotime.Time, error), done func() bool, lim Limits) error {
 	if lim.Steps == 0 {
 		lim.Steps = 50_000_000
 	}
 	if lim.Time == 0 {
 		lim.Time = 1000 * monotime.Second
 	}
-	end := p.Now.Add(lim.Time)
+	end := now.Add(lim.Time)
 	for range lim.Steps {
-		next := p.step()
+		next, err := step()
+		if err != nil {
+			return err
+		}
 		if done() {
 			return nil
 		}
 		if next == monotime.Never {
-			return fmt.Errorf("%w at t=%v", ErrIdle, monotime.Duration(p.Now))
+			return fmt.Errorf("%w at t=%v", ErrIdle, monotime.Duration(*now))
 		}
 		if next > end {
-			return fmt.Errorf("%w: t=%v", ErrLivelock, monotime.Duration(p.Now))
+			return fmt.Errorf("%w: t=%v", ErrLivelock, monotime.Duration(*now))
 		}
-		p.Now = max(p.Now, next)
+		*now = max(*now, next)
 	}
-	return fmt.Errorf("%w: %d steps, t=%v", ErrLivelock, lim.Steps, monotime.Duration(p.Now))
+	return fmt.Errorf("%w: %d steps, t=%v", ErrLivelock, lim.Steps, monotime.Duration(*now))
 }
