@@ -11,9 +11,8 @@ import (
 // Datagram is a datagram endpoint: one socket (and one set of paths) that
 // exchanges messages with any number of peers, with no connection and no
 // handshake per peer, as CSA-UD's unreliable datagram QPs do. Each peer
-// costs what loss recovery needs (about 2 KB at rest; core.Datagram); the
-// message slots come from a pool shared by all peers while messages are in
-// flight. Peers find each other by address: both ends must listen on a
+// costs what loss recovery needs; the message slots come from a pool
+// shared by all peers while messages are in flight. Peers find each other by address: both ends must listen on a
 // specific address (not 0.0.0.0), the one the other names in Peer.
 //
 // Datagram endpoints run without packet protection: there is no handshake

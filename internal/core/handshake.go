@@ -76,7 +76,7 @@ func (e *Endpoint) Dial(now monotime.Time, peer netip.AddrPort, cfg Config) (*Co
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(e, e.allocID(), 0, peer, cfg)
+	c := newConn(e, nil, e.allocID(), 0, peer, cfg)
 	if err := c.initiateKeys(); err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (e *Endpoint) admit(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 	if err != nil {
 		return err
 	}
-	c := newConn(e, e.allocID(), h.Source, from, cfg)
+	c := newConn(e, nil, e.allocID(), h.Source, from, cfg)
 	if err := c.respondKeys(h); err != nil {
 		return err
 	}

@@ -104,13 +104,10 @@ type receiver struct {
 }
 
 func (r *receiver) init(c *Conn) {
-	r.initDatagram(c)
-	r.slots = make([]recvMsg, c.cfg.MaxMsgs)
-}
-
-// initDatagram sets r up without slots: a datagram peer leases them.
-func (r *receiver) initDatagram(c *Conn) {
 	r.c = c
+	if c.ud == nil { // a datagram peer leases its slots (datagram.go)
+		r.slots = make([]recvMsg, c.cfg.MaxMsgs)
+	}
 	r.deadline = monotime.Never
 	r.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	r.ec.init(c)
@@ -237,7 +234,8 @@ func (c *Conn) Complete(h RecvHandle) error {
 	}
 	c.rcv.ec.release(&m.ec)
 	m.state, m.buf, m.scheme = recvFree, nil, nil
-	if c.rcv.live--; c.ud != nil {
+	c.rcv.live--
+	if c.ud != nil {
 		c.ud.settle(c)
 	}
 	return nil

@@ -109,14 +109,11 @@ type sender struct {
 }
 
 func (s *sender) init(c *Conn) {
-	s.initDatagram(c)
-	s.slots = make([]sendMsg, c.cfg.MaxMsgs)
-	s.grants = make([]grant, c.cfg.MaxMsgs)
-}
-
-// initDatagram sets s up without slots: a datagram peer leases them.
-func (s *sender) initDatagram(c *Conn) {
 	s.c = c
+	if c.ud == nil { // a datagram peer leases its slots (datagram.go)
+		s.slots = make([]sendMsg, c.cfg.MaxMsgs)
+		s.grants = make([]grant, c.cfg.MaxMsgs)
+	}
 	s.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	s.pacedUntil = monotime.Never
 	s.initCC()
