@@ -2,10 +2,10 @@ package core_test
 
 import (
 	"fmt"
-	"github.com/sdrnet/sdrnet/internal/cc"
 	"net/netip"
 	"testing"
 
+	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
@@ -26,7 +26,7 @@ func BenchmarkDataPacket(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchmarkDataPacket(b, scheme, cc.Algorithm{}, 1<<20, false)
+			benchmarkDataPacket(b, scheme, cc.Algorithm{}, 1<<20, false, 1)
 		})
 	}
 }
@@ -35,6 +35,9 @@ func BenchmarkDataPacket(b *testing.B) {
 // between datagram peers ("ud") and, to compare, a connection ("rc"):
 // with 1 MiB messages, and with one-packet messages, where a datagram
 // peer leases its slots from the pool and gives them back every message.
+// The "1024peers" cases give each endpoint 1023 more peers (or
+// connections) with nothing to do: what idle peers add to a busy one's
+// packets, which should be next to nothing.
 func BenchmarkDatagramPacket(b *testing.B) {
 	scheme, err := reliability.Parse("csaud")
 	if err != nil {
@@ -42,10 +45,15 @@ func BenchmarkDatagramPacket(b *testing.B) {
 	}
 	for _, size := range []int{1 << 20, core.DefaultMTU} {
 		for _, ud := range []bool{false, true} {
-			name := map[bool]string{false: "rc", true: "ud"}[ud]
-			b.Run(fmt.Sprintf("%s/%dKiB", name, size>>10), func(b *testing.B) {
-				benchmarkDataPacket(b, scheme, cc.Algorithm{}, size, ud)
-			})
+			for _, peers := range []int{1, 1024} {
+				name := fmt.Sprintf("%s/%dKiB", map[bool]string{false: "rc", true: "ud"}[ud], size>>10)
+				if peers > 1 {
+					name += fmt.Sprintf("/%dpeers", peers)
+				}
+				b.Run(name, func(b *testing.B) {
+					benchmarkDataPacket(b, scheme, cc.Algorithm{}, size, ud, peers)
+				})
+			}
 		}
 	}
 }
@@ -66,17 +74,18 @@ func BenchmarkDataPacketCC(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchmarkDataPacket(b, scheme, alg, 1<<20, false)
+			benchmarkDataPacket(b, scheme, alg, 1<<20, false, 1)
 		})
 	}
 }
 
-func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorithm, size int, datagram bool) {
+func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorithm, size int, datagram bool, peers int) {
 	// The harness's clock runs 32 packets a microsecond (1 Tbit/s): a
 	// line rate above it keeps a pacing controller's rate from binding, so
 	// the figure is the controller's cost per packet, not its pacing.
 	cfg := core.Config{Scheme: scheme, InitialRTT: monotime.Millisecond, CC: alg, LineRate: 10e12}
 	ea, eb := core.NewEndpoint(), core.NewEndpoint()
+	uds := map[*core.Endpoint]*core.Datagram{}
 	newConn := func(e *core.Endpoint, id, peer uint64) *core.Conn {
 		if !datagram {
 			c, err := e.NewConn(id, peer, netip.AddrPort{}, cfg)
@@ -85,17 +94,24 @@ func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorit
 			}
 			return c
 		}
-		d, err := e.NewDatagram(cfg)
-		if err != nil {
-			b.Fatal(err)
+		if uds[e] == nil {
+			d, err := e.NewDatagram(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			uds[e] = d
 		}
-		c, err := d.AddPeer(id, peer, netip.AddrPort{})
+		c, err := uds[e].AddPeer(id, peer, netip.AddrPort{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		return c
 	}
 	a, rb := newConn(ea, 1, 2), newConn(eb, 2, 1)
+	for i := range uint64(peers - 1) { // idle ones
+		newConn(ea, 3+2*i, 4+2*i)
+		newConn(eb, 4+2*i, 3+2*i)
+	}
 	msg := message(size)
 	recvBuf := make([]byte, size)
 	buf := make([]byte, core.DefaultMTU+wire.ParityLen)

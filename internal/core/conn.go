@@ -109,6 +109,13 @@ type Conn struct {
 	kxMsg   []byte      // our key-exchange message: the HELLO's, or the ACCEPT's
 
 	stats ConnStats
+
+	// The endpoint's indexes (schedule.go): the connection's place in
+	// polling order (-1 once reaped), its place in the timer heap (-1:
+	// none), the deadline filed there, and whether it was touched since.
+	slot, heapAt int
+	filed        monotime.Time
+	dirty        bool
 }
 
 // newConn makes a connection, or with ud set a datagram endpoint's peer.
@@ -158,6 +165,7 @@ func (c *Conn) emit(kind EventKind, seq uint32, err error) {
 // Close ends the connection: a CLOSE with code and reason is sent, and
 // every message still in flight fails with ErrClosed.
 func (c *Conn) Close(code uint32, reason string) error {
+	c.ep.touch(c) // what it may send or when its timers fire changes
 	if c.closed {
 		return ErrClosed
 	}
@@ -171,6 +179,7 @@ func (c *Conn) Close(code uint32, reason string) error {
 
 // shutdown fails everything in flight and stops all timers.
 func (c *Conn) shutdown(cause error) {
+	c.ep.touch(c)
 	c.closed = true
 	c.snd.failAll()
 	c.rcv.failAll()

@@ -382,6 +382,7 @@ func (e *Endpoint) reap() {
 		if e.conns[c.id] == c {
 			delete(e.conns, c.id)
 		}
+		e.unplace(c)
 		if key := (acceptKey{c.peer, c.peerID}); e.accepted[key] == c {
 			delete(e.accepted, key)
 		}
@@ -400,4 +401,5 @@ func (e *Endpoint) reap() {
 	if e.next >= j {
 		e.next = 0
 	}
+	e.renumber()
 }

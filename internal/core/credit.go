@@ -100,6 +100,7 @@ func (s *creditScheduler) tick(now monotime.Time) {
 		q := min(uint64(c.cfg.ChunkSize), m.creditWant()-m.credit)
 		m.credit += q
 		c.rcv.queueCredit(m)
+		c.ep.touch(c)
 		s.pacer.Granted(now, int64(q))
 	}
 }

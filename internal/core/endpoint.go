@@ -98,6 +98,7 @@ type Endpoint struct {
 	retried map[*Conn]*retryState
 	reapDue bool                 // a closed connection waits to be reaped
 	steps   [stepTable]stepState // collective steps (steps.go)
+	sched   schedule             // which connections to look at (schedule.go)
 }
 
 // NewEndpoint returns an endpoint with no connections.
@@ -254,6 +255,7 @@ func (e *Endpoint) deliver(now monotime.Time, path Path, c *Conn, h wire.Header,
 	if ce && (h.Type == wire.TypeData || h.Type == wire.TypeParity) {
 		c.rcv.ceSeen = true
 	}
+	e.touch(c)
 	if err := c.handle(now, path, h, b, payload); err != nil {
 		if errors.Is(err, errMalformed) {
 			e.stats.Malformed++
@@ -270,19 +272,24 @@ var ErrUnknownConn = errors.New("core: unknown connection")
 // HandleTimeout runs every timer that is due at now. A spurious call is
 // harmless.
 func (e *Endpoint) HandleTimeout(now monotime.Time) {
-	for _, c := range e.order {
+	e.fileDeadlines()
+	if e.credit != nil && e.credit.due() <= now {
+		e.credit.tick(now)
+	}
+	for _, c := range e.sched.popDue(now) {
 		c.handleTimeout(now)
+		e.touch(c)
 	}
 	e.expireHalfOpen(now)
 }
 
 // NextTimeout returns the earliest timer deadline, if any timer is armed.
 func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
-	t := monotime.Never
-	for _, c := range e.order {
-		t = min(t, c.nextTimeout())
+	e.fileDeadlines()
+	t := min(e.sched.nextDeadline(), e.halfOpenTimeout())
+	if e.credit != nil {
+		t = min(t, e.credit.due())
 	}
-	t = min(t, e.halfOpenTimeout())
 	return t, t != monotime.Never
 }
 
@@ -297,37 +304,58 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) 
 	if e.reapDue {
 		e.reap()
 	}
-	n := len(e.order)
-	for i := range n {
-		j := e.next + i
-		if j >= n {
-			j -= n
-		}
-		c := e.order[j]
-		if size, data := c.poll(now, buf); size > 0 {
-			size, ok := c.sealTransmit(buf, size)
-			if !ok {
-				e.stats.Unsealable++
-				continue
-			}
-			e.next = j + 1
-			if e.next == n {
+	// Round-robin from where the last datagram came from, over the
+	// connections that may have something to send.
+	n, start := len(e.order), e.next
+	j := e.sched.nextSendable(start, n)
+	if j < 0 {
+		j = e.sched.nextSendable(0, start)
+	}
+	for j >= 0 {
+		if size, data := e.pollConn(now, j, buf); size > 0 {
+			if e.next = j + 1; e.next == n {
 				e.next = 0
 			}
+			c := e.order[j]
 			t := Transmit{Addr: c.peer, Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: c.snd.payload}
 			c.snd.payload = nil
 			return t, true
 		}
-		if c.closed {
-			e.reapDue = true
-		} else if c.ud != nil {
-			c.ud.settle(c) // nothing to send: maybe nothing in flight
+		if j >= start {
+			if j = e.sched.nextSendable(j+1, n); j < 0 {
+				j = e.sched.nextSendable(0, start)
+			}
+		} else {
+			j = e.sched.nextSendable(j+1, start)
 		}
 	}
 	if e.reapDue {
 		e.reap()
 	}
 	return Transmit{}, false
+}
+
+// pollConn asks the connection at place j for a datagram and returns its
+// length in buf, zero when it had none.
+func (e *Endpoint) pollConn(now monotime.Time, j int, buf []byte) (int, bool) {
+	c := e.order[j]
+	size, data := c.poll(now, buf)
+	e.touch(c) // sending arms timers; so may finding nothing to send (pacing)
+	if size > 0 {
+		size, ok := c.sealTransmit(buf, size)
+		if !ok {
+			e.stats.Unsealable++
+			return 0, false
+		}
+		return size, data
+	}
+	e.sched.clearSendable(j)
+	if c.closed {
+		e.reapDue = true
+	} else if c.ud != nil {
+		c.ud.settle(c) // nothing to send: maybe nothing in flight
+	}
+	return 0, false
 }
 
 // PollEvent returns the next event, if any.

@@ -89,7 +89,7 @@ func (e *Endpoint) Dial(now monotime.Time, peer netip.AddrPort, cfg Config) (*Co
 
 func (e *Endpoint) add(c *Conn) {
 	e.conns[c.id] = c
-	e.order = append(e.order, c)
+	e.place(c)
 }
 
 // admit creates the connection a verified HELLO asks for; it is

@@ -136,6 +136,7 @@ func (c *Conn) PostRecvVirtual(size int) (RecvHandle, error) {
 }
 
 func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
+	c.ep.touch(c) // what it may send or when its timers fire changes
 	r := &c.rcv
 	if c.closed {
 		return 0, ErrClosed
@@ -228,6 +229,7 @@ func (c *Conn) MessageLen(h RecvHandle) (int, bool, error) {
 // mandatory, also after a failure. Completing a receive before the message
 // is whole abandons the rest: the sender is told the message is done.
 func (c *Conn) Complete(h RecvHandle) error {
+	c.ep.touch(c) // what it may send or when its timers fire changes
 	m, err := c.rcv.handle(h)
 	if err != nil {
 		return err

@@ -9,17 +9,11 @@ import (
 // message's scheme (SR-NACK's gap reports, the erasure-coding fallback).
 
 func (r *receiver) nextTimeout() monotime.Time {
-	if r.credit != nil {
-		return min(r.deadline, r.credit.due())
-	}
-	return r.deadline
+	return r.deadline // the endpoint's credit scheduler has its own
 }
 
 // handleTimeout runs the receive-side timers of every posted message.
 func (r *receiver) handleTimeout(now monotime.Time) {
-	if r.credit != nil {
-		r.credit.tick(now)
-	}
 	if now < r.deadline {
 		return
 	}

@@ -34,6 +34,7 @@ func (c *Conn) SendOpen(data []byte) (SendHandle, error) {
 
 // openSend returns the open streaming send h names.
 func (c *Conn) openSend(h SendHandle) (*sendMsg, error) {
+	c.ep.touch(c) // what it may send or when its timers fire changes
 	if c.closed {
 		return nil, ErrClosed
 	}
