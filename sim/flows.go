@@ -65,6 +65,7 @@ func (r *FlowsResult) FCT(i int) monotime.Duration { return r.Done[i].Sub(r.Star
 // pairConn is the connection a host pair's flows share, in creation order.
 type pairConn struct {
 	tx, rx *core.Conn
+	window int // receives posted ahead: half the connection's slots
 	flows  []int // flows on this connection, in order
 	posted int   // receives posted so far
 	// oldest is the first of flows whose receive has not completed:
@@ -89,7 +90,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	if ccfg.MaxMsgs == 0 {
 		ccfg.MaxMsgs = 64 // per connection; thousands of connections must fit in memory
 	}
-	window := ccfg.MaxMsgs / 2
+	slots := connSlots(t, flows, ccfg.MaxMsgs)
 	conns := map[[2]int]*pairConn{}
 	var connList []*pairConn // in creation order
 	byTx := map[*core.Conn]*pairConn{}
@@ -108,11 +109,13 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 		pc := conns[key]
 		if pc == nil {
 			nextID++
-			a, b, err := Connect(t.Hosts[f.Src], t.Hosts[f.Dst], nextID, ccfg)
+			cfg := ccfg
+			cfg.MaxMsgs = slots(f.Src, f.Dst)
+			a, b, err := Connect(t.Hosts[f.Src], t.Hosts[f.Dst], nextID, cfg)
 			if err != nil {
 				return res, err
 			}
-			pc = &pairConn{tx: a, rx: b, recvPos: map[uint32]int{}}
+			pc = &pairConn{tx: a, rx: b, window: cfg.MaxMsgs / 2, recvPos: map[uint32]int{}}
 			conns[key], byTx[a], byRx[b] = pc, pc, pc
 			connList = append(connList, pc)
 		}
@@ -158,14 +161,14 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	}
 	post := func(pc *pairConn, host int) {
 		if cfg.Admission <= 0 {
-			for pc.posted < len(pc.flows) && pc.posted-pc.oldest < window {
+			for pc.posted < len(pc.flows) && pc.posted-pc.oldest < pc.window {
 				postOne(pc)
 			}
 			return
 		}
 		for granted[host] < cfg.Admission && nextGrant[host] < len(incoming[host]) {
 			next := connOf[incoming[host][nextGrant[host]]]
-			if next.posted-next.oldest >= window {
+			if next.posted-next.oldest >= next.window {
 				return // that connection's window is full: keep the order
 			}
 			postOne(next)
@@ -276,6 +279,38 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 		return res, fmt.Errorf("only %d of %d flows arrived within %v", arrived, len(flows), limit)
 	}
 	return res, nil
+}
+
+// connSlots returns how many message slots (core's MaxMsgs) the
+// connection from host a to host b gets: enough that the receiver can
+// post every flow at once, up to most. An all-to-all's connections carry
+// one message each, and at a thousand hosts there are a million of them,
+// so their slots are most of the run's memory. A host whose peers share
+// one datagram endpoint sizes it for its busiest peer (the endpoint's
+// first peer sets it).
+func connSlots(t *Topology, flows []Flow, most int) func(a, b int) int {
+	perPair := map[[2]int]int{}
+	perHost := make([]int, len(t.Hosts))
+	for _, f := range flows {
+		if f.Src < 0 || f.Dst < 0 || f.Src >= len(t.Hosts) || f.Dst >= len(t.Hosts) {
+			continue // RunFlows reports it
+		}
+		key := [2]int{f.Src, f.Dst}
+		perPair[key]++
+		perHost[f.Src] = max(perHost[f.Src], perPair[key])
+		perHost[f.Dst] = max(perHost[f.Dst], perPair[key])
+	}
+	return func(a, b int) int {
+		n := perPair[[2]int{a, b}]
+		if t.Hosts[a].Datagram || t.Hosts[b].Datagram {
+			n = max(perHost[a], perHost[b])
+		}
+		slots := 2
+		for slots < 2*n && slots < most {
+			slots *= 2
+		}
+		return min(slots, most)
+	}
 }
 
 // Permutation returns one flow of bytes from every host to another, each
