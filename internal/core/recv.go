@@ -105,14 +105,23 @@ type receiver struct {
 
 func (r *receiver) init(c *Conn) {
 	r.c = c
-	if c.ud == nil { // a datagram peer leases its slots (datagram.go)
-		r.slots = make([]recvMsg, c.cfg.MaxMsgs)
-	}
+	r.slots = nil // made on first use (useSlots)
 	r.deadline = monotime.Never
 	r.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	r.ec.init(c)
 	r.credit, r.creditSeq = nil, 0
 	r.initCredit()
+}
+
+// useSlots gives the receiver its message slots when it first needs them:
+// a connection makes them (one that only ever sends never does), a
+// datagram peer leases them from its endpoint's pool.
+func (r *receiver) useSlots() {
+	if r.c.ud != nil {
+		r.c.ud.leaseRecv(r)
+		return
+	}
+	r.slots = make([]recvMsg, r.c.cfg.MaxMsgs)
 }
 
 // PostRecv posts buf to receive the next message the peer sends (the n-th
@@ -145,7 +154,7 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 		return 0, ErrNotEstablished
 	}
 	if r.slots == nil {
-		c.ud.leaseRecv(r)
+		r.useSlots()
 	}
 	seq := r.nextSeq
 	m := &r.slots[seq&c.slotMask]
@@ -284,7 +293,7 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 		return nil, errMalformed
 	}
 	if r.slots == nil {
-		c.ud.leaseRecv(r) // to answer as before; given back once answered
+		r.useSlots() // a datagram peer's, to answer as before; given back once answered
 	}
 	m := &r.slots[id.Slot]
 	age := c.genAge(id, m.seq)

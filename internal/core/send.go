@@ -110,13 +110,21 @@ type sender struct {
 
 func (s *sender) init(c *Conn) {
 	s.c = c
-	if c.ud == nil { // a datagram peer leases its slots (datagram.go)
-		s.slots = make([]sendMsg, c.cfg.MaxMsgs)
-		s.grants = make([]grant, c.cfg.MaxMsgs)
-	}
+	s.slots, s.grants = nil, nil // made on first use (useSlots)
 	s.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	s.pacedUntil = monotime.Never
 	s.initCC()
+}
+
+// useSlots gives the sender its message slots and grants when it first
+// needs them: a connection makes them (one that only ever receives never
+// does), a datagram peer leases them from its endpoint's pool.
+func (s *sender) useSlots() {
+	if s.c.ud != nil {
+		s.c.ud.leaseSend(s)
+		return
+	}
+	s.slots, s.grants = make([]sendMsg, s.c.cfg.MaxMsgs), make([]grant, s.c.cfg.MaxMsgs)
 }
 
 // Send queues data as one message with the connection's scheme. The
@@ -173,7 +181,7 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 		return 0, ErrSchemeParams
 	}
 	if s.slots == nil {
-		c.ud.leaseSend(s)
+		s.useSlots()
 	}
 	seq := s.nextSeq
 	m := &s.slots[seq&c.slotMask]
@@ -261,7 +269,7 @@ func (s *sender) onCTS(_ monotime.Time, cts *wire.CTS) {
 		return
 	}
 	if s.slots == nil {
-		s.c.ud.leaseSend(s)
+		s.useSlots()
 	}
 	g := &s.grants[cts.Msg.Slot]
 	if g.ok && g.gen == cts.Msg.Gen {
