@@ -65,7 +65,7 @@ func (r *FlowsResult) FCT(i int) monotime.Duration { return r.Done[i].Sub(r.Star
 // pairConn is the connection a host pair's flows share, in creation order.
 type pairConn struct {
 	tx, rx *core.Conn
-	window int // receives posted ahead: half the connection's slots
+	window int   // receives posted ahead: half the connection's slots
 	flows  []int // flows on this connection, in order
 	posted int   // receives posted so far
 	// oldest is the first of flows whose receive has not completed:
