@@ -18,7 +18,40 @@ func (r *receiver) handleTimeout(now monotime.Time) {
 		return
 	}
 	r.deadline = monotime.Never
-	for i := range r.slots {
+	// Only the slots of the latest messages are in use: walk those, in
+	// slot order as a walk of all would, not a connection's thousand.
+	from, count := r.liveSlots()
+	if count == 0 {
+		return
+	}
+	if end := from + count; end > len(r.slots) { // the window wraps
+		r.timeSlots(now, 0, end-len(r.slots))
+		r.timeSlots(now, from, len(r.slots))
+	} else {
+		r.timeSlots(now, from, end)
+	}
+}
+
+// liveSlots returns where the slots in use lie: count slots from from,
+// wrapping past the end. It looks back from the newest message until it
+// has seen every slot in use (live of them).
+func (r *receiver) liveSlots() (from, count int) {
+	n := len(r.slots)
+	span, seen := 0, 0
+	for ; seen < r.live && span < n; span++ {
+		if r.slots[(r.nextSeq-1-uint32(span))&r.c.slotMask].state != recvFree {
+			seen++
+		}
+	}
+	if seen < r.live {
+		return 0, n // the count is off: all of them
+	}
+	return int((r.nextSeq - uint32(span)) & r.c.slotMask), span
+}
+
+// timeSlots runs the timers of the posted messages in slots [from, to).
+func (r *receiver) timeSlots(now monotime.Time, from, to int) {
+	for i := from; i < to; i++ {
 		m := &r.slots[i]
 		if m.state != recvPosted {
 			continue
