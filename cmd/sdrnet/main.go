@@ -89,6 +89,6 @@ simulator.`,
 	}
 	root.SetVersionTemplate("sdrnet {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newDemoCmd(), newSimCmd(), newModelCmd(), newSendCmd(), newRecvCmd(), newBenchCmd(), newLinkemCmd())
+	root.AddCommand(newDemoCmd(), newSimCmd(), newSweepCmd(), newModelCmd(), newSendCmd(), newRecvCmd(), newBenchCmd(), newLinkemCmd())
 	return root
 }

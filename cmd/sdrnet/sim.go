@@ -117,18 +117,28 @@ func listScenarios(w io.Writer) error {
 	return tw.Flush()
 }
 
-func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
+// scenarioArgs loads the scenario args name, with --seed and every --set
+// applied.
+func scenarioArgs(args []string, seed seedFlag, sets []string) (*scenario.Scenario, error) {
 	s, err := loadScenario(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if o.seed.text != "" {
-		s.Seed = o.seed.n
+	if seed.text != "" {
+		s.Seed = seed.n
 	}
-	for _, kv := range o.sets {
+	for _, kv := range sets {
 		if err := s.Set(kv); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	return s, nil
+}
+
+func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
+	s, err := scenarioArgs(args, o.seed, o.sets)
+	if err != nil {
+		return err
 	}
 	if o.workers < 1 || o.workers > 1024 {
 		return invalidFlag("jobs", fmt.Sprint(o.workers), fmt.Errorf("want 1..1024"))
@@ -148,9 +158,7 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &report.Run{Scenario: s.Name, File: s.File, Description: scenario.Expand(s.Description, cells), Seed: s.Seed, Full: o.full,
-		Finding: s.Finding, Differences: scenario.Expand(s.Differences, cells), Compare: s.Compare, Params: s.Params, Cells: cells,
-		Verdicts: report.Judge(cells, s.Claims)}
+	r := report.New(s, o.full, cells)
 	names, err := writeOutputs(out, r)
 	if err != nil {
 		return err

@@ -28,6 +28,15 @@ type Run struct {
 	Cells       []scenario.Cell  `json:"cells"`
 }
 
+// New gathers the run of s (its whole grid when full, else its quick
+// subset) from its cells: the prose with the run's values filled in and
+// the claims judged.
+func New(s *scenario.Scenario, full bool, cells []scenario.Cell) *Run {
+	return &Run{Scenario: s.Name, File: s.File, Description: scenario.Expand(s.Description, cells), Seed: s.Seed, Full: full,
+		Finding: s.Finding, Differences: scenario.Expand(s.Differences, cells), Compare: s.Compare, Params: s.Params, Cells: cells,
+		Verdicts: Judge(cells, s.Claims)}
+}
+
 // File is one output file of a run.
 type File struct {
 	Name  string

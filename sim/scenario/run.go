@@ -196,27 +196,42 @@ type Options struct {
 // number of workers.
 func Run(s *Scenario, opt Options) ([]Cell, error) {
 	points := s.Grid(opt.Full)
-	workers := opt.Workers
+	cells := make([]Cell, len(points))
+	errs := make([]error, len(points))
+	done := 0
+	RunEach(s, points, opt.Workers, func(i int, c Cell, err error) {
+		cells[i], errs[i] = c, err
+		done++
+		if opt.Progress != nil {
+			opt.Progress(done, len(points))
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			return cells, fmt.Errorf("cell %d (%s): %w", points[i].Index, points[i].Label(), err)
+		}
+	}
+	return cells, nil
+}
+
+// RunEach simulates points on workers goroutines (zero: one per CPU) and
+// calls done with each one's place in points and its result as it
+// finishes, one call at a time.
+func RunEach(s *Scenario, points []Point, workers int, done func(i int, c Cell, err error)) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	cells := make([]Cell, len(points))
-	errs := make([]error, len(points))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	done := 0
 	for range min(workers, len(points)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				cells[i], errs[i] = RunPoint(s, points[i])
+				c, err := RunPoint(s, points[i])
 				mu.Lock()
-				done++
-				if opt.Progress != nil {
-					opt.Progress(done, len(points))
-				}
+				done(i, c, err)
 				mu.Unlock()
 			}
 		}()
@@ -226,13 +241,11 @@ func Run(s *Scenario, opt Options) ([]Cell, error) {
 	}
 	close(next)
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return cells, fmt.Errorf("cell %d (%s): %w", i, points[i].Label(), err)
-		}
-	}
-	return cells, nil
 }
+
+// CellSeed is the seed of pt's own random streams: the scenario's seed
+// and the point's place in the grid.
+func (s *Scenario) CellSeed(pt Point) uint64 { return s.Seed*1_000_003 + uint64(pt.Index) }
 
 // values reads a point's parameters into typed values, keeping the first
 // error.
@@ -338,7 +351,7 @@ func Predict(s *Scenario, full bool) []Cell {
 // RunPoint simulates one grid point.
 func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	v := &values{pt: pt}
-	seed := s.Seed*1_000_003 + uint64(pt.Index)
+	seed := s.CellSeed(pt)
 	cell := Cell{Index: pt.Index, Label: pt.Label(), Params: pt.Values, Seed: seed}
 	trunkDelay := v.trunkDelay()
 	loss, burst := v.float("topology.loss"), v.float("topology.burst")

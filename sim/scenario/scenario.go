@@ -43,6 +43,9 @@ type Scenario struct {
 	// Quick holds the overrides that make the default, fast run; Full
 	// ignores them.
 	Quick []Param
+	// Source is the YAML the scenario was parsed from, so that a sweep
+	// can carry it to other machines and parse it again there.
+	Source []byte
 }
 
 // Error is a scenario mistake, placed in the file and saying the fix.
@@ -81,7 +84,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, errAt(file, root, "a scenario is a mapping of %s", strings.Join(topLevel, ", "))
 	}
-	s := &Scenario{File: file, Seed: 1}
+	s := &Scenario{File: file, Seed: 1, Source: data}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
@@ -380,8 +383,34 @@ func (s *Scenario) Grid(full bool) []Point {
 	for i := range points {
 		points[i].Index = i
 		points[i].Varying = varying
+		resolveArity(points[i].Values)
 	}
 	return points
+}
+
+// resolveArity replaces topology.k "auto" with the smallest even k whose
+// fat-tree (k^3/4 hosts) holds workload.hosts, with at least one host to
+// spare when workload.background asks for traffic from the others. So one
+// grid can scale a job from a rack to a thousand GPUs, each cell on a
+// fabric of its size, and its results name the k each ran on. Where no k
+// up to 64 fits, "auto" stays and the fabric reports it.
+func resolveArity(values map[string]string) {
+	if values["topology.k"] != "auto" {
+		return
+	}
+	hosts, err := strconv.Atoi(values["workload.hosts"])
+	if err != nil {
+		return
+	}
+	if bg, _ := strconv.ParseFloat(values["workload.background"], 64); bg > 0 {
+		hosts++
+	}
+	for k := 2; k <= 64; k += 2 {
+		if k*k*k/4 >= hosts {
+			values["topology.k"] = strconv.Itoa(k)
+			return
+		}
+	}
 }
 
 func isDigits(s string) bool {
