@@ -81,6 +81,7 @@ type Endpoint struct {
 	next   int        // where PollTransmit starts its round-robin
 	last   *Conn      // the connection of the previous datagram: usually the next's
 	gather []byte     // scratch for HandleSplit
+	zeros  []byte     // the payload of virtual messages: read only, shared by all its senders
 	nextID uint64     // the last connection id handed out
 	ids    *rand.Rand // random ids (RandomIDs); nil: in turn
 	// listen holds the configuration of accepted connections; nil: not

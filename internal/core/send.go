@@ -93,7 +93,6 @@ type sender struct {
 	// payload is the message bytes that follow the header encodeData just
 	// wrote: the datapath gathers them, so data is never copied to send.
 	payload []byte
-	zeros   []byte // the payload of virtual messages
 
 	// A datagram peer's slots and queues are leased (datagram.go): block
 	// is nil while it has none, and live counts what holds them (messages
@@ -510,10 +509,13 @@ func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte,
 	return n
 }
 
-// zeroPayload returns n zero bytes, the payload of virtual messages.
+// zeroPayload returns n zero bytes, the payload of virtual messages. The
+// endpoint keeps one buffer for all its connections: with a thousand peers
+// a buffer each was most of a simulated host's memory.
 func (s *sender) zeroPayload(n int) []byte {
-	if len(s.zeros) < n {
-		s.zeros = make([]byte, max(n, s.c.cfg.MTU))
+	e := s.c.ep
+	if len(e.zeros) < n {
+		e.zeros = make([]byte, max(n, s.c.cfg.MTU))
 	}
-	return s.zeros[:n]
+	return e.zeros[:n]
 }

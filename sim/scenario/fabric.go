@@ -67,6 +67,9 @@ func buildFabric(eng *sim.Engine, v *values) (*sim.Fabric, error) {
 	case "leafspine":
 		return sim.LeafSpine(eng, v.int("topology.leaves"), v.int("topology.spines"), perLeaf, cfg)
 	case "fattree":
+		if v.pt.Values["topology.k"] == "auto" {
+			return nil, fmt.Errorf("topology.k auto: no fat-tree up to k=64 holds workload.hosts %s; lower workload.hosts", v.pt.Values["workload.hosts"])
+		}
 		return sim.FatTree(eng, v.int("topology.k"), cfg)
 	default:
 		return sim.MetaClos(eng, v.int("topology.zones"), v.int("topology.leaves"), perLeaf,

@@ -86,6 +86,36 @@ quick:
 	}
 }
 
+// TestAutoArity checks that topology.k auto picks, per cell, the smallest
+// fat-tree that holds the job, with a host to spare for background traffic.
+func TestAutoArity(t *testing.T) {
+	for _, c := range []struct {
+		hosts, background, want string
+	}{
+		{"2", "0", "2"},       // k=2 holds two hosts
+		{"16", "0", "4"},      // exactly k^3/4
+		{"16", "0.5", "6"},    // one more for the background
+		{"64", "0.5", "8"},    // 128 hosts
+		{"1024", "0", "16"},   // exactly
+		{"1024", "0.5", "18"}, // 1458 hosts
+		{"65536", "0", "64"},  // the largest
+		{"65536", "0.1", "auto"},
+	} {
+		s, err := Parse("a.yaml", []byte("name: a\ntopology:\n  kind: fattree\n  k: auto\nworkload:\n  hosts: "+c.hosts+"\n  background: "+c.background+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Grid(true)[0].Values["topology.k"]; got != c.want {
+			t.Errorf("hosts %s background %s: k = %s, want %s", c.hosts, c.background, got, c.want)
+		}
+	}
+	for _, bad := range []string{"7", "66", "big"} {
+		if _, err := Parse("a.yaml", []byte("name: a\ntopology:\n  k: "+bad+"\n")); err == nil || !strings.Contains(err.Error(), "auto") {
+			t.Errorf("k: %s: error %v, want one that offers auto", bad, err)
+		}
+	}
+}
+
 // TestShippedScenarios checks every scenario in scenarios/ parses, and
 // that its description and differences state no figure of their own:
 // parameters' values come in through ${path}, which Expand fills in from

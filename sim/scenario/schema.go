@@ -51,6 +51,18 @@ func size(lo, hi int64) func(string) (any, error) {
 	}
 }
 
+// fatTreeArity is a fat-tree's k, or "auto": the smallest fat-tree that
+// holds the job (Grid works it out per cell).
+func fatTreeArity(s string) (any, error) {
+	if s == "auto" {
+		return s, nil
+	}
+	if v, err := strconv.Atoi(s); err == nil && v >= 2 && v <= 64 && v%2 == 0 {
+		return v, nil
+	}
+	return nil, fmt.Errorf("want an even integer in 2..64, or auto (the smallest fat-tree that holds workload.hosts)")
+}
+
 // sharedMemory is a switch's memory shared by its ports, or "off" (also
 // 0) for a buffer of its own per port.
 func sharedMemory(s string) (any, error) {
@@ -156,7 +168,7 @@ var schema = map[string]field{
 	"topology.leaves":           {"8", intIn(1, 1<<12)},
 	"topology.spines":           {"4", intIn(1, 1<<12)},
 	"topology.hosts_per_leaf":   {"8", intIn(1, 1<<12)},
-	"topology.k":                {"8", intIn(2, 64)},
+	"topology.k":                {"8", fatTreeArity},
 	"topology.zones":            {"2", intIn(1, 64)},
 	"topology.atsw":             {"4", intIn(1, 1<<12)},
 	"topology.fabric_rate":      {"", rate},
