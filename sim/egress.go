@@ -66,7 +66,6 @@ func (e *Egress) advance(now monotime.Time) {
 			p.ingress.release(p.Wire)
 			p.ingress = nil
 		}
-		e.net.Hops++
 		if p == e.ctrlTail {
 			e.ctrlTail = nil
 		}

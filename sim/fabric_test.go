@@ -49,6 +49,23 @@ func TestFatTreePermutation(t *testing.T) {
 			t.Errorf("flow %d: FCT %v", i, fct)
 		}
 	}
+	// A hop is a packet crossing a cable, counted once: the network's
+	// tally is what the cables delivered, and every packet of a flow
+	// crosses at least two of them (its host's and its peer's).
+	var delivered uint64
+	for _, p := range f.Ports {
+		if p.E != nil {
+			delivered += p.E.Wire.Delivered
+		} else {
+			delivered += p.L.Stats.Delivered
+		}
+	}
+	if f.Net.Hops != delivered {
+		t.Errorf("%d hops, but the cables delivered %d packets", f.Net.Hops, delivered)
+	}
+	if lo := uint64(2 * 16 * (1 << 20) / 4096); f.Net.Hops < lo || f.Net.Hops > 3*lo {
+		t.Errorf("%d hops for 16 flows of 256 packets over 2 to 6 cables each (with control packets): want %d..%d", f.Net.Hops, lo, 3*lo)
+	}
 }
 
 func TestRingAllReduceFlows(t *testing.T) {

@@ -41,7 +41,9 @@ type Network struct {
 	Eng      *Engine
 	free     []*Packet
 	Overhead int // bytes added to every datagram on the wire (Ethernet+IP+UDP)
-	Hops     uint64
+	// Hops counts packets that crossed a link, once each, as they reach
+	// the far end (a Link, or an egress port's wire).
+	Hops uint64
 	// ControlWait is, per control packet that reached its host, the time
 	// it waited in switch queues along the way.
 	ControlWait Histogram
@@ -222,7 +224,6 @@ func (q *Queue) OnEvent(_ *Engine, arg uint64) {
 	q.sending = nil
 	q.account()
 	q.gave(p.Wire)
-	q.net.Hops++
 	q.Next.Receive(p)
 	q.startNext()
 }
