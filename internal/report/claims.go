@@ -84,7 +84,7 @@ func Judge(cells []scenario.Cell, claims []scenario.Claim) []Verdict {
 		compared := slices.Sorted(maps.Keys(c.Better))
 		var others []string
 		for _, k := range paramKeys(cells) {
-			if !slices.Contains(compared, k) && varies(cells, k) {
+			if !slices.Contains(compared, k) && varies(cells, k) && !follows(cells, k, compared) {
 				others = append(others, k)
 			}
 		}
@@ -116,6 +116,26 @@ func Judge(cells []scenario.Cell, claims []scenario.Claim) []Verdict {
 		out = append(out, v)
 	}
 	return out
+}
+
+// follows reports whether parameter k's value is set by the compared
+// parameters' values in every cell, as topology.k auto follows
+// workload.hosts: such a parameter changes with the comparison and is no
+// other setting to hold fixed. In a grid, where every combination is run,
+// only a derived parameter can follow; any other varies on its own.
+func follows(cells []scenario.Cell, k string, compared []string) bool {
+	seen := map[string]string{}
+	for _, c := range cells {
+		key := ""
+		for _, p := range compared {
+			key += c.Params[p] + "\x00"
+		}
+		if v, ok := seen[key]; ok && v != c.Params[k] {
+			return false
+		}
+		seen[key] = c.Params[k]
+	}
+	return true
 }
 
 func settingText(m map[string]string) string {

@@ -50,3 +50,27 @@ func TestJudge(t *testing.T) {
 		t.Errorf("pair %+v: %q", g, g.Figures())
 	}
 }
+
+// TestJudgeDerivedParameter checks that a parameter following the
+// compared one (topology.k auto follows workload.hosts) does not keep the
+// cells apart, while one that varies on its own still groups them.
+func TestJudgeDerivedParameter(t *testing.T) {
+	cell := func(hosts, k, scheme string, mean float64) scenario.Cell {
+		return scenario.Cell{Runs: 1, Timing: scenario.Timing{Mean: mean},
+			Params: map[string]string{"workload.hosts": hosts, "topology.k": k, "transport.scheme": scheme}}
+	}
+	cells := []scenario.Cell{
+		cell("64", "8", "gbn", 1), cell("1024", "18", "gbn", 3),
+		cell("64", "8", "csaud", 1), cell("1024", "18", "csaud", 0.5),
+	}
+	v := Judge(cells, []scenario.Claim{{Better: map[string]string{"workload.hosts": "64"}, Worse: map[string]string{"workload.hosts": "1024"}}})[0]
+	if len(v.Groups) != 2 || v.Holds != 1 {
+		t.Errorf("hosts 64 against 1024 on fabrics of their size: %+v", v)
+	}
+	// Comparing schemes, k varies with the hosts, not with the scheme:
+	// the groups are the two sizes.
+	v = Judge(cells, []scenario.Claim{{Better: map[string]string{"transport.scheme": "csaud"}, Worse: map[string]string{"transport.scheme": "gbn"}}})[0]
+	if len(v.Groups) != 2 || v.Holds != 1 {
+		t.Errorf("csaud against gbn at two sizes: %+v", v)
+	}
+}
