@@ -150,6 +150,7 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	limitMemory()
 	stderr := cmd.ErrOrStderr()
 	points := len(s.Grid(o.full))
 	fmt.Fprintf(stderr, "sdrnet sim: %s: %d grid points on %d workers\n", s.Name, points, o.workers)

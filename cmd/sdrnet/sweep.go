@@ -95,6 +95,7 @@ func newSweepRunCmd() *cobra.Command {
 			if workers < 1 || workers > 1024 {
 				return invalidFlag("jobs", fmt.Sprint(workers), fmt.Errorf("want 1..1024"))
 			}
+			limitMemory()
 			start := time.Now()
 			r, err := sweep.RunTask(args[0], task, workers)
 			if r.End > r.First {
