@@ -146,7 +146,7 @@ func (f *Fabric) Engineer(demands []Demand) {
 			if s.directPort(d.Dst) != nil {
 				break
 			}
-			cands := s.next[f.groupOf[d.Dst]]
+			cands := s.next(f.groupOf[d.Dst])
 			if len(cands) == 0 {
 				break
 			}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 )
@@ -79,11 +80,16 @@ type FabricSwitch struct {
 	id    int32 // node id
 	Level int   // 0: top of rack, 1: spine, aggregation or CTSW, 2: core or ATSW
 	Mem   *SwitchMemory
-	// next[g] lists the ports one hop closer to edge switch group g;
+	// route[g] names, in routes, the ports one hop closer to edge switch
+	// group g. A switch has few distinct such lists (its uplinks serve
+	// every group but its own), so each is kept once and the table per
+	// group is two bytes: a packet's lookup stays in cache at thousands
+	// of switches, where a list per group did not.
 	// direct[h-firstHost] is the port to host h when it hangs off this
 	// switch (builders number a rack's hosts consecutively: a slice, not
 	// a map, on the path of every packet).
-	next      [][]*Port
+	route     []uint16
+	routes    [][]*Port
 	firstHost int32
 	direct    []*Port
 	flows     flowletTable
@@ -96,7 +102,7 @@ func (s *FabricSwitch) Receive(p *Packet) {
 		port.E.Receive(p)
 		return
 	}
-	cands := s.next[s.f.groupOf[p.Dst]]
+	cands := s.next(s.f.groupOf[p.Dst])
 	switch len(cands) {
 	case 0: // no route: the fabric is partitioned for now
 		s.f.Net.Free(p)
@@ -107,6 +113,9 @@ func (s *FabricSwitch) Receive(p *Packet) {
 		cands[s.f.Balancer.pick(s, p, cands)].E.Receive(p)
 	}
 }
+
+// next returns the ports one hop closer to edge switch group g.
+func (s *FabricSwitch) next(g int32) []*Port { return s.routes[s.route[g]] }
 
 // directPort returns the port to host h if h hangs off this switch.
 func (s *FabricSwitch) directPort(h int32) *Port {
@@ -290,10 +299,10 @@ func (f *Fabric) Reroute() {
 	dist := make([]int32, f.nodes)
 	queue := make([]int32, 0, f.nodes)
 	for _, s := range f.FSwitch {
-		if s.next == nil {
-			s.next = make([][]*Port, groups)
-		}
+		s.route = make([]uint16, groups)
+		s.routes = s.routes[:0]
 	}
+	var cands []*Port
 	// Reverse adjacency over live ports: who can reach node n in one hop.
 	into := make([][]*Port, f.nodes)
 	for _, p := range f.Ports {
@@ -319,16 +328,29 @@ func (f *Fabric) Reroute() {
 			}
 		}
 		for _, s := range f.FSwitch {
-			s.next[g] = s.next[g][:0]
+			cands = cands[:0]
 			if d := dist[s.id]; d > 0 {
 				for _, pid := range f.adj[s.id] {
 					if p := f.Ports[pid]; p.Up() && int(p.To) >= hosts && dist[p.To] == d-1 {
-						s.next[g] = append(s.next[g], p)
+						cands = append(cands, p)
 					}
 				}
 			}
+			s.route[g] = s.intern(cands)
 		}
 	}
+}
+
+// intern returns the index in s.routes of a list equal to cands, adding
+// a copy where there is none.
+func (s *FabricSwitch) intern(cands []*Port) uint16 {
+	for i, r := range s.routes {
+		if slices.Equal(r, cands) {
+			return uint16(i)
+		}
+	}
+	s.routes = append(s.routes, slices.Clone(cands))
+	return uint16(len(s.routes) - 1)
 }
 
 // SetCable takes both directions of the cable between nodes a and b down
