@@ -90,6 +90,7 @@ type FabricSwitch struct {
 	// a map, on the path of every packet).
 	route     []uint16
 	routes    [][]*Port
+	egress    [][]*Egress // routes' ports' egresses: forwarding reads no Port
 	firstHost int32
 	direct    []*Port
 	flows     flowletTable
@@ -102,15 +103,15 @@ func (s *FabricSwitch) Receive(p *Packet) {
 		port.E.Receive(p)
 		return
 	}
-	cands := s.next(s.f.groupOf[p.Dst])
-	switch len(cands) {
+	r := s.route[s.f.groupOf[p.Dst]]
+	switch out := s.egress[r]; len(out) {
 	case 0: // no route: the fabric is partitioned for now
 		s.f.Net.Free(p)
 		s.f.Unroutable++
 	case 1:
-		cands[0].E.Receive(p)
+		out[0].Receive(p)
 	default:
-		cands[s.f.Balancer.pick(s, p, cands)].E.Receive(p)
+		out[s.f.Balancer.pick(s, p, s.routes[r])].Receive(p)
 	}
 }
 
@@ -300,7 +301,7 @@ func (f *Fabric) Reroute() {
 	queue := make([]int32, 0, f.nodes)
 	for _, s := range f.FSwitch {
 		s.route = make([]uint16, groups)
-		s.routes = s.routes[:0]
+		s.routes, s.egress = s.routes[:0], s.egress[:0]
 	}
 	var cands []*Port
 	// Reverse adjacency over live ports: who can reach node n in one hop.
@@ -350,6 +351,11 @@ func (s *FabricSwitch) intern(cands []*Port) uint16 {
 		}
 	}
 	s.routes = append(s.routes, slices.Clone(cands))
+	out := make([]*Egress, len(cands))
+	for i, p := range cands {
+		out[i] = p.E
+	}
+	s.egress = append(s.egress, out)
 	return uint16(len(s.routes) - 1)
 }
 
