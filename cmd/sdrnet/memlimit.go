@@ -13,7 +13,7 @@ import (
 // Slurm, Kubernetes or a container), unless GOMEMLIMIT says otherwise.
 // A grid's cells run side by side and each heap may grow to twice what it
 // holds before the collector runs: csaud's full grid on two workers, its
-// 1024-GPU cells holding about 8 GB each, peaked at 22 GB on a 24 GB
+// 1024-GPU cells holding about 8 GiB each, peaked at 21 GiB on a 24 GiB
 // machine (docs/benchmarks.md). With the limit the collector runs more
 // often instead, as the total nears it.
 func limitMemory() {

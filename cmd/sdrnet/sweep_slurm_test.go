@@ -34,7 +34,7 @@ func TestSweepOnSlurm(t *testing.T) {
 
 	scenarioArgs := []string{"csaud", "--set", "workload.size=256KiB"}
 	sweepDir := filepath.Join(dir, "sweep")
-	run(t, env, bin, append([]string{"sweep", "plan", "--out", sweepDir, "--cells-per-task", "2"}, scenarioArgs...)...)
+	runSdrnet(t, env, bin, append([]string{"sweep", "plan", "--out", sweepDir, "--cells-per-task", "2"}, scenarioArgs...)...)
 	m, err := sweep.Load(sweepDir)
 	if err != nil {
 		t.Fatal(err)
@@ -57,13 +57,13 @@ func TestSweepOnSlurm(t *testing.T) {
 	if outs, _ := filepath.Glob(filepath.Join(dir, "task-*.out")); len(outs) != m.Tasks {
 		t.Fatalf("%d tasks left output, want the array's %d", len(outs), m.Tasks)
 	}
-	status := run(t, env, bin, "sweep", "status", sweepDir)
+	status := runSdrnet(t, env, bin, "sweep", "status", sweepDir)
 	if !strings.Contains(status, fmt.Sprintf("%d of %d cells done", len(m.Cells), len(m.Cells))) {
 		t.Fatalf("after the array: %s", status)
 	}
-	run(t, env, bin, "sweep", "merge", sweepDir)
+	runSdrnet(t, env, bin, "sweep", "merge", sweepDir)
 	local := filepath.Join(dir, "local")
-	run(t, env, bin, append([]string{"sim", "--out", local}, scenarioArgs...)...)
+	runSdrnet(t, env, bin, append([]string{"sim", "--out", local}, scenarioArgs...)...)
 	names, _ := filepath.Glob(filepath.Join(local, "*"))
 	if len(names) < 3 {
 		t.Fatalf("the local run wrote %v", names)
@@ -236,9 +236,9 @@ func slurmLogs(dir string) string {
 	return b.String()
 }
 
-// run runs sdrnet with env and returns its standard output, failing the
+// runSdrnet runs sdrnet with env and returns its standard output, failing the
 // test with its output if it fails.
-func run(t *testing.T, env []string, bin string, args ...string) string {
+func runSdrnet(t *testing.T, env []string, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env

@@ -89,19 +89,28 @@ func Plan(dir string, s *scenario.Scenario, sets []string, full bool, perTask in
 		return nil, err
 	}
 	data = append(data, '\n')
-	path := filepath.Join(dir, ManifestFile)
-	if old, err := os.ReadFile(path); err == nil {
-		if bytes.Equal(old, data) {
-			return m, nil
-		}
-		return nil, fmt.Errorf("%s holds the plan of another sweep: plan into an empty directory, or remove it", dir)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
 	if err := os.MkdirAll(filepath.Join(dir, cellsDir), 0o755); err != nil {
 		return nil, err
 	}
-	return m, writeAtomic(path, data)
+	path := filepath.Join(dir, ManifestFile)
+	old, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return m, writeAtomic(path, data)
+	case err != nil:
+		return nil, err
+	case bytes.Equal(old, data):
+		return m, nil
+	}
+	var prev Manifest
+	if json.Unmarshal(old, &prev) == nil && prev.Build != m.Build {
+		planner := prev.Build
+		prev.Build = m.Build
+		if same, err := json.MarshalIndent(&prev, "", "  "); err == nil && bytes.Equal(append(same, '\n'), data) {
+			return nil, fmt.Errorf("%s holds this sweep's plan, made by sdrnet %q; this is %q: run the planning build, or plan into another directory", dir, planner, m.Build)
+		}
+	}
+	return nil, fmt.Errorf("%s holds the plan of another sweep: plan into an empty directory, or remove it", dir)
 }
 
 // Load reads the manifest of the sweep in dir.

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,6 +170,37 @@ func TestPlanErrors(t *testing.T) {
 	}
 	if _, err := Plan(dir, s, nil, true, 2); err == nil || !strings.Contains(err.Error(), "another sweep") {
 		t.Errorf("planning another sweep into the same directory: %v", err)
+	}
+	// The same plan by another build: said so, not "another sweep".
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Build = "v0.0.1 0123abc"
+	data, _ := json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Plan(dir, s, nil, false, 2); err == nil || !strings.Contains(err.Error(), `made by sdrnet "v0.0.1 0123abc"`) {
+		t.Errorf("the same plan made by another build: %v", err)
+	}
+	if _, err := RunTask(dir, 0, 1); build() != "" && (err == nil || !strings.Contains(err.Error(), "was planned by sdrnet")) {
+		t.Errorf("running another build's plan: %v", err)
+	}
+	m.Build = build()
+	data, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A plan whose cells directory went missing is planned again.
+	if err := os.RemoveAll(filepath.Join(dir, cellsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Plan(dir, s, nil, false, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, cellsDir)); err != nil {
+		t.Errorf("planning again did not make the cells directory: %v", err)
 	}
 	if _, err := RunTask(dir, 2, 1); err == nil || !strings.Contains(err.Error(), "the plan has 2 tasks, 0..1") {
 		t.Errorf("task out of range: %v", err)
