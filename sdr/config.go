@@ -75,6 +75,11 @@ type Config struct {
 	// that NSCC raises while its window is the only limit and the path
 	// shows no queue.
 	LineRate float64
+	// TargetDelay is the queueing delay a delay-steered controller (nscc)
+	// steers to; zero means its default (1 ms on a real host). Lower
+	// leaves more of a shallow shared queue to loss-based TCP beside it;
+	// higher keeps a lone connection's path fuller. Negative is an error.
+	TargetDelay time.Duration
 	// MinRTO is the least retransmission timeout; zero means
 	// DefaultMinRTO. Negative is an error.
 	MinRTO time.Duration
@@ -205,6 +210,10 @@ func (c Config) check() (core.Config, error) {
 		return cc, fmt.Errorf("sdr: Config.CC: %w", err)
 	}
 	cc.HostNoise = monotime.FromStd(DefaultHostNoise)
+	if c.TargetDelay < 0 {
+		return cc, fmt.Errorf("sdr: Config.TargetDelay %v is negative", c.TargetDelay)
+	}
+	cc.TargetDelay = monotime.FromStd(c.TargetDelay)
 	switch {
 	case c.LineRate < 0:
 		return cc, fmt.Errorf("sdr: Config.LineRate %g is negative", c.LineRate)

@@ -36,6 +36,7 @@ type transportFlags struct {
 	window    sizeFlag
 	cc        string
 	lineRate  rateFlag
+	target    durationFlag
 	minRTO    durationFlag
 	idle      durationFlag
 	auth      string
@@ -49,6 +50,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	f.handshake = durationFlag{max: time.Hour, d: 10 * time.Second, text: "10s"}
 	f.window = sizeFlag{min: 4096, max: 1 << 40}
 	f.minRTO = durationFlag{max: time.Minute, d: sdr.DefaultMinRTO, text: sdr.DefaultMinRTO.String()}
+	f.target = durationFlag{max: time.Second, text: "1ms"}
 	f.idle = durationFlag{max: time.Hour, d: sdr.DefaultIdleTimeout, text: sdr.DefaultIdleTimeout.String()}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn, csaud, none, or auto (SR-NACK or a Reed-Solomon code per message, from the measured loss, RTT and --rate)")
@@ -65,6 +67,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.psk, "psk", "", "pre-shared key, 64 hex digits, that both ends must hold (authenticates the peer)")
 	fl.StringVar(&f.cc, "cc", sdr.DefaultCC, "congestion control: "+strings.Join(cc.Names(), ", "))
 	fl.Var(&f.lineRate, "line-rate", "link rate the congestion controller starts from (default: --rate, or 10Gbps)")
+	fl.Var(&f.target, "target-delay", "queueing delay nscc steers to: lower leaves more of a shallow shared queue to TCP beside it, higher keeps a lone connection's path fuller (10us..1s)")
 	fl.Var(&f.minRTO, "min-rto", "least retransmission timeout")
 	fl.Var(&f.idle, "idle-timeout", "declare the peer gone after this long without a packet from it (keepalives every third of it; 100ms..1h)")
 }
@@ -96,6 +99,9 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	if f.idle.d < minIdleTimeout {
 		return nil, invalidFlag("idle-timeout", f.idle.text, fmt.Errorf("want %v..%v", minIdleTimeout, f.idle.max))
 	}
+	if f.target.d != 0 && f.target.d < minTargetDelay {
+		return nil, invalidFlag("target-delay", f.target.text, fmt.Errorf("want %v..%v", minTargetDelay, f.target.max))
+	}
 	if f.depth < 1 || f.depth > 512 {
 		return nil, invalidFlag("depth", fmt.Sprint(f.depth), errors.New("want 1..512"))
 	}
@@ -110,13 +116,17 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
 		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d,
 		MaxBytesInFlight: window, Auth: f.auth, PSK: psk, CC: f.cc, LineRate: f.lineRate.bps, MinRTO: f.minRTO.d,
-		IdleTimeout: f.idle.d}, nil
+		IdleTimeout: f.idle.d, TargetDelay: f.target.d}, nil
 }
 
 // minIdleTimeout is the least --idle-timeout: keepalives every third of
 // it must not flood the peer, and a shorter silence is a scheduling
 // hiccup on a busy host, not a dead peer.
 const minIdleTimeout = 100 * time.Millisecond
+
+// minTargetDelay is the least --target-delay: below it a host's own
+// scheduling reads as a queue on every sample.
+const minTargetDelay = 10 * time.Microsecond
 
 // stream returns the stream settings; size declares the stream's length
 // (0: undeclared).

@@ -146,6 +146,8 @@ func TestTransportFlagErrors(t *testing.T) {
 		{[]string{"bench", "--mtu", "10"}, "invalid --mtu 10"},
 		{[]string{"bench", "--chunk", "5000"}, "invalid --chunk 5000: want a power-of-two multiple of --mtu 4096"},
 		{[]string{"bench", "--rate", "fast"}, "invalid --rate fast"},
+		{[]string{"bench", "--target-delay", "5us"}, "invalid --target-delay 5us: want 10µs..1s"},
+		{[]string{"bench", "--target-delay", "2s"}, "invalid --target-delay 2s: want a duration from 0 to 1s"},
 		{[]string{"send", "127.0.0.1:1"}, "nothing to send"},
 		{[]string{"send", "nowhere", "--size", "1KiB"}, "want IP:port"},
 		{[]string{"linkem", "--listen", "127.0.0.1:0", "--target", "127.0.0.1:9", "--spec", "delay=x"}, "invalid --spec"},

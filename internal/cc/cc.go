@@ -134,6 +134,15 @@ type Params struct {
 	// stays), and, with it set, steers by delay on a path that has shown
 	// no ECN mark (NSCC's DelayWithoutECN).
 	HostNoise monotime.Duration
+	// Target, when set, is a delay-steered controller's target queueing
+	// delay (NSCC's), in place of its default and of every floor on it
+	// (MaxTarget, HostNoise). Zero means the default. The target is what
+	// a delay-based sender leaves standing in a shared queue: a lower one
+	// leaves more of a shallow buffer to loss-based TCP beside it, a
+	// higher one keeps a lone sender's link fuller, where its own chunk
+	// bursts read as queue (docs/benchmarks.md, "NSCC's target delay":
+	// no one target does both through a 256 KiB queue).
+	Target monotime.Duration
 }
 
 // Defaults of Params' zero fields.

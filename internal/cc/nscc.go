@@ -251,6 +251,9 @@ func NSCCDefaults(p Params) NSCCConfig {
 	target := min(max(p.BaseRTT, nsccMinQDly), max(maxTarget, nsccMinQDly))
 	// A target within a real host's noise would read the noise as a queue.
 	target = max(target, p.HostNoise)
+	if p.Target > 0 {
+		target = p.Target
+	}
 	mss := float64(p.MSS)
 	a := float64(p.BDP()) / nsccRefBDP
 	b := float64(target) / float64(nsccRefRTT)

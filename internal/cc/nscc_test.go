@@ -99,6 +99,32 @@ func TestNSCCDefaults(t *testing.T) {
 	}
 }
 
+// TestNSCCTarget: Params.Target replaces the default target and every
+// floor on it, and the gains scaled by the target follow it.
+func TestNSCCTarget(t *testing.T) {
+	ms := monotime.Millisecond
+	host := Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}
+	for _, tt := range []struct {
+		name   string
+		target monotime.Duration
+		want   monotime.Duration
+	}{
+		{"default on a host: the host-noise floor", 0, ms},
+		{"below the host-noise floor", 500 * us, 500 * us},
+		{"above the 1 ms cap", 5 * ms, 5 * ms},
+	} {
+		p := host
+		p.Target = tt.target
+		c := NSCCDefaults(p)
+		if c.Target != tt.want {
+			t.Errorf("%s: target %v, want %v", tt.name, c.Target, tt.want)
+		}
+		if wantB := float64(tt.want) / float64(nsccRefRTT); math.Abs(c.B-wantB) > 1e-9*wantB {
+			t.Errorf("%s: b %g, want %g", tt.name, c.B, wantB)
+		}
+	}
+}
+
 // TestNSCCDecrease: marked ACKs above the target shrink the window, by at
 // most half within any base RTT.
 func TestNSCCDecrease(t *testing.T) {

@@ -20,7 +20,7 @@ func (c *Config) ccParams() cc.Params {
 		rate = c.Rate
 	}
 	return cc.Params{LineRate: rate, BaseRTT: c.BaseRTT, MSS: c.MTU, Quantum: c.ChunkSize,
-		LearnLineRate: c.LearnLineRate, HostNoise: c.HostNoise}
+		LearnLineRate: c.LearnLineRate, HostNoise: c.HostNoise, Target: c.TargetDelay}
 }
 
 // ccBlocked reports whether the controller's pacing holds the next data
