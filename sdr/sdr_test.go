@@ -164,6 +164,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Paths: 200}, "Config.Paths"},
 		{Config{MTU: 10}, "MTU 10 out of range"},
 		{Config{Rate: -1}, "Config.Rate"},
+		{Config{TargetDelay: -time.Millisecond}, "Config.TargetDelay"},
 	} {
 		_, err := Listen("127.0.0.1:0", &tt.cfg)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {

@@ -137,7 +137,8 @@ type NSCCConfig struct {
 	// Target is the queueing delay the law steers to. uec.cpp: 1 RTT
 	// without trimming (0.75 with); SDR does not trim, so BaseRTT, but at
 	// least 1 us so the proportional region is not swallowed by the fast
-	// increase one (delay < 1 us), and at most MaxTarget.
+	// increase one (delay < 1 us), and at most MaxTarget; Params.Target,
+	// when set, instead.
 	Target monotime.Duration
 	// MaxTarget caps the default target (see the file comment): 1 ms,
 	// Params.MaxTarget when set. Ours; NSCCDefaults applies it.
@@ -248,11 +249,11 @@ func NSCCDefaults(p Params) NSCCConfig {
 	if maxTarget <= 0 {
 		maxTarget = nsccMaxTarget
 	}
-	target := min(max(p.BaseRTT, nsccMinQDly), max(maxTarget, nsccMinQDly))
-	// A target within a real host's noise would read the noise as a queue.
-	target = max(target, p.HostNoise)
-	if p.Target > 0 {
-		target = p.Target
+	target := p.Target
+	if target <= 0 {
+		target = min(max(p.BaseRTT, nsccMinQDly), max(maxTarget, nsccMinQDly))
+		// A target within a real host's noise would read the noise as a queue.
+		target = max(target, p.HostNoise)
 	}
 	mss := float64(p.MSS)
 	a := float64(p.BDP()) / nsccRefBDP
