@@ -26,10 +26,13 @@ func main() {
 // the command line itself was malformed, and returned.
 func execute(args []string, stdout, stderr io.Writer) error {
 	root := newRootCmd()
+	var prof cpuProfile
+	prof.register(root)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteC()
+	err = errors.Join(err, prof.stop())
 	if err == nil {
 		return nil
 	}
