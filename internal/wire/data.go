@@ -27,38 +27,19 @@ type Geometry struct {
 	// sub-message; both zero when the message is not erasure coded.
 	K, M uint8
 	// HasImm says the message carries a 32-bit immediate value (the
-	// packet's Imm), which every packet of it repeats in an ImmLen-byte
-	// extension after the fixed header, so whichever packet arrives
-	// first, or decoding, delivers it. Messages without one pay nothing.
+	// packet's Imm), which every packet of it repeats, so whichever packet
+	// arrives first, or decoding, delivers it.
 	HasImm bool
 }
 
-// ImmLen is the length of the immediate-value extension.
-const ImmLen = 4
-
 // MaxHeaderLen is the longest header of a packet that carries a payload:
-// PARITY's with the immediate extension.
-const MaxHeaderLen = ParityLen + ImmLen
+// PARITY's. Every header that precedes a payload is a multiple of 8
+// bytes long, so the payload lies 8-byte aligned wherever the datagram
+// does: copying it out from an odd offset costs twice as much.
+const MaxHeaderLen = ParityLen
 
-// geoFlagImm in byte 34 says the header has the immediate extension.
+// geoFlagImm in byte 34 says the packet's immediate value is the message's.
 const geoFlagImm = 1
-
-// ext returns the length of the header extension g implies.
-func (g Geometry) ext() int {
-	if g.HasImm {
-		return ImmLen
-	}
-	return 0
-}
-
-// headerExt returns the extension length a packet's geometry bytes
-// announce, reading only byte 34 (b must be at least 35 bytes).
-func headerExt(b []byte) int {
-	if b[34]&geoFlagImm != 0 {
-		return ImmLen
-	}
-	return 0
-}
 
 // MaxChunkShift bounds packets per chunk at 2^16.
 const MaxChunkShift = 16
@@ -96,17 +77,14 @@ func getGeometry(b []byte) (Geometry, bool) {
 	return g, b[34]&^geoFlagImm == 0 && b[35] == 0 && g.valid()
 }
 
-// getImm reads the immediate extension of a header whose fixed part is
-// fixed bytes long, if g says it has one.
-func getImm(b []byte, g *Geometry, fixed int) uint32 {
-	if !g.HasImm {
-		return 0
-	}
-	return be.Uint32(b[fixed:])
+// getImm reads the immediate value at b[at:], which must be zero when g
+// has none.
+func getImm(b []byte, g *Geometry, at int) (uint32, bool) {
+	imm := be.Uint32(b[at:])
+	return imm, g.HasImm || imm == 0
 }
 
-// putGeometry writes g's fixed bytes (20..35); the caller writes the
-// immediate extension, putImm, after its own fixed header.
+// putGeometry writes g's bytes (20..35).
 func putGeometry(b []byte, g Geometry) {
 	_ = b[35]
 	be.PutUint64(b[20:], g.MsgLen)
@@ -119,14 +97,12 @@ func putGeometry(b []byte, g Geometry) {
 	}
 }
 
-// putImm writes the immediate extension at b[fixed:] if g has one, and
-// returns the header's whole length.
-func putImm(b []byte, g *Geometry, imm uint32, fixed int) int {
+// putImm writes the immediate value at b[at:]: imm if g has one, else 0.
+func putImm(b []byte, g *Geometry, imm uint32, at int) {
 	if !g.HasImm {
-		return fixed
+		imm = 0
 	}
-	be.PutUint32(b[fixed:], imm)
-	return fixed + ImmLen
+	be.PutUint32(b[at:], imm)
 }
 
 // Data is a DATA packet: one MTU-sized piece of a message.
@@ -137,8 +113,8 @@ func putImm(b []byte, g *Geometry, imm uint32, fixed int) int {
 //	30..31 MTU               32     K (erasure code data chunks, or 0)
 //	33     M (parity chunks, or 0)   34 flags (bit 0: immediate)
 //	35     reserved (0)
-//	36..39 immediate value, when flagged
-//	36..   payload (40.. with the immediate)
+//	36..39 immediate value (0 unless flagged)
+//	40..   payload
 type Data struct {
 	Conn   uint64
 	Flags  uint8
@@ -149,9 +125,8 @@ type Data struct {
 	Payload []byte // aliases the decoded buffer
 }
 
-// HeaderLen returns the length of d's header: MessageLen, plus the
-// immediate extension when the message has one.
-func (d *Data) HeaderLen() int { return MessageLen + d.ext() }
+// HeaderLen returns the length of d's header, MessageLen.
+func (d *Data) HeaderLen() int { return MessageLen }
 
 // Encode writes d into b and returns the packet length.
 func (d *Data) Encode(b []byte) (int, error) {
@@ -175,31 +150,17 @@ func (d *Data) EncodeHeader(b []byte) int {
 	putMsg(b, d.Msg)
 	be.PutUint32(b[16:], d.Packet)
 	putGeometry(b, d.Geometry)
-	return putImm(b, &d.Geometry, d.Imm, MessageLen)
+	putImm(b, &d.Geometry, d.Imm, 36)
+	return MessageLen
 }
 
 // ParseData decodes a DATA packet and checks that the packet index and
 // payload length agree with the geometry.
 func ParseData(b []byte) (Data, error) {
-	h, err := headerEnd(b, MessageLen, TypeData)
-	if err != nil {
-		return Data{}, err
+	if len(b) < MessageLen {
+		return Data{}, shortErr(b, TypeData)
 	}
-	return ParseDataSplit(b[:h], b[h:])
-}
-
-// headerEnd returns where the header of a packet of type want, whose
-// fixed part is fixed bytes long, ends in b (after the immediate
-// extension, if flagged); or the error of a packet too short for it.
-func headerEnd(b []byte, fixed int, want Type) (int, error) {
-	h := fixed
-	if len(b) >= h {
-		h += headerExt(b)
-	}
-	if len(b) < h {
-		return 0, shortErr(b, want)
-	}
-	return h, nil
+	return ParseDataSplit(b[:MessageLen], b[MessageLen:])
 }
 
 // shortErr is the error of a packet of type want too short for its
@@ -226,20 +187,18 @@ func ParseDataSplit(header, payload []byte) (Data, error) {
 	if h.Type != TypeData {
 		return Data{}, ErrType
 	}
-	if len(header) < MessageLen {
-		return Data{}, ErrTruncated
-	}
-	if want := MessageLen + headerExt(header); len(header) != want {
-		if len(header) < want {
+	if len(header) != MessageLen {
+		if len(header) < MessageLen {
 			return Data{}, ErrTruncated
 		}
 		return Data{}, ErrInconsistent
 	}
 	geo, ok := getGeometry(header)
+	imm, immOK := getImm(header, &geo, 36)
 	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(header), Packet: be.Uint32(header[16:]),
-		Imm: getImm(header, &geo, MessageLen), Geometry: geo, Payload: payload}
+		Imm: imm, Geometry: geo, Payload: payload}
 	exists, last := d.has(d.Packet)
-	if !ok || !exists {
+	if !ok || !immOK || !exists {
 		return Data{}, ErrInconsistent
 	}
 	if want := d.PayloadLen(d.Packet); len(d.Payload) != want {
@@ -261,8 +220,8 @@ func ParseDataSplit(header, payload []byte) (Data, error) {
 //	12..35 as DATA, with 16..19 holding the sub-message index
 //	36     parity index    37..39 reserved (0)
 //	40..43 stripe (packet index within the chunk)
-//	44..47 immediate value, when flagged (as DATA)
-//	44..   payload (always MTU bytes; 48.. with the immediate)
+//	44..47 immediate value (as DATA's)
+//	48..   payload (always MTU bytes)
 type Parity struct {
 	Conn  uint64
 	Flags uint8
@@ -275,9 +234,8 @@ type Parity struct {
 	Payload []byte
 }
 
-// HeaderLen returns the length of p's header: ParityLen, plus the
-// immediate extension when the message has one.
-func (p *Parity) HeaderLen() int { return ParityLen + p.ext() }
+// HeaderLen returns the length of p's header, ParityLen.
+func (p *Parity) HeaderLen() int { return ParityLen }
 
 // Encode writes p into b and returns the packet length.
 func (p *Parity) Encode(b []byte) (int, error) {
@@ -302,16 +260,16 @@ func (p *Parity) EncodeHeader(b []byte) int {
 	putGeometry(b, p.Geometry)
 	b[36], b[37], b[38], b[39] = p.Index, 0, 0, 0
 	be.PutUint32(b[40:], p.Stripe)
-	return putImm(b, &p.Geometry, p.Imm, ParityLen)
+	putImm(b, &p.Geometry, p.Imm, 44)
+	return ParityLen
 }
 
 // ParseParity decodes a PARITY packet.
 func ParseParity(b []byte) (Parity, error) {
-	h, err := headerEnd(b, ParityLen, TypeParity)
-	if err != nil {
-		return Parity{}, err
+	if len(b) < ParityLen {
+		return Parity{}, shortErr(b, TypeParity)
 	}
-	return ParseParitySplit(b[:h], b[h:])
+	return ParseParitySplit(b[:ParityLen], b[ParityLen:])
 }
 
 // ParseParitySplit decodes a PARITY packet whose header (exactly its
@@ -324,20 +282,18 @@ func ParseParitySplit(header, payload []byte) (Parity, error) {
 	if h.Type != TypeParity {
 		return Parity{}, ErrType
 	}
-	if len(header) < ParityLen {
-		return Parity{}, ErrTruncated
-	}
-	if want := ParityLen + headerExt(header); len(header) != want {
-		if len(header) < want {
+	if len(header) != ParityLen {
+		if len(header) < ParityLen {
 			return Parity{}, ErrTruncated
 		}
 		return Parity{}, ErrInconsistent
 	}
 	b := header
 	geo, ok := getGeometry(b)
+	imm, immOK := getImm(b, &geo, 44)
 	p := Parity{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Sub: be.Uint32(b[16:]),
-		Imm: getImm(b, &geo, ParityLen), Geometry: geo, Index: b[36], Stripe: be.Uint32(b[40:]), Payload: payload}
-	if !ok || p.K == 0 || p.Index >= p.M || b[37] != 0 || b[38] != 0 || b[39] != 0 ||
+		Imm: imm, Geometry: geo, Index: b[36], Stripe: be.Uint32(b[40:]), Payload: payload}
+	if !ok || !immOK || p.K == 0 || p.Index >= p.M || b[37] != 0 || b[38] != 0 || b[39] != 0 ||
 		p.Stripe >= 1<<p.ChunkShift {
 		return Parity{}, ErrInconsistent
 	}

@@ -75,8 +75,8 @@ const (
 const (
 	CommonLen = 12
 	// MessageLen is the length of the DATA header, which PARITY extends.
-	MessageLen = 36
-	ParityLen  = 44
+	MessageLen = 40
+	ParityLen  = 48
 	AckLen     = 28
 	NackLen    = 20
 	CTSLen     = 32
