@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # bench/loopback.sh: kernel TCP (iperf3, one stream) and sdrnet bench over
-# loopback, side by side in one run, with the ratio of each to TCP.
+# loopback, side by side in one run, with the ratio of each to TCP and the
+# goal each row is held to (issue 16): with packet protection off, 1.0x
+# TCP for SR-NACK on one path and on 8; with it on (full, the default),
+# 0.7x; EC(32,8) 0.8x. Each row also shows its runs' spread (goal: within
+# 10% of each other) and the worst p99/p50 of message completion (goal:
+# at most 2).
 #
 #   bash bench/loopback.sh
 #
 # Knobs (environment): REPS=3 (runs per row; the table shows the median),
-# SIZE=4GiB (bytes per sdrnet run), TCP_SECS=10, SCHEMES="sr-nack ec:32,8",
-# PATHS="1 8", RUN_TIMEOUT=300 (seconds before a run counts as hung),
-# RESULTS=DIR (keep every raw JSON there).
+# SIZE=4GiB (bytes per sdrnet run), MSG=1MiB (message size; 8 in flight,
+# so the receiver's posted buffers, MSG x 8, stay in cache as iperf3's
+# 128 KiB buffer does; 8MiB messages make every payload copy a cache miss),
+# TCP_SECS=10, SCHEMES="sr-nack ec:32,8", PATHS="1 8", AUTHS="none full",
+# RUN_TIMEOUT=300 (seconds before a run counts as hung), RESULTS=DIR (keep
+# every raw JSON there).
 # Everything runs on 127.0.0.1; background processes are killed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +24,10 @@ cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 SIZE=${SIZE:-4GiB}
 TCP_SECS=${TCP_SECS:-10}
+MSG=${MSG:-1MiB}
 SCHEMES=${SCHEMES:-"sr-nack ec:32,8"}
 PATHS=${PATHS:-"1 8"}
+AUTHS=${AUTHS:-"none full"}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
 use_tmp '*.json'
@@ -39,8 +49,20 @@ timed() {
   return $rc
 }
 
+# spread RUNS... prints (max - min) / median, as a percentage.
+spread() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.0f%%", (m > 0) ? 100*(a[NR]-a[1])/m : 0}'; }
+
+# goal_for LABEL AUTH prints the ratio to TCP a row is held to.
+goal_for() {
+  case "$1" in
+  *ec:32,8) echo 0.8 ;;
+  "sdrnet sr-nack") if [ "$2" = none ]; then echo 1.0; else echo 0.7; fi ;;
+  *) echo - ;;
+  esac
+}
+
 failures=()
-rows=()   # "label|paths|median Gbit/s|runs|cpu cores|extra"
+rows=()   # "label|paths|auth|median Gbit/s|runs|cpu cores|spread|p99/p50|extra"
 
 # Kernel TCP: one iperf3 stream, REPS runs of TCP_SECS seconds.
 runs=() cpus=() retx=()
@@ -59,38 +81,50 @@ for i in $(seq "$REPS"); do
   echo "tcp run $i: $(printf %.2f "$g") Gbit/s, $(printf %.2f "$c") cores, ${retx[-1]} retransmits" >&2
 done
 tcp=$(median "${runs[@]}")
-rows+=("kernel TCP (iperf3, 1 stream, ${TCP_SECS}s)|-|$tcp|${runs[*]}|$(printf %.2f "$(median "${cpus[@]}")")|retx $(median "${retx[@]}")")
+rows+=("kernel TCP (iperf3, 1 stream, ${TCP_SECS}s)|-|-|$tcp|${runs[*]}|$(printf %.2f "$(median "${cpus[@]}")")|$(spread "${runs[@]}")|-|retx $(median "${retx[@]}")")
 
 # sdrnet bench: both ends in one process, SIZE per run.
+for auth in $AUTHS; do
 for scheme in $SCHEMES; do
   for p in $PATHS; do
-    runs=() cpus=() rx=()
+    runs=() cpus=() rx=() tails=()
     for i in $(seq "$REPS"); do
-      f="$tmp/sdrnet-${scheme//[:,]/_}-p$p-$i.json"
-      if ! wc=$(timed "$f" timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --scheme "$scheme" --paths "$p" --size "$SIZE" --json); then
-        echo "sdrnet $scheme paths=$p run $i: FAILED or hung (killed after ${RUN_TIMEOUT}s): $(tail -3 "$f.time" | head -2)" >&2
-        failures+=("$scheme paths=$p run $i")
+      f="$tmp/sdrnet-${scheme//[:,]/_}-p$p-$auth-$i.json"
+      if ! wc=$(timed "$f" timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --scheme "$scheme" --paths "$p" --auth "$auth" --msg "$MSG" --size "$SIZE" --json); then
+        echo "sdrnet $scheme paths=$p auth=$auth run $i: FAILED or hung (killed after ${RUN_TIMEOUT}s): $(tail -3 "$f.time" | head -2)" >&2
+        failures+=("$scheme paths=$p auth=$auth run $i")
         continue
       fi
       wall=${wc% *} cpu=${wc#* }
       g=$(calc "$(jnum "$f" goodput_bps) / 1e9")
       runs+=("$(printf %.2f "$g")") cpus+=("$(calc "$cpu / $wall")")
       rx+=("$(calc "$(jnum "$f" retransmitted_bytes) / 1048576")")
-      echo "sdrnet $scheme paths=$p run $i: $(printf %.2f "$g") Gbit/s, $(printf %.2f "$(calc "$cpu / $wall")") cores, retx $(printf %.0f "${rx[-1]}") MiB, $(jnum "$f" rtos) RTOs" >&2
+      tails+=("$(calc "$(jnum "$f" message_completion_s.p99) / $(jnum "$f" message_completion_s.p50)")")
+      echo "sdrnet $scheme paths=$p auth=$auth run $i: $(printf %.2f "$g") Gbit/s, $(printf %.2f "$(calc "$cpu / $wall")") cores, retx $(printf %.0f "${rx[-1]}") MiB, $(jnum "$f" rtos) RTOs, p99/p50 $(printf %.2f "${tails[-1]}")" >&2
     done
-    [ ${#runs[@]} -gt 0 ] || runs=(0) cpus=(0) rx=(0)
-    rows+=("sdrnet $scheme|$p|$(median "${runs[@]}")|${runs[*]}|$(printf %.2f "$(median "${cpus[@]}")")|retx $(printf %.0f "$(median "${rx[@]}")") MiB")
+    [ ${#runs[@]} -gt 0 ] || runs=(0) cpus=(0) rx=(0) tails=(0)
+    worst=$(printf '%s\n' "${tails[@]}" | sort -g | tail -1)
+    rows+=("sdrnet $scheme|$p|$auth|$(median "${runs[@]}")|${runs[*]}|$(printf %.2f "$(median "${cpus[@]}")")|$(spread "${runs[@]}")|$(printf %.2f "$worst")|retx $(printf %.0f "$(median "${rx[@]}")") MiB")
   done
+done
 done
 
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| transport | paths | Gbit/s (median of $REPS) | runs | ratio to TCP | CPU (cores, both ends) | note |"
-echo "|---|---|---|---|---|---|---|"
+echo "sdrnet runs: --msg $MSG, 8 messages in flight, --size $SIZE; CPU is user+sys over wall time, both ends together"
+echo
+echo "| transport | paths | auth | Gbit/s (median of $REPS) | runs | spread | p99/p50 (worst) | ratio to TCP | goal | CPU (cores) | note |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for r in "${rows[@]}"; do
-  IFS='|' read -r label p g all cpu extra <<<"$r"
-  printf '| %s | %s | %.2f | %s | %.2f | %s | %s |\n' "$label" "$p" "$g" "$all" "$(calc "$g / $tcp")" "$cpu" "$extra"
+  IFS='|' read -r label p auth g all cpu spr tail extra <<<"$r"
+  ratio=$(calc "$g / $tcp")
+  goal=$(goal_for "$label" "$auth")
+  met=""
+  if [ "$goal" != "-" ]; then
+    met=$(awk -v r="$ratio" -v g="$goal" 'BEGIN {print (r >= g) ? " met" : " missed"}')
+  fi
+  printf '| %s | %s | %s | %.2f | %s | %s | %s | %.2f | %s%s | %s | %s |\n' "$label" "$p" "$auth" "$g" "$all" "$spr" "$tail" "$ratio" "$goal" "$met" "$cpu" "$extra"
 done
 if [ ${#failures[@]} -gt 0 ]; then
   echo
