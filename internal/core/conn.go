@@ -222,9 +222,9 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 		var d wire.Data
 		var err error
 		if payload != nil {
-			d, err = wire.ParseDataSplit(b, payload)
+			err = d.DecodeSplit(b, payload)
 		} else {
-			d, err = wire.ParseData(b)
+			err = d.Decode(b)
 		}
 		if err != nil {
 			return errors.Join(errMalformed, err)

@@ -299,8 +299,12 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 // packet, MTU plus wire.MaxHeaderLen bytes, since control and parity packets
 // are written whole.
 func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) {
-	if t, ok := e.pollAnswer(buf); ok {
-		return t, true
+	// Checked here, not only in pollAnswer: returning its Transmit
+	// through a call cost a store-forwarding stall on every packet.
+	if e.adm != nil && e.adm.asize > 0 {
+		if t, ok := e.pollAnswer(buf); ok {
+			return t, true
+		}
 	}
 	if e.reapDue {
 		e.reap()
@@ -318,9 +322,9 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) 
 				e.next = 0
 			}
 			c := e.order[j]
-			t := Transmit{Addr: c.peer, Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: c.snd.payload}
+			payload := c.snd.payload
 			c.snd.payload = nil
-			return t, true
+			return Transmit{Addr: c.peer, Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: payload}, true
 		}
 		if j >= start {
 			if j = e.sched.nextSendable(j+1, n); j < 0 {

@@ -499,8 +499,7 @@ func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte,
 	if p == m.npkts-1 {
 		flags |= wire.FlagLast
 	}
-	d := wire.Data{Conn: s.c.peerID, Flags: flags, Msg: s.c.msgID(m.seq), Packet: p, Imm: m.imm, Geometry: m.geo}
-	n := d.EncodeHeader(buf)
+	n := wire.EncodeDataHeader(buf, s.c.peerID, flags, s.c.msgID(m.seq), p, m.imm, &m.geo)
 	if m.data == nil { // a virtual message: zeros of the right length
 		s.payload = s.zeroPayload(int(end - off))
 	} else {

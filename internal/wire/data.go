@@ -69,12 +69,14 @@ func (g Geometry) has(i uint32) (exists, last bool) {
 	return off < g.MsgLen, off+uint64(g.MTU) >= g.MsgLen
 }
 
-// getGeometry reads the geometry of a header.
-func getGeometry(b []byte) (Geometry, bool) {
+// read reads the geometry of a header into g, field by field: a Geometry
+// built elsewhere and copied in whole stalls the fields' next reads on
+// store forwarding, on every packet.
+func (g *Geometry) read(b []byte) bool {
 	_ = b[35]
-	g := Geometry{MsgLen: be.Uint64(b[20:]), Scheme: b[28], ChunkShift: b[29], MTU: be.Uint16(b[30:]),
-		K: b[32], M: b[33], HasImm: b[34] == geoFlagImm}
-	return g, b[34]&^geoFlagImm == 0 && b[35] == 0 && g.valid()
+	g.MsgLen, g.Scheme, g.ChunkShift, g.MTU = be.Uint64(b[20:]), b[28], b[29], be.Uint16(b[30:])
+	g.K, g.M, g.HasImm = b[32], b[33], b[34] == geoFlagImm
+	return b[34]&^geoFlagImm == 0 && b[35] == 0 && g.valid()
 }
 
 // getImm reads the immediate value at b[at:], which must be zero when g
@@ -145,22 +147,29 @@ func (d *Data) Encode(b []byte) (int, error) {
 // right after it. A datapath that gathers header and payload (writev,
 // GSO) saves a copy.
 func (d *Data) EncodeHeader(b []byte) int {
+	return EncodeDataHeader(b, d.Conn, d.Flags, d.Msg, d.Packet, d.Imm, &d.Geometry)
+}
+
+// EncodeDataHeader is EncodeHeader from the fields themselves, for the
+// sender's per-packet path: building a Data first copies the geometry.
+func EncodeDataHeader(b []byte, conn uint64, flags uint8, msg MsgID, packet, imm uint32, g *Geometry) int {
 	_ = b[MessageLen-1] // one bounds check for the fixed part
-	putHeader(b, TypeData, d.Flags, d.Conn)
-	putMsg(b, d.Msg)
-	be.PutUint32(b[16:], d.Packet)
-	putGeometry(b, d.Geometry)
-	putImm(b, &d.Geometry, d.Imm, 36)
+	putHeader(b, TypeData, flags, conn)
+	putMsg(b, msg)
+	be.PutUint32(b[16:], packet)
+	putGeometry(b, *g)
+	putImm(b, g, imm, 36)
 	return MessageLen
 }
 
 // ParseData decodes a DATA packet and checks that the packet index and
 // payload length agree with the geometry.
 func ParseData(b []byte) (Data, error) {
-	if len(b) < MessageLen {
-		return Data{}, shortErr(b, TypeData)
+	var d Data
+	if err := d.Decode(b); err != nil {
+		return Data{}, err
 	}
-	return ParseDataSplit(b[:MessageLen], b[MessageLen:])
+	return d, nil
 }
 
 // shortErr is the error of a packet of type want too short for its
@@ -180,37 +189,57 @@ func shortErr(b []byte, want Type) error {
 // separate buffers, as a simulator that never gathers them hands it over.
 // header must be exactly the header's length (HeaderLen).
 func ParseDataSplit(header, payload []byte) (Data, error) {
-	h, err := ParseHeader(header)
-	if err != nil {
+	var d Data
+	if err := d.DecodeSplit(header, payload); err != nil {
 		return Data{}, err
 	}
+	return d, nil
+}
+
+// DecodeSplit is ParseDataSplit into d, which the per-packet path keeps
+// on its stack: a Data returned by value through calls cost a
+// store-forwarding stall per packet. On error d holds garbage.
+func (d *Data) DecodeSplit(header, payload []byte) error {
+	h, err := ParseHeader(header)
+	if err != nil {
+		return err
+	}
 	if h.Type != TypeData {
-		return Data{}, ErrType
+		return ErrType
 	}
 	if len(header) != MessageLen {
 		if len(header) < MessageLen {
-			return Data{}, ErrTruncated
+			return ErrTruncated
 		}
-		return Data{}, ErrInconsistent
+		return ErrInconsistent
 	}
-	geo, ok := getGeometry(header)
-	imm, immOK := getImm(header, &geo, 36)
-	d := Data{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(header), Packet: be.Uint32(header[16:]),
-		Imm: imm, Geometry: geo, Payload: payload}
-	exists, last := d.has(d.Packet)
+	ok := d.Geometry.read(header)
+	imm, immOK := getImm(header, &d.Geometry, 36)
+	pkt := be.Uint32(header[16:])
+	exists, last := d.has(pkt)
 	if !ok || !immOK || !exists {
-		return Data{}, ErrInconsistent
+		return ErrInconsistent
 	}
-	if want := d.PayloadLen(d.Packet); len(d.Payload) != want {
-		if len(d.Payload) < want {
-			return Data{}, ErrTruncated
+	if want := d.PayloadLen(pkt); len(payload) != want {
+		if len(payload) < want {
+			return ErrTruncated
 		}
-		return Data{}, ErrInconsistent
+		return ErrInconsistent
 	}
-	if last != (d.Flags&FlagLast != 0) {
-		return Data{}, ErrInconsistent
+	if last != (h.Flags&FlagLast != 0) {
+		return ErrInconsistent
 	}
-	return d, nil
+	d.Conn, d.Flags, d.Msg, d.Packet = h.Conn, h.Flags, getMsg(header), pkt
+	d.Imm, d.Payload = imm, payload
+	return nil
+}
+
+// Decode is ParseData into d (see DecodeSplit).
+func (d *Data) Decode(b []byte) error {
+	if len(b) < MessageLen {
+		return shortErr(b, TypeData)
+	}
+	return d.DecodeSplit(b[:MessageLen], b[MessageLen:])
 }
 
 // Parity is a PARITY packet: packet Stripe of parity chunk Index of
@@ -289,10 +318,11 @@ func ParseParitySplit(header, payload []byte) (Parity, error) {
 		return Parity{}, ErrInconsistent
 	}
 	b := header
-	geo, ok := getGeometry(b)
-	imm, immOK := getImm(b, &geo, 44)
 	p := Parity{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Sub: be.Uint32(b[16:]),
-		Imm: imm, Geometry: geo, Index: b[36], Stripe: be.Uint32(b[40:]), Payload: payload}
+		Index: b[36], Stripe: be.Uint32(b[40:]), Payload: payload}
+	ok := p.Geometry.read(b)
+	imm, immOK := getImm(b, &p.Geometry, 44)
+	p.Imm = imm
 	if !ok || !immOK || p.K == 0 || p.Index >= p.M || b[37] != 0 || b[38] != 0 || b[39] != 0 ||
 		p.Stripe >= 1<<p.ChunkShift {
 		return Parity{}, ErrInconsistent
