@@ -209,12 +209,20 @@ func (c *Conn) adopt(cfg Config) {
 }
 
 // handshake is the HELLO or ACCEPT this connection has to send, if any.
+// It is asked on every poll: the Handshake is built only when one is due.
 func (c *Conn) handshake(now monotime.Time, buf []byte) int {
-	var h wire.Handshake
-	var t wire.Type
 	switch {
 	case c.state == stateDialing && now >= c.helloDue:
-		t = wire.TypeHello
+		return c.encodeHandshake(now, wire.TypeHello, buf)
+	case c.acceptDue:
+		return c.encodeHandshake(now, wire.TypeAccept, buf)
+	}
+	return 0
+}
+
+func (c *Conn) encodeHandshake(now monotime.Time, t wire.Type, buf []byte) int {
+	var h wire.Handshake
+	if t == wire.TypeHello {
 		h.Echo = uint64(now)
 		if r := c.ep.retried[c]; r != nil {
 			h.Flags, h.Cookie = wire.FlagCookie, r.cookie
@@ -226,13 +234,10 @@ func (c *Conn) handshake(now monotime.Time, buf []byte) int {
 		// little, a dead peer is found by the handshake timeout.
 		c.helloDue = now.Add(min(monotime.Second<<min(c.helloTries, 2), 4*monotime.Second))
 		c.helloTries++
-	case c.acceptDue:
-		t = wire.TypeAccept
+	} else {
 		h.Conn = c.peerID
 		h.Echo = c.acceptEcho
 		c.acceptDue = false
-	default:
-		return 0
 	}
 	h.Source = c.id
 	h.Paths = uint8(c.cfg.Paths)
@@ -253,17 +258,19 @@ func (c *Conn) heard(now monotime.Time) { c.lastHeard = now }
 
 // keepalive returns the PING (or PONG) this connection has to send, if any.
 func (c *Conn) keepalive(now monotime.Time, buf []byte) int {
-	p := wire.Ping{Conn: c.peerID}
+	var flags uint8
+	var echo uint64
 	switch {
 	case c.pongDue:
-		p.Flags, p.Echo = wire.FlagPong, c.pongEcho
+		flags, echo = wire.FlagPong, c.pongEcho
 		c.pongDue = false
 	case c.state == stateEstablished && c.cfg.IdleTimeout > 0 && now >= c.pingAt():
-		p.Echo = uint64(now)
+		echo = uint64(now)
 		c.lastPing = now
 	default:
-		return 0
+		return 0 // asked on every poll: no Ping built
 	}
+	p := wire.Ping{Conn: c.peerID, Flags: flags, Echo: echo}
 	n, _ := p.Encode(buf)
 	return n
 }
