@@ -129,4 +129,5 @@ done
 if [ ${#failures[@]} -gt 0 ]; then
   echo
   echo "failed or hung runs (left out of the medians): ${failures[*]}"
+  exit 1
 fi

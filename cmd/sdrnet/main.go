@@ -26,7 +26,7 @@ func main() {
 // the command line itself was malformed, and returned.
 func execute(args []string, stdout, stderr io.Writer) error {
 	root := newRootCmd()
-	var prof cpuProfile
+	var prof profiles
 	prof.register(root)
 	root.SetArgs(args)
 	root.SetOut(stdout)

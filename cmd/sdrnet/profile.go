@@ -10,21 +10,21 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// cpuProfile writes a CPU profile (for `go tool pprof`) or an execution
+// profiles writes a CPU profile (for `go tool pprof`) or an execution
 // trace (for `go tool trace`) of one command's run: the way to see where
 // a slow bench or sim spends its time, or waits, without rebuilding.
-type cpuProfile struct {
+type profiles struct {
 	path, tracePath string
 	file, traceFile *os.File
 }
 
-func (p *cpuProfile) register(root *cobra.Command) {
+func (p *profiles) register(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&p.path, "cpuprofile", "", "write a CPU profile of the run to this file (read it with go tool pprof)")
 	root.PersistentFlags().StringVar(&p.tracePath, "trace", "", "write an execution trace of the run to this file (read it with go tool trace)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return p.start() }
 }
 
-func (p *cpuProfile) start() error {
+func (p *profiles) start() error {
 	if p.path != "" {
 		f, err := os.Create(p.path)
 		if err != nil {
@@ -51,7 +51,7 @@ func (p *cpuProfile) start() error {
 }
 
 // stop ends the profile and the trace, whether the command succeeded or not.
-func (p *cpuProfile) stop() error {
+func (p *profiles) stop() error {
 	var errs []error
 	if p.file != nil {
 		pprof.StopCPUProfile()

@@ -87,7 +87,7 @@ func getImm(b []byte, g *Geometry, at int) (uint32, bool) {
 }
 
 // putGeometry writes g's bytes (20..35).
-func putGeometry(b []byte, g Geometry) {
+func putGeometry(b []byte, g *Geometry) {
 	_ = b[35]
 	be.PutUint64(b[20:], g.MsgLen)
 	b[28] = g.Scheme
@@ -157,7 +157,7 @@ func EncodeDataHeader(b []byte, conn uint64, flags uint8, msg MsgID, packet, imm
 	putHeader(b, TypeData, flags, conn)
 	putMsg(b, msg)
 	be.PutUint32(b[16:], packet)
-	putGeometry(b, *g)
+	putGeometry(b, g)
 	putImm(b, g, imm, 36)
 	return MessageLen
 }
@@ -286,7 +286,7 @@ func (p *Parity) EncodeHeader(b []byte) int {
 	putHeader(b, TypeParity, p.Flags, p.Conn)
 	putMsg(b, p.Msg)
 	be.PutUint32(b[16:], p.Sub)
-	putGeometry(b, p.Geometry)
+	putGeometry(b, &p.Geometry)
 	b[36], b[37], b[38], b[39] = p.Index, 0, 0, 0
 	be.PutUint32(b[40:], p.Stripe)
 	putImm(b, &p.Geometry, p.Imm, 44)
