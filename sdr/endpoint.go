@@ -287,7 +287,8 @@ func (e *endpoint) flush(now monotime.Time) monotime.Time {
 			if !e.pace.ready(now) {
 				break
 			}
-			t, ok := e.core.PollTransmit(now, e.txBufs[n])
+			var t core.Transmit
+			ok := e.core.PollTransmit(now, e.txBufs[n], &t)
 			if !ok {
 				break
 			}

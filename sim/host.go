@@ -166,9 +166,10 @@ func (h *Host) pull() *Packet {
 
 // poll takes the core's next datagram, if it has one.
 func (h *Host) poll(now monotime.Time) *Packet {
-	t, ok := h.EP.PollTransmit(now, h.buf)
+	var t core.Transmit
+	ok := h.EP.PollTransmit(now, h.buf, &t)
 	if !ok && h.drain() { // the application may have given it work
-		t, ok = h.EP.PollTransmit(now, h.buf)
+		ok = h.EP.PollTransmit(now, h.buf, &t)
 	}
 	if !ok {
 		return nil

@@ -157,7 +157,8 @@ func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorit
 	pump := func() {
 		turn := now
 		for range 32 {
-			t, ok := ea.PollTransmit(now, buf)
+			var t core.Transmit
+			ok := ea.PollTransmit(now, buf, &t)
 			if !ok {
 				break
 			}
@@ -173,7 +174,8 @@ func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorit
 			_ = eb.HandleDatagram(now, 0, dgram[:n+len(t.Payload)])
 		}
 		for range 32 {
-			t, ok := eb.PollTransmit(now, buf)
+			var t core.Transmit
+			ok := eb.PollTransmit(now, buf, &t)
 			if !ok {
 				break
 			}

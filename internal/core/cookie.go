@@ -269,10 +269,10 @@ func (a *admission) queueAnswer(to netip.AddrPort, h *wire.Handshake) bool {
 }
 
 // pollAnswer writes the next stateless answer into buf.
-func (e *Endpoint) pollAnswer(buf []byte) (Transmit, bool) {
+func (e *Endpoint) pollAnswer(buf []byte, t *Transmit) bool {
 	a := e.adm
 	if a == nil || a.asize == 0 {
-		return Transmit{}, false
+		return false
 	}
 	an := &a.answers[a.ahead]
 	a.ahead++
@@ -282,9 +282,10 @@ func (e *Endpoint) pollAnswer(buf []byte) (Transmit, bool) {
 	a.asize--
 	n, err := an.h.Encode(buf, wire.TypeAccept)
 	if err != nil {
-		return Transmit{}, false
+		return false
 	}
-	return Transmit{Addr: an.to, Len: n}, true
+	*t = Transmit{Addr: an.to, Len: n}
+	return true
 }
 
 // hello handles a HELLO from a dialer at from.

@@ -294,17 +294,18 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 	return t, t != monotime.Never
 }
 
-// PollTransmit writes the next datagram to send into buf and describes it.
-// It returns false when nothing is ready to send now. buf must hold a full
-// packet, MTU plus wire.MaxHeaderLen bytes, since control and parity packets
-// are written whole.
-func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) {
-	// Checked here, not only in pollAnswer: returning its Transmit
-	// through a call cost a store-forwarding stall on every packet.
-	if e.adm != nil && e.adm.asize > 0 {
-		if t, ok := e.pollAnswer(buf); ok {
-			return t, true
-		}
+// PollTransmit writes the next datagram to send into buf and describes it
+// in *t. It returns false, leaving *t alone, when nothing is ready to send
+// now. buf must hold a full packet, MTU plus wire.MaxHeaderLen bytes,
+// since control and parity packets are written whole. The description is
+// written into the caller's *t, not returned: a Transmit is too big for
+// registers, and copying it out of the callee's frame whole stalled every
+// packet on store forwarding.
+func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte, t *Transmit) bool {
+	// Checked here, not only in pollAnswer: the call alone costs on
+	// every packet.
+	if e.adm != nil && e.adm.asize > 0 && e.pollAnswer(buf, t) {
+		return true
 	}
 	if e.reapDue {
 		e.reap()
@@ -324,7 +325,8 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) 
 			c := e.order[j]
 			payload := c.snd.payload
 			c.snd.payload = nil
-			return Transmit{Addr: c.peer, Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: payload}, true
+			*t = Transmit{Addr: c.peer, Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: payload}
+			return true
 		}
 		if j >= start {
 			if j = e.sched.nextSendable(j+1, n); j < 0 {
@@ -337,7 +339,7 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte) (Transmit, bool) 
 	if e.reapDue {
 		e.reap()
 	}
-	return Transmit{}, false
+	return false
 }
 
 // pollConn asks the connection at place j for a datagram and returns its

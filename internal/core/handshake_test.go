@@ -203,7 +203,8 @@ func (h *hub) run(d monotime.Duration) {
 				e.HandleTimeout(h.now)
 			}
 			for {
-				t, ok := e.PollTransmit(h.now, h.buf)
+				var t core.Transmit
+				ok := e.PollTransmit(h.now, h.buf, &t)
 				if !ok {
 					break
 				}
@@ -290,7 +291,8 @@ func TestRetry(t *testing.T) {
 		if err := e.HandleDatagramFrom(now, to, 0, hello(t), false); err != nil {
 			t.Fatal(err)
 		}
-		tx, ok := e.PollTransmit(now, buf)
+		var tx core.Transmit
+		ok := e.PollTransmit(now, buf, &tx)
 		if !ok || tx.Conn != nil || tx.Addr != to || tx.Len > wire.HandshakeLen {
 			t.Fatalf("answer to a HELLO: %+v %v, want a Retry of at most %d bytes to %v", tx, ok, wire.HandshakeLen, to)
 		}
@@ -298,7 +300,7 @@ func TestRetry(t *testing.T) {
 		if err != nil || typ != wire.TypeAccept || r.Flags != wire.FlagRetry || r.Conn != source {
 			t.Fatalf("Retry = %+v %v %v", r, typ, err)
 		}
-		if _, more := e.PollTransmit(now, buf); more {
+		if e.PollTransmit(now, buf, &tx) {
 			t.Fatal("more than one answer to one HELLO")
 		}
 		return r.Cookie
@@ -342,7 +344,8 @@ func TestRetry(t *testing.T) {
 			now = now.Add(tt.after)
 			_ = e.HandleDatagramFrom(now, tt.from, 0, echo(ck, tt.source), false)
 			st := e.Stats()
-			tx, ok := e.PollTransmit(now, buf)
+			var tx core.Transmit
+			ok := e.PollTransmit(now, buf, &tx)
 			if !ok {
 				t.Fatal("no answer to the echoed cookie")
 			}
@@ -404,7 +407,7 @@ func helloFlood(t *testing.T, rate, want int) {
 			sent++
 		}
 		for {
-			if _, ok := e.PollTransmit(0, buf); !ok {
+			if !e.PollTransmit(0, buf, new(core.Transmit)) {
 				break
 			}
 			answered++
@@ -425,9 +428,10 @@ func helloFlood(t *testing.T, rate, want int) {
 	}
 	from := netip.MustParseAddrPort("10.1.1.1:1")
 	hb := hello(t)
+	var tx core.Transmit
 	if n := testing.AllocsPerRun(1000, func() {
 		_ = e.HandleDatagramFrom(monotime.Time(monotime.Second), from, 0, hb, false)
-		_, _ = e.PollTransmit(0, buf)
+		_ = e.PollTransmit(0, buf, &tx)
 	}); n != 0 {
 		t.Fatalf("a HELLO and its Retry allocate %v times", n)
 	}

@@ -420,7 +420,10 @@ func (s *sender) poll(now monotime.Time, buf []byte) int {
 	if s.ccBlocked(now) {
 		return 0
 	}
-	n := s.pollRetransmit(now, buf)
+	n := 0
+	if s.retx.len() > 0 { // checked here: the call alone costs on every packet
+		n = s.pollRetransmit(now, buf)
+	}
 	if n == 0 {
 		n = s.pollFirstPass(now, buf)
 	}

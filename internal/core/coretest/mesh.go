@@ -116,7 +116,8 @@ func (m *Mesh) step() (monotime.Time, error) {
 	next := monotime.Never
 	for _, nd := range m.Nodes {
 		for nd.active && nd.free <= m.Now {
-			t, ok := nd.EP.PollTransmit(m.Now, nd.buf)
+			var t core.Transmit
+			ok := nd.EP.PollTransmit(m.Now, nd.buf, &t)
 			if !ok {
 				nd.active = false
 				break

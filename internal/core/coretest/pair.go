@@ -128,7 +128,8 @@ func (p *Pair) step() monotime.Time {
 	}
 	for _, s := range []*Side{p.A, p.B} {
 		for s.active && s.out.free <= p.Now {
-			t, ok := s.EP.PollTransmit(p.Now, s.buf)
+			var t core.Transmit
+			ok := s.EP.PollTransmit(p.Now, s.buf, &t)
 			if !ok {
 				s.active = false
 				break
