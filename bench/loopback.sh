@@ -15,7 +15,8 @@
 # 128 KiB buffer does; 8MiB messages make every payload copy a cache miss),
 # TCP_SECS=10, SCHEMES="sr-nack ec:32,8", PATHS="1 8", AUTHS="none full",
 # RUN_TIMEOUT=300 (seconds before a run counts as hung), RESULTS=DIR (keep
-# every raw JSON there).
+# every raw JSON there), CODECS="2 0" (erasure-coded rows once per
+# --codec-workers value; default: once, with sdrnet's default).
 # Everything runs on 127.0.0.1; background processes are killed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,7 @@ SCHEMES=${SCHEMES:-"sr-nack ec:32,8"}
 PATHS=${PATHS:-"1 8"}
 AUTHS=${AUTHS:-"none full"}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+CODECS=${CODECS:-default}
 
 use_tmp '*.json'
 
@@ -55,7 +57,7 @@ spread() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {m = (NR%2) ? a[(N
 # goal_for LABEL AUTH prints the ratio to TCP a row is held to.
 goal_for() {
   case "$1" in
-  *ec:32,8) echo 0.8 ;;
+  *ec:32,8*) echo 0.8 ;;
   "sdrnet sr-nack") if [ "$2" = none ]; then echo 1.0; else echo 0.7; fi ;;
   *) echo - ;;
   esac
@@ -86,13 +88,18 @@ rows+=("kernel TCP (iperf3, 1 stream, ${TCP_SECS}s)|-|-|$tcp|${runs[*]}|$(printf
 # sdrnet bench: both ends in one process, SIZE per run.
 for auth in $AUTHS; do
 for scheme in $SCHEMES; do
+  codecs=default
+  case $scheme in ec:* | xor:*) codecs=$CODECS ;; esac
+  for codec in $codecs; do
+  flags=() label="sdrnet $scheme"
+  if [ "$codec" != default ]; then flags=(--codec-workers "$codec") label="sdrnet $scheme, codec $codec"; fi
   for p in $PATHS; do
     runs=() cpus=() rx=() tails=()
     for i in $(seq "$REPS"); do
-      f="$tmp/sdrnet-${scheme//[:,]/_}-p$p-$auth-$i.json"
-      if ! wc=$(timed "$f" timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --scheme "$scheme" --paths "$p" --auth "$auth" --msg "$MSG" --size "$SIZE" --json); then
-        echo "sdrnet $scheme paths=$p auth=$auth run $i: FAILED or hung (killed after ${RUN_TIMEOUT}s): $(tail -3 "$f.time" | head -2)" >&2
-        failures+=("$scheme paths=$p auth=$auth run $i")
+      f="$tmp/sdrnet-${scheme//[:,]/_}-c$codec-p$p-$auth-$i.json"
+      if ! wc=$(timed "$f" timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --scheme "$scheme" --paths "$p" --auth "$auth" --msg "$MSG" --size "$SIZE" "${flags[@]}" --json); then
+        echo "$label paths=$p auth=$auth run $i: FAILED or hung (killed after ${RUN_TIMEOUT}s): $(tail -3 "$f.time" | head -2)" >&2
+        failures+=("$label paths=$p auth=$auth run $i")
         continue
       fi
       wall=${wc% *} cpu=${wc#* }
@@ -100,11 +107,12 @@ for scheme in $SCHEMES; do
       runs+=("$(printf %.2f "$g")") cpus+=("$(calc "$cpu / $wall")")
       rx+=("$(calc "$(jnum "$f" retransmitted_bytes) / 1048576")")
       tails+=("$(calc "$(jnum "$f" message_completion_s.p99) / $(jnum "$f" message_completion_s.p50)")")
-      echo "sdrnet $scheme paths=$p auth=$auth run $i: $(printf %.2f "$g") Gbit/s, $(printf %.2f "$(calc "$cpu / $wall")") cores, retx $(printf %.0f "${rx[-1]}") MiB, $(jnum "$f" rtos) RTOs, p99/p50 $(printf %.2f "${tails[-1]}")" >&2
+      echo "$label paths=$p auth=$auth run $i: $(printf %.2f "$g") Gbit/s, $(printf %.2f "$(calc "$cpu / $wall")") cores, retx $(printf %.0f "${rx[-1]}") MiB, $(jnum "$f" rtos) RTOs, p99/p50 $(printf %.2f "${tails[-1]}")" >&2
     done
     [ ${#runs[@]} -gt 0 ] || runs=(0) cpus=(0) rx=(0) tails=(0)
     worst=$(printf '%s\n' "${tails[@]}" | sort -g | tail -1)
-    rows+=("sdrnet $scheme|$p|$auth|$(median "${runs[@]}")|${runs[*]}|$(printf %.2f "$(median "${cpus[@]}")")|$(spread "${runs[@]}")|$(printf %.2f "$worst")|retx $(printf %.0f "$(median "${rx[@]}")") MiB")
+    rows+=("$label|$p|$auth|$(median "${runs[@]}")|${runs[*]}|$(printf %.2f "$(median "${cpus[@]}")")|$(spread "${runs[@]}")|$(printf %.2f "$worst")|retx $(printf %.0f "$(median "${rx[@]}")") MiB")
+  done
   done
 done
 done

@@ -92,6 +92,12 @@ type Config struct {
 	// a cookie bound to its address), this and MaxConns bound what a flood
 	// of HELLOs can make a listener hold.
 	MaxHalfOpen int
+	// CodecWorkers is how many goroutines of an endpoint code erasure-code
+	// parity ahead, while a sub-message's data packets leave, off the
+	// goroutine that drives the datapath. Zero means one per core
+	// (GOMAXPROCS); negative means none: the datapath's goroutine codes
+	// each sub-message's parity when it is due.
+	CodecWorkers int
 
 	// bind, when set, replaces real UDP sockets (tests).
 	bind func() udp.Bind

@@ -1,16 +1,19 @@
 package sdr
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/datapath/udp"
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
@@ -22,6 +25,7 @@ import (
 type endpoint struct {
 	bind  udp.Bind
 	core  *core.Endpoint
+	codec *reliability.Workers // codes parity ahead; nil: the loop codes it
 	start time.Time
 	cfg   Config
 	local netip.AddrPort
@@ -65,7 +69,12 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 	}
 	ce := core.NewEndpoint()
 	ce.RandomIDs(seed) // ids an attacker off the path cannot guess
-	e := &endpoint{bind: bind, core: ce, start: time.Now(), cfg: cfg,
+	var codec *reliability.Workers
+	if cfg.CodecWorkers >= 0 {
+		codec = reliability.NewWorkers(cmp.Or(cfg.CodecWorkers, runtime.GOMAXPROCS(0)))
+		ce.SetCodecWorkers(codec)
+	}
+	e := &endpoint{bind: bind, core: ce, codec: codec, start: time.Now(), cfg: cfg,
 		local:         netip.AddrPortFrom(local.Addr(), ports[0]),
 		reqs:          make(chan func()),
 		rx:            make(chan *rxBatch, rxBatches),
@@ -159,6 +168,7 @@ func (e *endpoint) stop(err error) {
 
 func (e *endpoint) loop() {
 	defer close(e.stopped)
+	defer e.codec.Close()
 	defer e.bind.Close()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()

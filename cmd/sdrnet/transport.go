@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ type transportFlags struct {
 	idle      durationFlag
 	auth      string
 	psk       string
+	codec     int
 }
 
 func (f *transportFlags) register(cmd *cobra.Command) {
@@ -69,6 +71,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.lineRate, "line-rate", "link rate the congestion controller starts from (default: --rate, or 10Gbps)")
 	fl.Var(&f.target, "target-delay", "queueing delay nscc steers to: lower leaves more of a shallow shared queue to TCP beside it, higher keeps a lone connection's path fuller (10us..1s)")
 	fl.Var(&f.minRTO, "min-rto", "least retransmission timeout")
+	fl.IntVar(&f.codec, "codec-workers", runtime.GOMAXPROCS(0), "goroutines that code erasure-code parity while the data is sent (0: the datapath's own goroutine codes it when due; 0..1024)")
 	fl.Var(&f.idle, "idle-timeout", "declare the peer gone after this long without a packet from it (keepalives every third of it; 100ms..1h)")
 }
 
@@ -102,6 +105,13 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	if f.target.d != 0 && f.target.d < minTargetDelay {
 		return nil, invalidFlag("target-delay", f.target.text, fmt.Errorf("want %v..%v", minTargetDelay, f.target.max))
 	}
+	if f.codec < 0 || f.codec > 1024 {
+		return nil, invalidFlag("codec-workers", fmt.Sprint(f.codec), errors.New("want 0..1024"))
+	}
+	codec := f.codec
+	if codec == 0 {
+		codec = -1 // sdr.Config's zero is the default, one per core
+	}
 	if f.depth < 1 || f.depth > 512 {
 		return nil, invalidFlag("depth", fmt.Sprint(f.depth), errors.New("want 1..512"))
 	}
@@ -116,7 +126,7 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
 		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d,
 		MaxBytesInFlight: window, Auth: f.auth, PSK: psk, CC: f.cc, LineRate: f.lineRate.bps, MinRTO: f.minRTO.d,
-		IdleTimeout: f.idle.d, TargetDelay: f.target.d}, nil
+		IdleTimeout: f.idle.d, TargetDelay: f.target.d, CodecWorkers: codec}, nil
 }
 
 // minIdleTimeout is the least --idle-timeout: keepalives every third of

@@ -28,11 +28,14 @@ type ConnStats struct {
 	DataPackets, DataBytes     uint64 // first transmissions
 	RetxPackets, RetxBytes     uint64 // retransmissions
 	ParityPackets, ParityBytes uint64
-	CtrlPackets                uint64 // ACK, NACK, CTS, CLOSE sent
-	AcksReceived, NacksRecvd   uint64
-	RecvPackets                uint64 // DATA packets accepted
-	DupPackets                 uint64 // DATA packets that were already there
-	OutOfOrder                 uint64 // DATA packets that arrived after a later one
+	// ParityCodedAhead counts sub-messages whose parity the endpoint's
+	// codec workers coded while their data was sent (SetCodecWorkers).
+	ParityCodedAhead         uint64
+	CtrlPackets              uint64 // ACK, NACK, CTS, CLOSE sent
+	AcksReceived, NacksRecvd uint64
+	RecvPackets              uint64 // DATA packets accepted
+	DupPackets               uint64 // DATA packets that were already there
+	OutOfOrder               uint64 // DATA packets that arrived after a later one
 	// Of those, first transmissions (reordered by the network, not
 	// resent): how many, and how far behind the furthest packet of
 	// their message they arrived, summed and at most, in packets.

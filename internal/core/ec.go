@@ -13,21 +13,10 @@ import (
 // erases one shard of one stripe. Packets past the end of the message
 // count as present zeros; the last packet is zero-padded to a full shard.
 
-// ecScratch is per-connection scratch for encoding and decoding.
+// ecScratch is per-connection scratch for decoding.
 type ecScratch struct {
-	shards              [][]byte
-	zero, pad           []byte // one packet
-	zeroChunk, padChunk []byte // one chunk
-}
-
-func (x *ecScratch) initChunk(size, shards int) {
-	if len(x.zeroChunk) < size {
-		x.zeroChunk, x.padChunk = make([]byte, size), make([]byte, size)
-	}
-	if cap(x.shards) < shards {
-		x.shards = make([][]byte, shards)
-	}
-	x.shards = x.shards[:shards]
+	shards    [][]byte
+	zero, pad []byte // one packet
 }
 
 func (x *ecScratch) init(mtu, shards int) {
@@ -69,6 +58,15 @@ func subCode(code reliability.Codec, nchunks, sub uint32) reliability.Codec {
 // ecSender holds the parity of the sub-message being sent.
 type ecSender struct {
 	parity []byte
+	// shards lays out a sub-message's code; pad holds a chunk the
+	// message ends inside, zero-padded; zero is a chunk of zeros.
+	shards    [][]byte
+	pad, zero []byte
+	// With the endpoint's codec workers (SetCodecWorkers), job codes the
+	// parity of sub-message jobSub of message jobSeq while its data
+	// packets leave.
+	job            reliability.Job
+	jobSeq, jobSub uint32
 }
 
 // subStart returns the first data packet of sub-message sub.
@@ -80,42 +78,82 @@ func (s *sender) subStart(m *sendMsg, sub uint32) uint32 {
 // subEnd returns the packet after the last data packet of sub-message s.
 func (s *sender) subEnd(m *sendMsg, sub uint32) uint32 { return s.subStart(m, sub+1) }
 
-// startParity encodes the parity of m's current sub-message. RS and XOR
-// work byte by byte, so coding whole chunks at once (shards of S packets)
-// yields exactly the per-stripe codewords, with one call instead of S.
+// codeAhead starts coding the parity of m's current sub-message on the
+// codec workers, as its first data packet leaves.
+func (s *sender) codeAhead(m *sendMsg) {
+	code := s.parityShards(m)
+	s.ec.jobSeq, s.ec.jobSub = m.seq, m.sub
+	s.c.ep.codec.Start(&s.ec.job, code, s.ec.shards)
+}
+
+// waitCoding waits for the codec workers if they are reading m's data,
+// before the data goes back to the application.
+func (s *sender) waitCoding(m *sendMsg) {
+	if s.ec.job.Busy() && s.ec.jobSeq == m.seq {
+		_ = s.ec.job.Wait()
+	}
+}
+
+// startParity readies the parity of m's current sub-message: coded
+// ahead, or coded now. RS and XOR work byte by byte, so coding whole
+// chunks at once (shards of S packets) yields exactly the per-stripe
+// codewords, with one call instead of S.
 func (s *sender) startParity(m *sendMsg) {
+	nm := subCode(m.code, m.nchunks, m.sub).M()
+	m.inParity, m.parityPos, m.parityChunks = true, 0, uint32(nm)
+	if s.ec.job.Busy() && s.ec.jobSeq == m.seq && s.ec.jobSub == m.sub {
+		_ = s.ec.job.Wait() // shapes are checked in parityShards; cannot fail
+		s.c.stats.ParityCodedAhead++
+		return
+	}
+	if code := s.parityShards(m); m.data != nil {
+		_ = code.Encode(s.ec.shards)
+	}
+}
+
+// parityShards sizes the parity buffer for m's current sub-message and
+// lays out its code's shards: the data chunks in place, a chunk the
+// message ends inside copied into pad and zero-padded, chunks past the
+// end as zeros. It returns the sub-message's code.
+func (s *sender) parityShards(m *sendMsg) reliability.Codec {
+	_ = s.ec.job.Wait() // the buffers are a job's until it is done
 	code := subCode(m.code, m.nchunks, m.sub)
 	k, nm, mtu := code.K(), code.M(), uint64(m.geo.MTU)
 	S := stripes(m.npkts, uint32(k), m.sub, s.c.shift)
 	shard := uint64(S) * mtu
 	need := int(shard) * nm
-	if cap(s.ec.parity) < need {
-		s.ec.parity = make([]byte, need)
+	x := &s.ec
+	if cap(x.parity) < need {
+		x.parity = make([]byte, need)
 	}
-	s.ec.parity = s.ec.parity[:need]
-	m.inParity, m.parityPos, m.parityChunks = true, 0, uint32(nm)
+	x.parity = x.parity[:need]
 	if m.data == nil {
-		return // a virtual message: its parity is zeros, like its data
+		return code // a virtual message: its parity is zeros, like its data
 	}
-	x := &s.c.scratch
-	x.initChunk(int(shard), k+nm)
+	if uint64(len(x.zero)) < shard {
+		x.zero, x.pad = make([]byte, shard), make([]byte, shard)
+	}
+	if cap(x.shards) < k+nm {
+		x.shards = make([][]byte, k+nm)
+	}
+	x.shards = x.shards[:k+nm]
 	for c := range k {
 		off := (uint64(m.sub)*uint64(k) + uint64(c)) << s.c.shift * mtu
 		switch {
 		case off >= m.geo.MsgLen:
-			x.shards[c] = x.zeroChunk[:shard]
+			x.shards[c] = x.zero[:shard]
 		case off+shard > m.geo.MsgLen: // the message ends inside this chunk
-			n := copy(x.padChunk[:shard], m.data[off:])
-			clear(x.padChunk[n:shard])
-			x.shards[c] = x.padChunk[:shard]
+			n := copy(x.pad[:shard], m.data[off:])
+			clear(x.pad[n:shard])
+			x.shards[c] = x.pad[:shard]
 		default:
 			x.shards[c] = m.data[off : off+shard]
 		}
 	}
 	for i := range nm {
-		x.shards[k+i] = s.ec.parity[uint64(i)*shard : uint64(i+1)*shard]
+		x.shards[k+i] = x.parity[uint64(i)*shard : uint64(i+1)*shard]
 	}
-	_ = code.Encode(x.shards) // shapes are checked above; cannot fail
+	return code
 }
 
 func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {

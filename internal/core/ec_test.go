@@ -285,3 +285,47 @@ func TestProportionalParity(t *testing.T) {
 		}
 	}
 }
+
+// TestCodingAhead checks that parity coded ahead on codec workers is the
+// parity coded inline: the same transfers, under loss that the parity
+// repairs and loss that falls back to retransmission, end byte-identical
+// (Transfer checks the SHA-256) with identical counters and timing,
+// whichever goroutine coded.
+func TestCodingAhead(t *testing.T) {
+	w := reliability.NewWorkers(2)
+	defer w.Close()
+	for _, name := range []string{"ec:32,8", "ec:4,2", "xor:32,8"} {
+		scheme, err := reliability.Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, loss := range []float64{0, 1e-2, 5e-2} {
+			for _, size := range []int{100_003, 64*65536 + 5000, 3<<20 + 17} {
+				t.Run(fmt.Sprintf("%s/loss=%g/%d", name, loss, size), func(t *testing.T) {
+					var res [2]coretest.Result
+					for i, workers := range []*reliability.Workers{nil, w} {
+						link := testLink()
+						link.Loss = loss
+						p := newPair(t, link, scheme, uint64(size))
+						p.A.EP.SetCodecWorkers(workers)
+						r, err := p.Transfer(message(size), size, nil, coretest.Limits{})
+						if err != nil {
+							t.Fatalf("workers=%v: %v", workers != nil, err)
+						}
+						res[i] = r
+					}
+					chunks := ((size+4095)/4096 + 15) / 16
+					subs := uint64((chunks + scheme.Code().K() - 1) / scheme.Code().K())
+					if res[1].A.ParityCodedAhead != subs || res[0].A.ParityCodedAhead != 0 {
+						t.Fatalf("sub-messages coded ahead: %d with workers, %d without; want %d and 0",
+							res[1].A.ParityCodedAhead, res[0].A.ParityCodedAhead, subs)
+					}
+					res[1].A.ParityCodedAhead = 0
+					if res[0] != res[1] {
+						t.Fatalf("coded inline: %+v\ncoded ahead: %+v", res[0], res[1])
+					}
+				})
+			}
+		}
+	}
+}

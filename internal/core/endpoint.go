@@ -17,6 +17,7 @@ import (
 	"net/netip"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
@@ -77,13 +78,14 @@ type EndpointStats struct {
 // Endpoint is one side's protocol state: a set of connections.
 type Endpoint struct {
 	conns  map[uint64]*Conn
-	order  []*Conn    // in creation order, for fair and deterministic polling
-	next   int        // where PollTransmit starts its round-robin
-	last   *Conn      // the connection of the previous datagram: usually the next's
-	gather []byte     // scratch for HandleSplit
-	zeros  []byte     // the payload of virtual messages: read only, shared by all its senders
-	nextID uint64     // the last connection id handed out
-	ids    *rand.Rand // random ids (RandomIDs); nil: in turn
+	order  []*Conn              // in creation order, for fair and deterministic polling
+	next   int                  // where PollTransmit starts its round-robin
+	last   *Conn                // the connection of the previous datagram: usually the next's
+	gather []byte               // scratch for HandleSplit
+	zeros  []byte               // the payload of virtual messages: read only, shared by all its senders
+	codec  *reliability.Workers // codes parity ahead (SetCodecWorkers); nil: inline
+	nextID uint64               // the last connection id handed out
+	ids    *rand.Rand           // random ids (RandomIDs); nil: in turn
 	// listen holds the configuration of accepted connections; nil: not
 	// listening. accepted finds them again from a repeated HELLO.
 	listen   *Config
@@ -293,6 +295,15 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 	}
 	return t, t != monotime.Never
 }
+
+// SetCodecWorkers has the endpoint's senders code erasure-code parity on
+// w's goroutines: a sub-message's parity is started as its first data
+// packet leaves and is ready, unless the workers fall behind, when its
+// last one has; the sender waits for it only then. nil (the default)
+// codes on the caller's goroutine when the parity is due. The parity
+// bytes are the same either way; a simulator, which must not depend on
+// a scheduler's timing, leaves it nil.
+func (e *Endpoint) SetCodecWorkers(w *reliability.Workers) { e.codec = w }
 
 // PollTransmit writes the next datagram to send into buf and describes it
 // in *t. It returns false, leaving *t alone, when nothing is ready to send

@@ -397,6 +397,7 @@ func (s *sender) fail(m *sendMsg, err error) {
 }
 
 func (s *sender) release(m *sendMsg) {
+	s.waitCoding(m) // the workers may still read its data
 	s.cancelUnconfirmed(m)
 	m.used, m.data, m.scheme, m.code = false, nil, nil, nil
 	s.live--
@@ -466,6 +467,9 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 				m.inflight += size
 				s.inflight += size
 			}
+		}
+		if m.code != nil && s.c.ep.codec != nil && m.data != nil && p == s.subStart(m, m.sub) {
+			s.codeAhead(m)
 		}
 		n := s.encodeData(now, m, p, buf, 0)
 		s.c.stats.DataPackets++

@@ -61,3 +61,34 @@ func benchReconstruct(b *testing.B, c Codec) {
 		})
 	}
 }
+
+// BenchmarkMDSEncodeSubMessage codes what the sender codes at once: a
+// (32,8) sub-message of 64 KiB chunks (16 packets of 4 KiB), on the
+// caller's goroutine ("inline") and as a job on a worker, started and
+// waited for at once ("worker"): what handing a job over costs.
+func BenchmarkMDSEncodeSubMessage(b *testing.B) {
+	code := must(NewMDS(benchK, benchM))
+	shards := randomShards(rand.New(rand.NewPCG(1, 2)), benchK, benchM, 64<<10)
+	b.Run("inline", func(b *testing.B) {
+		b.SetBytes(int64(benchK * len(shards[0])))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := code.Encode(shards); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("worker", func(b *testing.B) {
+		w := NewWorkers(1)
+		defer w.Close()
+		var j Job
+		b.SetBytes(int64(benchK * len(shards[0])))
+		b.ReportAllocs()
+		for b.Loop() {
+			w.Start(&j, code, shards)
+			if err := j.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
