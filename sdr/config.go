@@ -94,9 +94,11 @@ type Config struct {
 	MaxHalfOpen int
 	// CodecWorkers is how many goroutines of an endpoint code erasure-code
 	// parity ahead, while a sub-message's data packets leave, off the
-	// goroutine that drives the datapath. Zero means one per core
-	// (GOMAXPROCS); negative means none: the datapath's goroutine codes
-	// each sub-message's parity when it is due.
+	// goroutine that drives the datapath. Zero (the default) means none:
+	// that goroutine codes each sub-message's parity when it is due. On a
+	// 2-core machine running both ends, workers cost more than they
+	// save (docs/benchmarks.md); they are for a sender with cores to
+	// spare. Negative is an error.
 	CodecWorkers int
 
 	// bind, when set, replaces real UDP sockets (tests).
@@ -220,6 +222,9 @@ func (c Config) check() (core.Config, error) {
 		return cc, fmt.Errorf("sdr: Config.TargetDelay %v is negative", c.TargetDelay)
 	}
 	cc.TargetDelay = monotime.FromStd(c.TargetDelay)
+	if c.CodecWorkers < 0 {
+		return cc, fmt.Errorf("sdr: Config.CodecWorkers %d is negative", c.CodecWorkers)
+	}
 	switch {
 	case c.LineRate < 0:
 		return cc, fmt.Errorf("sdr: Config.LineRate %g is negative", c.LineRate)

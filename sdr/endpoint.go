@@ -1,12 +1,10 @@
 package sdr
 
 import (
-	"cmp"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/netip"
-	"runtime"
 	"sync"
 	"time"
 
@@ -70,8 +68,8 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 	ce := core.NewEndpoint()
 	ce.RandomIDs(seed) // ids an attacker off the path cannot guess
 	var codec *reliability.Workers
-	if cfg.CodecWorkers >= 0 {
-		codec = reliability.NewWorkers(cmp.Or(cfg.CodecWorkers, runtime.GOMAXPROCS(0)))
+	if cfg.CodecWorkers > 0 {
+		codec = reliability.NewWorkers(cfg.CodecWorkers)
 		ce.SetCodecWorkers(codec)
 	}
 	e := &endpoint{bind: bind, core: ce, codec: codec, start: time.Now(), cfg: cfg,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -112,8 +113,12 @@ func TestLoopback(t *testing.T) {
 // TestLossyMemoryNetwork runs 16 paths over an in-memory network that
 // loses 1% of datagrams, one path dying mid-transfer.
 func TestLossyMemoryNetwork(t *testing.T) {
-	for _, scheme := range []string{"sr", "sr-nack", "ec:32,8", "gbn", "csaud"} {
+	for _, scheme := range []string{"sr", "sr-nack", "ec:32,8", "ec:32,8/codec-workers", "gbn", "csaud"} {
 		t.Run(scheme, func(t *testing.T) {
+			workers := 0
+			if name, ok := strings.CutSuffix(scheme, "/codec-workers"); ok {
+				scheme, workers = name, 2
+			}
 			mem := udp.NewMemoryNetwork()
 			var mu sync.Mutex
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -127,12 +132,16 @@ func TestLossyMemoryNetwork(t *testing.T) {
 				}
 				return rng.Float64() < 0.01
 			})
-			cfg := Config{Scheme: scheme, Paths: 16, Rate: 2e9}
+			cfg := Config{Scheme: scheme, Paths: 16, Rate: 2e9, CodecWorkers: workers}
 			a, b := pair(t, cfg, mem)
 			mu.Lock()
 			deadPort = a.LocalAddr().Port() + 0 // path 0's port: the client's first socket
 			mu.Unlock()
 			transfer(t, a, b, payload(16<<20, 3))
+			// 16 MiB of (32,8) over 64 KiB chunks: 8 sub-messages.
+			if got := a.Stats().ParityCodedAhead; (workers > 0) != (got == 8) {
+				t.Fatalf("%d sub-messages coded ahead with %d codec workers", got, workers)
+			}
 		})
 	}
 }
@@ -165,6 +174,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{MTU: 10}, "MTU 10 out of range"},
 		{Config{Rate: -1}, "Config.Rate"},
 		{Config{TargetDelay: -time.Millisecond}, "Config.TargetDelay"},
+		{Config{CodecWorkers: -1}, "Config.CodecWorkers"},
 	} {
 		_, err := Listen("127.0.0.1:0", &tt.cfg)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {

@@ -27,11 +27,14 @@ type ConnStats struct {
 	DataPackets, DataBytes     uint64 // first transmissions
 	RetxPackets, RetxBytes     uint64 // retransmissions
 	ParityPackets, ParityBytes uint64 // erasure-coding parity sent
-	CtrlPackets                uint64 // ACK, NACK, CTS, CLOSE sent
-	AcksReceived, NacksRecvd   uint64
-	RecvPackets                uint64 // DATA packets accepted
-	DupPackets                 uint64 // DATA packets that were already there
-	OutOfOrder                 uint64 // DATA packets that arrived after a later one
+	// ParityCodedAhead counts sub-messages whose parity the codec workers
+	// (Config.CodecWorkers) coded while their data was sent.
+	ParityCodedAhead         uint64
+	CtrlPackets              uint64 // ACK, NACK, CTS, CLOSE sent
+	AcksReceived, NacksRecvd uint64
+	RecvPackets              uint64 // DATA packets accepted
+	DupPackets               uint64 // DATA packets that were already there
+	OutOfOrder               uint64 // DATA packets that arrived after a later one
 	// Of those, first transmissions (reordered by the network, not
 	// resent): how many, and how far behind the furthest packet of their
 	// message they arrived, summed and at most, in packets.
@@ -109,7 +112,7 @@ type ListenerStats struct {
 
 func connStats(s core.ConnStats) ConnStats {
 	return ConnStats{DataPackets: s.DataPackets, DataBytes: s.DataBytes, RetxPackets: s.RetxPackets, RetxBytes: s.RetxBytes,
-		ParityPackets: s.ParityPackets, ParityBytes: s.ParityBytes, CtrlPackets: s.CtrlPackets,
+		ParityPackets: s.ParityPackets, ParityBytes: s.ParityBytes, ParityCodedAhead: s.ParityCodedAhead, CtrlPackets: s.CtrlPackets,
 		AcksReceived: s.AcksReceived, NacksRecvd: s.NacksRecvd, RecvPackets: s.RecvPackets, DupPackets: s.DupPackets,
 		OutOfOrder: s.OutOfOrder, Reordered: s.Reordered, ReorderDepth: s.ReorderDepth, MaxReorder: s.MaxReorder,
 		SpuriousNacks: s.SpuriousNacks, StalePackets: s.StalePackets, DroppedOutOfOrder: s.DroppedOutOfOrder,

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"time"
 
@@ -71,7 +70,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.lineRate, "line-rate", "link rate the congestion controller starts from (default: --rate, or 10Gbps)")
 	fl.Var(&f.target, "target-delay", "queueing delay nscc steers to: lower leaves more of a shallow shared queue to TCP beside it, higher keeps a lone connection's path fuller (10us..1s)")
 	fl.Var(&f.minRTO, "min-rto", "least retransmission timeout")
-	fl.IntVar(&f.codec, "codec-workers", runtime.GOMAXPROCS(0), "goroutines that code erasure-code parity while the data is sent (0: the datapath's own goroutine codes it when due; 0..1024)")
+	fl.IntVar(&f.codec, "codec-workers", 0, "goroutines that code erasure-code parity while the data is sent, for a sender with cores to spare (0: the datapath's own goroutine codes it when due; 0..1024)")
 	fl.Var(&f.idle, "idle-timeout", "declare the peer gone after this long without a packet from it (keepalives every third of it; 100ms..1h)")
 }
 
@@ -108,10 +107,6 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	if f.codec < 0 || f.codec > 1024 {
 		return nil, invalidFlag("codec-workers", fmt.Sprint(f.codec), errors.New("want 0..1024"))
 	}
-	codec := f.codec
-	if codec == 0 {
-		codec = -1 // sdr.Config's zero is the default, one per core
-	}
 	if f.depth < 1 || f.depth > 512 {
 		return nil, invalidFlag("depth", fmt.Sprint(f.depth), errors.New("want 1..512"))
 	}
@@ -126,7 +121,7 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	return &sdr.Config{Scheme: f.scheme, Paths: f.paths, Select: f.sel, MTU: int(f.mtu.n),
 		ChunkSize: int(f.chunk.n), Rate: f.rate.bps, HandshakeTimeout: f.handshake.d,
 		MaxBytesInFlight: window, Auth: f.auth, PSK: psk, CC: f.cc, LineRate: f.lineRate.bps, MinRTO: f.minRTO.d,
-		IdleTimeout: f.idle.d, TargetDelay: f.target.d, CodecWorkers: codec}, nil
+		IdleTimeout: f.idle.d, TargetDelay: f.target.d, CodecWorkers: f.codec}, nil
 }
 
 // minIdleTimeout is the least --idle-timeout: keepalives every third of
