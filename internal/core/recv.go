@@ -98,6 +98,7 @@ type receiver struct {
 	// the oldest message that may still want credit.
 	credit    *creditScheduler
 	creditSeq uint32
+	probe     grantProbe
 	// live counts the slots not free: a datagram peer's slots are leased
 	// (datagram.go) and given back when it drops to zero.
 	live int
@@ -109,7 +110,7 @@ func (r *receiver) init(c *Conn) {
 	r.deadline = monotime.Never
 	r.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	r.ec.init(c)
-	r.credit, r.creditSeq = nil, 0
+	r.credit, r.creditSeq, r.probe = nil, 0, grantProbe{}
 	r.initCredit()
 }
 
@@ -405,7 +406,7 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	r.c.stats.RecvPackets++
 	r.c.stats.RecvBytes += uint64(len(d.Payload))
 	if r.credit != nil {
-		r.creditArrived(now, m)
+		r.creditArrived(now, m, p, d.Flags&wire.FlagRetransmit != 0)
 	}
 	retransmit := d.Flags&wire.FlagRetransmit != 0
 	if p+1 < m.hi {
