@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -300,7 +301,9 @@ func (f *Fabric) Reroute() {
 	dist := make([]int32, f.nodes)
 	queue := make([]int32, 0, f.nodes)
 	for _, s := range f.FSwitch {
-		s.route = make([]uint16, groups)
+		if len(s.route) != groups {
+			s.route = make([]uint16, groups)
+		}
 		s.routes, s.egress = s.routes[:0], s.egress[:0]
 	}
 	var cands []*Port
@@ -349,6 +352,9 @@ func (s *FabricSwitch) intern(cands []*Port) uint16 {
 		if slices.Equal(r, cands) {
 			return uint16(i)
 		}
+	}
+	if len(s.routes) > math.MaxUint16 {
+		panic("sim: a switch with more than 65536 distinct next-hop lists")
 	}
 	s.routes = append(s.routes, slices.Clone(cands))
 	out := make([]*Egress, len(cands))

@@ -74,8 +74,9 @@
 #     eventlist.cpp that counts every EventList::doNextEvent (sources taken
 #     off the multimap and triggers) and prints the count at exit, and
 #     runs that binary once per k after the timed runs. The timed runs use
-#     the unmodified binary; the counted run must finish the same flows
-#     at the same times (it is checked), so its count is theirs.
+#     the unmodified binary; the count is used only if the counted run
+#     finished as many flows as the timed one, with the same mean and
+#     maximum completion time (it is checked), so its count is theirs.
 #   - Queue depths: htsim logs none by default; sdrnet's sampling is off
 #     (metrics.queue_sample 0). htsim writes its flow events to
 #     logout.dat, as it does by default.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/sdrnet/sdrnet/internal/buildinfo"
 	"io"
 	"net"
 	"strconv"
@@ -67,7 +68,7 @@ type iperfEnd struct {
 func newIperfStart(addr string, msgSize, total int64, now time.Time) iperfStart {
 	host, portText, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portText)
-	return iperfStart{Version: "sdrnet " + version(),
+	return iperfStart{Version: "sdrnet " + buildinfo.Version(),
 		Timestamp:    iperfTimestamp{Time: now.UTC().Format(time.RFC1123), Timesecs: now.Unix()},
 		ConnectingTo: iperfHost{Host: host, Port: port},
 		TestStart:    iperfTestStart{Protocol: "SDR/UDP", NumStreams: 1, Blksize: msgSize, Bytes: total}}

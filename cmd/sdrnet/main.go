@@ -8,9 +8,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/sdrnet/sdrnet/internal/buildinfo"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -43,37 +43,6 @@ func execute(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// version is the module version and the VCS revision the binary was
-// built from, as the Go toolchain recorded them: "v1.2.3" from go install,
-// "(devel) a1b2c3d4e5f6+dirty (2026-11-24T10:00:00Z)" from a checkout.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown (no build information)"
-	}
-	v := bi.Main.Version
-	var rev, at, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value[:min(12, len(s.Value))]
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if rev != "" {
-		v += " " + rev + dirty
-		if at != "" {
-			v += " (" + at + ")"
-		}
-	}
-	return v + ", " + bi.GoVersion
-}
-
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sdrnet",
@@ -88,7 +57,7 @@ simulator.`,
 		// command-line mistakes (see flagError), not failed runs.
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Version:       version(),
+		Version:       buildinfo.Version(),
 	}
 	root.SetVersionTemplate("sdrnet {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)

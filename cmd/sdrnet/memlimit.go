@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"io/fs"
 	"os"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,36 +22,66 @@ func limitMemory() {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	if total := memoryAvailable(); total > 0 {
+	if total := memoryAvailable(os.DirFS("/")); total > 0 {
 		debug.SetMemoryLimit(total / 100 * 85)
 	}
 }
 
-// memoryAvailable returns the smaller of the machine's memory and the
-// cgroup's limit, in bytes; 0 where neither is known.
-func memoryAvailable() int64 {
-	var total int64
-	if f, err := os.Open("/proc/meminfo"); err == nil {
+// memoryAvailable returns, in bytes, the least of the machine's memory
+// and the memory limits of this process's cgroup and every cgroup above
+// it; 0 where none is known. root is the file system's root. The
+// process's own cgroup is the one that counts: Slurm puts a job in a
+// cgroup of its own deep in the hierarchy (.../job_N/step_M) without a
+// namespace, so the root's limit is not the job's --mem.
+func memoryAvailable(root fs.FS) int64 {
+	var least int64
+	lower := func(n int64) {
+		if n > 0 && (least == 0 || n < least) {
+			least = n
+		}
+	}
+	if f, err := root.Open("proc/meminfo"); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
 				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 				if err == nil {
-					total = kb << 10
+					lower(kb << 10)
 				}
 			}
 		}
 		f.Close()
 	}
-	for _, file := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		data, err := os.ReadFile(file)
-		if err != nil {
+	// /proc/self/cgroup: "0::PATH" under cgroup v2, "N:memory:PATH" for
+	// v1's memory controller.
+	data, err := fs.ReadFile(root, "proc/self/cgroup")
+	if err != nil {
+		return least
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
 			continue
 		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && n > 0 && (total == 0 || n < total) {
-			total = n
+		dir, file := "sys/fs/cgroup", "memory.max"
+		switch {
+		case f[0] == "0" && f[1] == "":
+		case strings.Contains(","+f[1]+",", ",memory,"):
+			dir, file = "sys/fs/cgroup/memory", "memory.limit_in_bytes"
+		default:
+			continue
 		}
-		break
+		for p := path.Clean("/" + f[2]); ; p = path.Dir(p) {
+			if data, err := fs.ReadFile(root, path.Join(dir, p, file)); err == nil {
+				// "max" (no limit) does not parse and lowers nothing.
+				if n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil {
+					lower(n)
+				}
+			}
+			if p == "/" {
+				break
+			}
+		}
 	}
-	return total
+	return least
 }

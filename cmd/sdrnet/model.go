@@ -21,14 +21,9 @@ probabilities) for every point of a scenario's grid, without simulating.
 Without FILE it uses the built-in SDR-RDMA long-haul scenario.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := loadScenario(args)
+			s, err := scenarioArgs(args, seedFlag{}, sets)
 			if err != nil {
 				return err
-			}
-			for _, kv := range sets {
-				if err := s.Set(kv); err != nil {
-					return err
-				}
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "cell\tmodel mean\tmodel p99.9\tnote\t")

@@ -59,9 +59,9 @@ func subCode(code reliability.Codec, nchunks, sub uint32) reliability.Codec {
 type ecSender struct {
 	parity []byte
 	// shards lays out a sub-message's code; pad holds a chunk the
-	// message ends inside, zero-padded; zero is a chunk of zeros.
-	shards    [][]byte
-	pad, zero []byte
+	// message ends inside, zero-padded.
+	shards [][]byte
+	pad    []byte
 	// With the endpoint's codec workers (SetCodecWorkers), job codes the
 	// parity of sub-message jobSub of message jobSeq while its data
 	// packets leave.
@@ -130,8 +130,8 @@ func (s *sender) parityShards(m *sendMsg) reliability.Codec {
 	if m.data == nil {
 		return code // a virtual message: its parity is zeros, like its data
 	}
-	if uint64(len(x.zero)) < shard {
-		x.zero, x.pad = make([]byte, shard), make([]byte, shard)
+	if uint64(len(x.pad)) < shard {
+		x.pad = make([]byte, shard)
 	}
 	if cap(x.shards) < k+nm {
 		x.shards = make([][]byte, k+nm)
@@ -141,7 +141,7 @@ func (s *sender) parityShards(m *sendMsg) reliability.Codec {
 		off := (uint64(m.sub)*uint64(k) + uint64(c)) << s.c.shift * mtu
 		switch {
 		case off >= m.geo.MsgLen:
-			x.shards[c] = x.zero[:shard]
+			x.shards[c] = s.zeroPayload(int(shard)) // read only: a job may share it
 		case off+shard > m.geo.MsgLen: // the message ends inside this chunk
 			n := copy(x.pad[:shard], m.data[off:])
 			clear(x.pad[n:shard])

@@ -62,8 +62,8 @@ func Status(dir string) (*Manifest, *Progress, error) {
 	return m, p, nil
 }
 
-// String says how far the sweep is: "34 of 36 cells done; missing: 4-5
-// (task 2)", with one line per failed cell.
+// String says how far the sweep is: "34 of 36 cells done; not yet run:
+// 4-5; tasks to run (again): 2", with one line per failed cell.
 func (p *Progress) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d cells done", p.Done, p.Cells)

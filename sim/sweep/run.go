@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sdrnet/sdrnet/internal/buildinfo"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func RunTask(dir string, task, workers int) (TaskResult, error) {
 	if err != nil {
 		return TaskResult{}, err
 	}
-	if b := build(); m.Build != "" && b != "" && b != m.Build {
+	if b := buildinfo.Version(); m.Build != "" && b != m.Build {
 		return TaskResult{}, fmt.Errorf("%s was planned by sdrnet %s, this is %s: a cell run by another build may differ; run the planning build on every machine", dir, m.Build, b)
 	}
 	first, end, err := m.Block(task)
@@ -73,11 +74,9 @@ func RunTask(dir string, task, workers int) (TaskResult, error) {
 		}
 		r.Ran++
 	})
-	if writeErr != nil {
-		return r, writeErr
-	}
 	if len(r.Failed) > 0 {
-		return r, fmt.Errorf("task %d: %d of its %d cells failed:\n  %s", task, len(r.Failed), end-first, strings.Join(r.Failed, "\n  "))
+		failed := fmt.Errorf("task %d: %d of its %d cells failed:\n  %s", task, len(r.Failed), end-first, strings.Join(r.Failed, "\n  "))
+		return r, errors.Join(failed, writeErr)
 	}
 	return r, nil
 }

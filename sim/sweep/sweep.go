@@ -18,11 +18,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sdrnet/sdrnet/internal/buildinfo"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 
 	"github.com/sdrnet/sdrnet/sim/scenario"
@@ -37,9 +37,10 @@ const manifestFormat = 1
 // Manifest describes a planned sweep.
 type Manifest struct {
 	Format int `json:"format"`
-	// Build names the sdrnet build that planned the sweep (module
-	// version and VCS revision, where the binary records them): a cell
-	// run by another build might differ, so RunTask refuses to.
+	// Build names the sdrnet build that planned the sweep
+	// (buildinfo.Version: module version, VCS revision where the binary
+	// records one, Go version and architecture): a cell run by another
+	// build might differ, so RunTask refuses to.
 	Build    string `json:"build"`
 	Scenario string `json:"scenario"`
 	// File and Source are the name the scenario was parsed under and its
@@ -73,7 +74,7 @@ func Plan(dir string, s *scenario.Scenario, sets []string, full bool, perTask in
 	if perTask < 1 {
 		return nil, fmt.Errorf("cells per task %d: want at least 1", perTask)
 	}
-	m := &Manifest{Format: manifestFormat, Build: build(), Scenario: s.Name, File: s.File, Source: string(s.Source),
+	m := &Manifest{Format: manifestFormat, Build: buildinfo.Version(), Scenario: s.Name, File: s.File, Source: string(s.Source),
 		Sets: sets, Seed: s.Seed, Full: full, PerTask: perTask}
 	for _, pt := range s.Grid(full) {
 		m.Cells = append(m.Cells, Cell{Index: pt.Index, Label: pt.Label(), Seed: s.CellSeed(pt), Params: pt.Values})
@@ -187,23 +188,4 @@ func TaskFromEnv(getenv func(string) string) (int, string, error) {
 		return i, name, nil
 	}
 	return 0, "", errors.New("no task index: give --index, or run under a Slurm job array (SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)")
-}
-
-// build names this binary's build: its module version and VCS revision,
-// marked when built from modified sources. A test binary records neither.
-func build() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	id := info.Main.Version
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			id += " " + s.Value
-		case s.Key == "vcs.modified" && s.Value == "true":
-			id += " (modified)"
-		}
-	}
-	return id
 }
