@@ -15,8 +15,9 @@
 # 128 KiB buffer does; 8MiB messages make every payload copy a cache miss),
 # TCP_SECS=10, SCHEMES="sr-nack ec:32,8", PATHS="1 8", AUTHS="none full",
 # RUN_TIMEOUT=300 (seconds before a run counts as hung), RESULTS=DIR (keep
-# every raw JSON there), CODECS="2 0" (erasure-coded rows once per
-# --codec-workers value; default: once, with sdrnet's default).
+# every raw JSON there), CODECS (erasure-coded rows once per
+# --codec-workers value listed, e.g. CODECS="0 2"; default: once, with
+# sdrnet's default).
 # Everything runs on 127.0.0.1; background processes are killed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +53,19 @@ timed() {
 }
 
 # spread RUNS... prints (max - min) / median, as a percentage.
-spread() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.0f%%", (m > 0) ? 100*(a[NR]-a[1])/m : 0}'; }
+spread() {
+  local m
+  m=$(median "$@")
+  printf '%s\n' "$@" | sort -g | awk -v m="$m" 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f%%", (m > 0) ? 100*(hi-lo)/m : 0}'
+}
+
+# complete FILE says whether a run's JSON has what the table needs: a
+# goodput and message completion times. A run without them failed.
+complete() {
+  local g p50 p99
+  g=$(jnum "$1" goodput_bps) p50=$(jnum "$1" message_completion_s.p50) p99=$(jnum "$1" message_completion_s.p99)
+  awk -v g="$g" -v a="$p50" -v b="$p99" 'BEGIN {exit !(g+0 > 0 && a+0 > 0 && b+0 > 0)}' 2>/dev/null
+}
 
 # goal_for LABEL AUTH prints the ratio to TCP a row is held to.
 goal_for() {
@@ -102,6 +115,11 @@ for scheme in $SCHEMES; do
         failures+=("$label paths=$p auth=$auth run $i")
         continue
       fi
+      if ! complete "$f"; then
+        echo "$label paths=$p auth=$auth run $i: exited 0 without a goodput and completion times in its JSON" >&2
+        failures+=("$label paths=$p auth=$auth run $i")
+        continue
+      fi
       wall=${wc% *} cpu=${wc#* }
       g=$(calc "$(jnum "$f" goodput_bps) / 1e9")
       runs+=("$(printf %.2f "$g")") cpus+=("$(calc "$cpu / $wall")")
@@ -122,7 +140,7 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "sdrnet runs: --msg $MSG, 8 messages in flight, --size $SIZE; CPU is user+sys over wall time, both ends together"
 echo
-echo "| transport | paths | auth | Gbit/s (median of $REPS) | runs | spread | p99/p50 (worst) | ratio to TCP | goal | CPU (cores) | note |"
+echo "| transport | paths | auth | Gbit/s (median of $REPS) | runs | spread | p99/p50 (worst) | ratio to TCP | ratio goal | CPU (cores) | note |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for r in "${rows[@]}"; do
   IFS='|' read -r label p auth g all cpu spr tail extra <<<"$r"

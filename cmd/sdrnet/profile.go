@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -14,58 +15,84 @@ import (
 // trace (for `go tool trace`) of one command's run: the way to see where
 // a slow bench or sim spends its time, or waits, without rebuilding.
 type profiles struct {
-	path, tracePath string
-	file, traceFile *os.File
+	cpu, trace profileFile
+}
+
+// profileFile is one of them: the flag that asks for it, its file, and
+// how it starts and stops.
+type profileFile struct {
+	flag, path string
+	start      func(io.Writer) error
+	stop       func()
+	out        *errWriter
+	file       *os.File
+}
+
+// errWriter keeps the first write error: runtime/pprof and runtime/trace
+// drop them, and a profile cut short by a full disk must not pass as
+// written.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
 }
 
 func (p *profiles) register(root *cobra.Command) {
-	root.PersistentFlags().StringVar(&p.path, "cpuprofile", "", "write a CPU profile of the run to this file (read it with go tool pprof)")
-	root.PersistentFlags().StringVar(&p.tracePath, "trace", "", "write an execution trace of the run to this file (read it with go tool trace)")
+	p.cpu = profileFile{flag: "--cpuprofile", start: pprof.StartCPUProfile, stop: pprof.StopCPUProfile}
+	p.trace = profileFile{flag: "--trace", start: trace.Start, stop: trace.Stop}
+	root.PersistentFlags().StringVar(&p.cpu.path, "cpuprofile", "", "write a CPU profile of the run to this file (read it with go tool pprof)")
+	root.PersistentFlags().StringVar(&p.trace.path, "trace", "", "write an execution trace of the run to this file (read it with go tool trace)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return p.start() }
 }
 
 func (p *profiles) start() error {
-	if p.path != "" {
-		f, err := os.Create(p.path)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		p.file = f
+	if err := p.cpu.begin(); err != nil {
+		return err
 	}
-	if p.tracePath != "" {
-		f, err := os.Create(p.tracePath)
-		if err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
-		if err := trace.Start(f); err != nil {
-			f.Close()
-			return fmt.Errorf("--trace: %w", err)
-		}
-		p.traceFile = f
+	if err := p.trace.begin(); err != nil {
+		return errors.Join(err, p.cpu.end())
 	}
 	return nil
 }
 
-// stop ends the profile and the trace, whether the command succeeded or not.
-func (p *profiles) stop() error {
-	var errs []error
-	if p.file != nil {
-		pprof.StopCPUProfile()
-		if err := p.file.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("--cpuprofile: %w", err))
-		}
-		p.file = nil
+// stop ends the profile and the trace, whether the command succeeded or
+// not, and says if either was not written whole.
+func (p *profiles) stop() error { return errors.Join(p.cpu.end(), p.trace.end()) }
+
+func (f *profileFile) begin() error {
+	if f.path == "" {
+		return nil
 	}
-	if p.traceFile != nil {
-		trace.Stop()
-		if err := p.traceFile.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("--trace: %w", err))
-		}
-		p.traceFile = nil
+	file, err := os.Create(f.path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.flag, err)
 	}
-	return errors.Join(errs...)
+	out := &errWriter{w: file}
+	if err := f.start(out); err != nil {
+		file.Close()
+		return fmt.Errorf("%s: %w", f.flag, err)
+	}
+	f.file, f.out = file, out
+	return nil
+}
+
+func (f *profileFile) end() error {
+	if f.file == nil {
+		return nil
+	}
+	f.stop()
+	err := errors.Join(f.out.err, f.file.Close())
+	f.file, f.out = nil, nil
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", f.flag, f.path, err)
+	}
+	return nil
 }

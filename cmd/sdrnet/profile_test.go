@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"testing"
 )
@@ -27,9 +29,31 @@ func TestProfileFlags(t *testing.T) {
 	}
 	pprof.StopCPUProfile()
 
-	// A failed command still stops the profile, and a bad path names the flag.
-	err := execute([]string{"model", "--cpuprofile", filepath.Join(dir, "no", "such", "dir")}, &out, &errb)
+	// A command that fails after the profile and trace started still
+	// stops both.
+	err := execute([]string{"model", "--set", "no.such=1", "--cpuprofile", cpu, "--trace", tr}, &out, &errb)
+	if err == nil {
+		t.Fatal("model --set no.such=1 succeeded")
+	}
+	if trace.IsEnabled() {
+		t.Error("trace left running after a failed command")
+	}
+	if err := pprof.StartCPUProfile(&bytes.Buffer{}); err != nil {
+		t.Fatalf("profile left running after a failed command: %v", err)
+	}
+	pprof.StopCPUProfile()
+
+	// A bad path names the flag.
+	err = execute([]string{"model", "--cpuprofile", filepath.Join(dir, "no", "such", "dir")}, &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "--cpuprofile") {
 		t.Errorf("unwritable profile path: got %v, want an error naming --cpuprofile", err)
+	}
+	// A profile that could not be written whole (a full disk) fails the
+	// command, though the runtime drops its write errors.
+	if runtime.GOOS == "linux" {
+		err = execute([]string{"model", "--set", "workload.size=1MiB", "--trace", "/dev/full"}, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), "--trace") {
+			t.Errorf("trace to /dev/full: got %v, want an error naming --trace", err)
+		}
 	}
 }

@@ -249,8 +249,10 @@ func NSCCDefaults(p Params) NSCCConfig {
 	if maxTarget <= 0 {
 		maxTarget = nsccMaxTarget
 	}
-	target := p.Target
-	if target <= 0 {
+	// A set target replaces the default and the host-noise floor, but
+	// not the least queueing delay the law can steer to.
+	target := max(p.Target, nsccMinQDly)
+	if p.Target <= 0 {
 		target = min(max(p.BaseRTT, nsccMinQDly), max(maxTarget, nsccMinQDly))
 		// A target within a real host's noise would read the noise as a queue.
 		target = max(target, p.HostNoise)

@@ -103,13 +103,14 @@ func TestNSCCDefaults(t *testing.T) {
 // floor on it, and the gains scaled by the target follow it.
 func TestNSCCTarget(t *testing.T) {
 	ms := monotime.Millisecond
-	host := Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}
+	host := Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, HostNoise: 2 * ms}
 	for _, tt := range []struct {
 		name   string
 		target monotime.Duration
 		want   monotime.Duration
 	}{
-		{"default on a host: the host-noise floor", 0, ms},
+		{"default on a host: the host-noise floor, above the 1 ms cap", 0, 2 * ms},
+		{"below the least queueing delay", monotime.Nanosecond, nsccMinQDly},
 		{"below the host-noise floor", 500 * us, 500 * us},
 		{"above the 1 ms cap", 5 * ms, 5 * ms},
 	} {
