@@ -545,6 +545,9 @@ func TestRepliesFromAnyTargetPort(t *testing.T) {
 			t.Fatalf("reply from target port %v: got %q, %v; want %q", s.LocalAddr(), buf[:n], err, want)
 		}
 	}
+	// The proxy counts a datagram after sending it on: the client may read
+	// the reply first.
+	waitFor(t, 10*time.Second, "both replies counted", func() bool { return p.Stats().Reverse.Forwarded >= 2 })
 	if s := p.Stats(); s.Reverse.Forwarded != 2 || s.Foreign != 1 {
 		t.Errorf("reverse forwarded %d, foreign %d; want 2 and 1", s.Reverse.Forwarded, s.Foreign)
 	}

@@ -24,8 +24,11 @@ import (
 	"errors"
 )
 
-// Version is the only protocol version this package speaks.
-const Version = 1
+// Version is the only protocol version this package speaks. Version 2
+// has the 40- and 48-byte DATA and PARITY headers: a peer of version 1
+// would pass the handshake and then drop every data packet, so it is
+// refused at the HELLO instead.
+const Version = 2
 
 // Type is a packet type.
 type Type uint8

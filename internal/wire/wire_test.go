@@ -366,7 +366,8 @@ func TestParseBadHeader(t *testing.T) {
 		want error
 	}{
 		{"version 0", 0, 0, wire.ErrVersion},
-		{"version 2", 0, 2, wire.ErrVersion},
+		{"version 1 (36-byte DATA headers)", 0, 1, wire.ErrVersion},
+		{"version 3", 0, 3, wire.ErrVersion},
 		{"version 255", 0, 255, wire.ErrVersion},
 		{"type 0", 1, 0, wire.ErrType},
 		{"type 10", 1, 10, wire.ErrType},
