@@ -25,7 +25,7 @@ func TestPathFailure(t *testing.T) {
 				cfg := core.Config{Scheme: schemes(t)[name], InitialRTT: monotime.Millisecond, Paths: 16, Select: sel}
 				// The seed matters: under 1% loss some seeds see a healthy
 				// path failed, or the dead one used too long (over seeds
-				// 1-8, 10 of the 160 cells here, 6 of them bestrtt's; at
+				// 1-8, 10 of the 160 cells here, 7 of them bestrtt's; at
 				// the tail of a transfer, each path's last packet lost
 				// leaves every path silent), a weakness this test does not
 				// cover. Seed 5 passes every cell.

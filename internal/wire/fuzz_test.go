@@ -310,6 +310,7 @@ func ranges(b []byte) []wire.Range {
 // MTU/shift/scheme, or CTS buffer length and credit.
 func FuzzEncode(f *testing.F) {
 	f.Add(uint8(wire.TypeData), wire.FlagLast, uint64(7), uint32(0x00010002), uint32(2), uint64(0), uint64(2500), uint64(1000), make([]byte, 500))
+	f.Add(uint8(wire.TypeData), wire.FlagLast, uint64(7), uint32(0x00010002), uint32(2), uint64(0xdeadbeef<<32|1), uint64(2500), uint64(1000), make([]byte, 500))
 	f.Add(uint8(wire.TypeData), wire.FlagLast, uint64(7), uint32(0), uint32(1<<32-1), uint64(0), uint64(1<<32), uint64(1), []byte{1})
 	f.Add(uint8(wire.TypeParity), uint8(0), uint64(7), uint32(0), uint32(1), uint64(1<<32|1<<16|2<<8|1), uint64(2500), uint64(1000|1<<16), make([]byte, 1000))
 	f.Add(uint8(wire.TypeParity), uint8(0), uint64(7), uint32(0), uint32(2), uint64(1<<32|1<<16|2<<8|1), uint64(2500), uint64(1000|1<<16), make([]byte, 1000))
@@ -326,21 +327,31 @@ func FuzzEncode(f *testing.F) {
 		// seeds read naturally.
 		switch wire.Type((typ-1)%6 + 1) {
 		case wire.TypeData:
-			in := wire.Data{Conn: conn, Flags: flags, Msg: m, Packet: x, Geometry: g, Payload: payload}
+			// w: bit 0 says the message has an immediate value, bits
+			// 32..63 are it; without the flag it is sent as zero.
+			g.HasImm = w&1 != 0
+			in := wire.Data{Conn: conn, Flags: flags, Msg: m, Packet: x, Imm: uint32(w >> 32), Geometry: g, Payload: payload}
 			got, ok := encodeParse(t, in.Encode, wire.ParseData, wire.MessageLen+len(payload))
 			if ok != dataValid(in) {
 				t.Fatalf("ParseData accepted=%v, oracle says valid=%v for %+v", ok, !ok, in)
+			}
+			if !g.HasImm {
+				in.Imm = 0
 			}
 			if ok && !dataEqual(got, in) {
 				t.Fatalf("ParseData = %+v, want %+v", got, in)
 			}
 		case wire.TypeParity:
-			g.K, g.M = uint8(w), uint8(w>>8)
-			in := wire.Parity{Conn: conn, Flags: flags, Msg: m, Sub: x, Geometry: g,
+			// z: bit 32 flags an immediate value, bits 33..63 are it.
+			g.K, g.M, g.HasImm = uint8(w), uint8(w>>8), z>>32&1 != 0
+			in := wire.Parity{Conn: conn, Flags: flags, Msg: m, Sub: x, Imm: uint32(z >> 33), Geometry: g,
 				Index: uint8(w >> 16), Stripe: uint32(w >> 32), Payload: payload}
 			got, ok := encodeParse(t, in.Encode, wire.ParseParity, wire.ParityLen+len(payload))
 			if ok != parityValid(in) {
 				t.Fatalf("ParseParity accepted=%v, oracle says valid=%v for %+v", ok, !ok, in)
+			}
+			if !g.HasImm {
+				in.Imm = 0
 			}
 			if ok && !parityEqual(got, in) {
 				t.Fatalf("ParseParity = %+v, want %+v", got, in)

@@ -740,6 +740,17 @@ func TestImmediateRoundTrip(t *testing.T) {
 	if _, err := wire.ParseData(buf[:n]); !errors.Is(err, wire.ErrInconsistent) {
 		t.Errorf("immediate bytes set on a message without one: %v, want wire.ErrInconsistent", err)
 	}
+	p.Geometry = geo
+	if n, _ = p.Encode(buf); n != wire.ParityLen+4096 {
+		t.Fatalf("parity without an immediate takes %d bytes", n)
+	}
+	if got, err := wire.ParseParity(buf[:n]); err != nil || got.Imm != 0 {
+		t.Errorf("parity, no immediate: got %#x, %v; want 0, nil", got.Imm, err)
+	}
+	buf[47] = 1
+	if _, err := wire.ParseParity(buf[:n]); !errors.Is(err, wire.ErrInconsistent) {
+		t.Errorf("immediate bytes set on parity of a message without one: %v, want wire.ErrInconsistent", err)
+	}
 }
 
 // TestPayloadAligned: every header that precedes a payload is a multiple
