@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/sdrnet/sdrnet/internal/report"
@@ -52,13 +53,27 @@ scenario (its quick subset unless --full).`,
 		},
 	}
 	f := cmd.Flags()
-	f.Var(&o.seed, "seed", "random seed (default: the scenario's)")
+	o.addGridFlags(f)
 	f.StringVar(&o.out, "out", "", "output directory (default out/<scenario name>)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a parameter: key=value or key=[v1,v2] (repeatable)")
-	f.IntVarP(&o.workers, "jobs", "j", runtime.NumCPU(), "grid points run in parallel")
-	f.BoolVar(&o.full, "full", false, "run the whole grid, not the scenario's quick subset")
+	f.IntVarP(&o.workers, "jobs", "j", runtime.NumCPU(), "grid points run in parallel (1..1024)")
 	f.BoolVar(&o.list, "list", false, "list the built-in scenarios")
 	return cmd
+}
+
+// addGridFlags registers the flags that choose a scenario's grid: --seed,
+// --set and --full.
+func (o *simOptions) addGridFlags(f *pflag.FlagSet) {
+	f.Var(&o.seed, "seed", "random seed (default: the scenario's)")
+	f.StringArrayVar(&o.sets, "set", nil, "override a parameter: key=value or key=[v1,v2] (repeatable)")
+	f.BoolVar(&o.full, "full", false, "the whole grid, not the scenario's quick subset")
+}
+
+// checkJobs says whether -j is in range.
+func checkJobs(n int) error {
+	if n < 1 || n > 1024 {
+		return invalidFlag("jobs", fmt.Sprint(n), fmt.Errorf("want 1..1024"))
+	}
+	return nil
 }
 
 // loadScenario reads FILE, the built-in scenario NAME (when no such file
@@ -140,8 +155,8 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.workers < 1 || o.workers > 1024 {
-		return invalidFlag("jobs", fmt.Sprint(o.workers), fmt.Errorf("want 1..1024"))
+	if err := checkJobs(o.workers); err != nil {
+		return err
 	}
 	out := o.out
 	if out == "" {
@@ -159,14 +174,22 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	if err != nil {
 		return err
 	}
-	r := report.New(s, o.full, cells)
+	return emitRun(cmd, out, report.New(s, o.full, cells), fmt.Sprintf(" in %v", time.Since(start).Round(time.Millisecond)))
+}
+
+// emitRun writes r's files into out and prints its summary and verdicts;
+// note follows the line that names the files.
+func emitRun(cmd *cobra.Command, out string, r *report.Run, note string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
 	names, err := writeOutputs(out, r)
 	if err != nil {
 		return err
 	}
-	printSummary(cmd.OutOrStdout(), cells)
+	printSummary(cmd.OutOrStdout(), r.Cells)
 	printVerdicts(cmd.OutOrStdout(), r.Verdicts)
-	fmt.Fprintf(stderr, "wrote %s/{%s} in %v\n", out, strings.Join(names, ","), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s/{%s}%s\n", filepath.Clean(out), strings.Join(names, ","), note)
 	return nil
 }
 

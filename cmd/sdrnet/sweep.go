@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,10 +63,8 @@ func newSweepPlanCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.Var(&o.seed, "seed", "random seed (default: the scenario's)")
+	o.addGridFlags(f)
 	f.StringVar(&o.out, "out", "", "the sweep's directory, shared by every task (required)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a parameter: key=value or key=[v1,v2] (repeatable)")
-	f.BoolVar(&o.full, "full", false, "the whole grid, not the scenario's quick subset")
 	f.IntVar(&perTask, "cells-per-task", 1, "cells each task runs")
 	return cmd
 }
@@ -92,8 +88,8 @@ func newSweepRunCmd() *cobra.Command {
 			} else if index < 0 {
 				return invalidFlag("index", fmt.Sprint(index), fmt.Errorf("want a task index, 0 or more"))
 			}
-			if workers < 1 || workers > 1024 {
-				return invalidFlag("jobs", fmt.Sprint(workers), fmt.Errorf("want 1..1024"))
+			if err := checkJobs(workers); err != nil {
+				return err
 			}
 			limitMemory()
 			start := time.Now()
@@ -141,17 +137,7 @@ func newSweepMergeCmd() *cobra.Command {
 			if out == "" {
 				out = args[0]
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return err
-			}
-			names, err := writeOutputs(out, r)
-			if err != nil {
-				return err
-			}
-			printSummary(cmd.OutOrStdout(), r.Cells)
-			printVerdicts(cmd.OutOrStdout(), r.Verdicts)
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s/{%s}\n", filepath.Clean(out), strings.Join(names, ","))
-			return nil
+			return emitRun(cmd, out, r, "")
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output directory (default: the sweep's)")
