@@ -227,7 +227,12 @@ func TestPerPathLoss(t *testing.T) {
 	for _, c := range cs {
 		send(t, p, c, 0, n, 64)
 	}
-	waitFor(t, 5*time.Second, "the target to receive", func() bool { return uint64(tg.count()) == p.Stats().Forward.Forwarded })
+	// Settled: every datagram sent was forwarded or lost (the proxy counts
+	// one after writing it), and the target has what was forwarded.
+	waitFor(t, 5*time.Second, "the target to receive", func() bool {
+		st := p.Stats()
+		return st.Forward.Forwarded+st.Forward.DroppedLoss == uint64(len(cs)*n) && uint64(tg.count()) == st.Forward.Forwarded
+	})
 	s := p.Stats()
 	if len(s.Paths) != len(cs) {
 		t.Fatalf("%d paths, want %d", len(s.Paths), len(cs))
