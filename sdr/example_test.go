@@ -58,25 +58,30 @@ func ExampleConn_SendStream() {
 		panic(err)
 	}
 	defer l.Close()
+	sent := make(chan error, 1)
 	go func() {
 		conn, err := sdr.Dial(ctx, l.Addr().String(), &sdr.Config{Paths: 4})
 		if err != nil {
-			panic(err)
+			sent <- err
+			return
 		}
+		defer conn.Close()
 		data := strings.Repeat("0123456789", 100_000) // 1 MB
-		if _, err := conn.SendStream(ctx, strings.NewReader(data), &sdr.StreamConfig{MsgSize: 64 << 10}); err != nil {
-			panic(err)
-		}
-		_ = conn.Close() // the receiver has verified the stream
+		_, err = conn.SendStream(ctx, strings.NewReader(data), &sdr.StreamConfig{MsgSize: 64 << 10})
+		sent <- err
 	}()
 	conn, err := l.Accept(ctx)
 	if err != nil {
 		panic(err)
 	}
+	defer conn.Close()
 	var got bytes.Buffer
 	n, err := conn.RecvStream(ctx, &got, &sdr.StreamConfig{MsgSize: 64 << 10})
-	fmt.Println(n, err, got.String()[:10])
-	// Output: 1000000 <nil> 0123456789
+	// The sender learns the stream was verified from the receiver's last
+	// acknowledgement, which may come after RecvStream returns: wait for it
+	// before the deferred cancel ends the context under it.
+	fmt.Println(n, err, <-sent, got.String()[:10])
+	// Output: 1000000 <nil> <nil> 0123456789
 }
 
 // Three ranks of a collective on datagram endpoints: each talks to the
