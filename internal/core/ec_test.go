@@ -159,6 +159,44 @@ func TestErasureUnderWindow(t *testing.T) {
 	}
 }
 
+// TestErasureStallProbe: a first pass that stalls on the window after a
+// sub-message whose every ACK was lost gets going again. The receiver has
+// the sub-message whole, so it has nothing new to say, and erasure coding
+// arms no timer per chunk in the first pass: without the stall's backstop
+// (a tail probe) the transfer waited for ever.
+func TestErasureStallProbe(t *testing.T) {
+	alg, err := cc.Parse("nscc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probed := false
+	fwd := testLink()
+	fwd.Drop = func(b []byte) bool {
+		if d, err := wire.ParseData(b); err == nil && d.Flags&wire.FlagRetransmit != 0 {
+			probed = true
+		}
+		return false
+	}
+	rev := testLink()
+	rev.Drop = func(b []byte) bool { // every ACK until the sender probes
+		h, err := wire.ParseHeader(b)
+		return err == nil && h.Type == wire.TypeAck && !probed
+	}
+	cfg := core.Config{Scheme: schemes(t)["ec:32,8"], InitialRTT: monotime.Millisecond, CC: alg, LineRate: 1e9}
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: fwd, Reverse: &rev, A: cfg, B: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 6 << 20
+	res, err := p.Transfer(message(size), size, nil, coretest.Limits{Time: 10 * monotime.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !probed || res.A.RTOs == 0 {
+		t.Fatalf("the transfer ended without a probe (%d RTOs)", res.A.RTOs)
+	}
+}
+
 // TestDecodedReportedBeforeAck: the sender charges a packet that erasure
 // decoding rebuilt to the path that lost it only if the report of the
 // decode (NackDecoded) reaches it before any ACK that covers the packet;

@@ -55,6 +55,9 @@ type sendMsg struct {
 	epoch       uint32        // go-back-N: retransmissions of older epochs are void
 	cum         uint32        // go-back-N: packets cumulatively acked
 	progress    monotime.Time // EC: when the backstop was last armed
+	// stallArmed: the backstop is armed for the current stall of the
+	// first pass (stallBackstop).
+	stallArmed bool
 	inflight    int64         // this message's unacknowledged first-pass bytes
 }
 
@@ -297,6 +300,7 @@ func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) monotime.Tim
 	}
 	m.acked.set(i)
 	m.nacked++
+	s.endStall(m) // progress: a stall goes on from now
 	n := min(1<<s.c.shift, m.npkts-i<<s.c.shift)
 	m.resolved += n
 	s.loss.noteResolved(n)
@@ -453,11 +457,14 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 			return 0 // the receiver has not granted this far yet
 		}
 		if limit := s.c.cfg.MaxBytesInFlight; limit > 0 && s.inflight > 0 && s.inflight+size > limit {
+			s.stallBackstop(now, m)
 			return 0
 		}
 		if s.ccGate(m, p) && s.ccHolds(s.chunkBytes(m, p>>s.c.shift)) {
+			s.stallBackstop(now, m)
 			return 0
 		}
+		s.endStall(m)
 		m.next++
 		if p >= m.high {
 			m.high = p + 1

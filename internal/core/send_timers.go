@@ -72,6 +72,10 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
 	whole := t.chunk == wholeMessage
+	if whole && m.stallArmed {
+		s.probeStall(now, m)
+		return
+	}
 	if !whole {
 		s.ccLost(now, s.chunkBytes(m, t.chunk), true)
 		s.noteLost(m, t.chunk<<s.c.shift) // at least one packet of the chunk
@@ -83,6 +87,43 @@ func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 func (s *sender) armBackstop(now monotime.Time, m *sendMsg) {
 	m.progress = now
 	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
+}
+
+// stallBackstop arms m's backstop when its first pass stalls on the
+// window with bytes in flight, once per stall (an ACK of m restarts the
+// count: the next poll re-arms from then). A scheme with a backstop arms
+// no timer per chunk in the first pass, so without this a stalled pass
+// whose last ACK was lost waited for ever: the receiver, which had it all,
+// had nothing new to acknowledge, and the window stayed shut (EC over 16
+// paths, 1% loss, NSCC's one-packet window: TestLossyMemoryNetwork).
+func (s *sender) stallBackstop(now monotime.Time, m *sendMsg) {
+	if m.stallArmed || !m.scheme.Backstop() {
+		return
+	}
+	s.armBackstop(now, m)
+	m.stallArmed = true
+}
+
+// endStall voids the backstop of a stall that made progress.
+func (s *sender) endStall(m *sendMsg) {
+	if m.stallArmed {
+		m.stallArmed, m.progress = false, 0
+	}
+}
+
+// probeStall answers a stalled first pass's backstop with a tail probe,
+// not the scheme's timeout: the last packet sent of m's oldest chunk not
+// acknowledged, which makes the receiver acknowledge again (or NACK what
+// it lacks), and the backstop again. Resending every chunk in flight
+// would resend data that is only waiting for its parity to decode.
+func (s *sender) probeStall(now monotime.Time, m *sendMsg) {
+	shift := s.c.shift
+	sent := min((m.high+1<<shift-1)>>shift, m.nchunks)
+	if c := m.acked.nextClear(0, sent); c < sent {
+		last := min((c+1)<<shift, m.high) - 1
+		m.Resend(last, last+1)
+	}
+	s.armBackstop(now, m)
 }
 
 func (s *sender) nextTimeout() monotime.Time {
