@@ -58,7 +58,7 @@ type sendMsg struct {
 	// stallArmed: the backstop is armed for the current stall of the
 	// first pass (stallBackstop).
 	stallArmed bool
-	inflight    int64         // this message's unacknowledged first-pass bytes
+	inflight   int64 // this message's unacknowledged first-pass bytes
 }
 
 // wholeMessage in a sendTimer's chunk field means the timer covers the
