@@ -14,8 +14,15 @@ func (m *sendMsg) Packets() uint32 { return m.npkts }
 func (m *sendMsg) Chunks() uint32  { return m.nchunks }
 func (m *sendMsg) Cum() uint32     { return m.cum }
 
+// Resend queues [from, to) as far as the first pass has gone: a chunk's
+// timer may be armed before the pass has sent all of it (a NACKed packet
+// of it was resent), and a tail resent ahead of its first transmission
+// let the chunk be acknowledged before the pass counted the tail in
+// flight, where it then stayed, shutting a small window for good.
 func (m *sendMsg) Resend(from, to uint32) {
-	m.s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: from, end: min(to, m.npkts)})
+	if to = min(to, m.high); from < to {
+		m.s.retx.push(retxRange{seq: m.seq, epoch: m.epoch, start: from, end: to})
+	}
 }
 
 func (m *sendMsg) ResendChunk(c uint32) {

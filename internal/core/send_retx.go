@@ -111,7 +111,10 @@ func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
 		n := s.encodeData(now, m, p, buf, wire.FlagRetransmit)
 		s.c.stats.RetxPackets++
 		s.c.stats.RetxBytes += uint64(m.geo.PayloadLen(p))
-		if r.start >= r.end || r.start&(1<<s.c.shift-1) == 0 {
+		// A chunk the first pass has not finished gets its timer when the
+		// pass finishes it: one armed now would fire again and again while
+		// the pass paces its tail out, its resends taking the pace.
+		if (r.start >= r.end || r.start&(1<<s.c.shift-1) == 0) && m.high >= min((c+1)<<s.c.shift, m.npkts) {
 			s.chunkSent(now, m, c)
 		}
 		if r.start >= r.end {

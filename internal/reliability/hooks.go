@@ -128,7 +128,8 @@ type SendMessage interface {
 	// Cum is how many packets an in-order receiver has acknowledged.
 	Cum() uint32
 	// Resend queues packets [from, to) for retransmission, skipping those
-	// the receiver is known to have.
+	// the receiver is known to have and those the first pass has not sent
+	// yet (it will).
 	Resend(from, to uint32)
 	// ResendChunk queues chunk c for retransmission.
 	ResendChunk(c uint32)
