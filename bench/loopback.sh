@@ -17,7 +17,8 @@
 # RUN_TIMEOUT=300 (seconds before a run counts as hung), RESULTS=DIR (keep
 # every raw JSON there), CODECS (erasure-coded rows once per
 # --codec-workers value listed, e.g. CODECS="0 2"; default: once, with
-# sdrnet's default).
+# sdrnet's default), CCS (every sdrnet row once per --cc value listed,
+# e.g. CCS="none nscc"; default: once, with sdrnet's default controller).
 # Everything runs on 127.0.0.1; background processes are killed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,7 @@ PATHS=${PATHS:-"1 8"}
 AUTHS=${AUTHS:-"none full"}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 CODECS=${CODECS:-default}
+CCS=${CCS:-default}
 
 use_tmp '*.json'
 
@@ -71,7 +73,7 @@ complete() {
 goal_for() {
   case "$1" in
   *ec:32,8*) echo 0.8 ;;
-  "sdrnet sr-nack") if [ "$2" = none ]; then echo 1.0; else echo 0.7; fi ;;
+  "sdrnet sr-nack" | "sdrnet sr-nack, cc "*) if [ "$2" = none ]; then echo 1.0; else echo 0.7; fi ;;
   *) echo - ;;
   esac
 }
@@ -104,12 +106,14 @@ for scheme in $SCHEMES; do
   codecs=default
   case $scheme in ec:* | xor:*) codecs=$CODECS ;; esac
   for codec in $codecs; do
+  for cc in $CCS; do
   flags=() label="sdrnet $scheme"
-  if [ "$codec" != default ]; then flags=(--codec-workers "$codec") label="sdrnet $scheme, codec $codec"; fi
+  if [ "$codec" != default ]; then flags=(--codec-workers "$codec") label="$label, codec $codec"; fi
+  if [ "$cc" != default ]; then flags+=(--cc "$cc") label="$label, cc $cc"; fi
   for p in $PATHS; do
     runs=() cpus=() rx=() tails=()
     for i in $(seq "$REPS"); do
-      f="$tmp/sdrnet-${scheme//[:,]/_}-c$codec-p$p-$auth-$i.json"
+      f="$tmp/sdrnet-${scheme//[:,]/_}-c$codec-$cc-p$p-$auth-$i.json"
       if ! wc=$(timed "$f" timeout "$RUN_TIMEOUT" "$tmp/sdrnet" bench --scheme "$scheme" --paths "$p" --auth "$auth" --msg "$MSG" --size "$SIZE" "${flags[@]}" --json); then
         echo "$label paths=$p auth=$auth run $i: FAILED or hung (killed after ${RUN_TIMEOUT}s): $(tail -3 "$f.time" | head -2)" >&2
         failures+=("$label paths=$p auth=$auth run $i")
@@ -130,6 +134,7 @@ for scheme in $SCHEMES; do
     [ ${#runs[@]} -gt 0 ] || runs=(0) cpus=(0) rx=(0) tails=(0)
     worst=$(printf '%s\n' "${tails[@]}" | sort -g | tail -1)
     rows+=("$label|$p|$auth|$(median "${runs[@]}")|${runs[*]}|$(printf %.2f "$(median "${cpus[@]}")")|$(spread "${runs[@]}")|$(printf %.2f "$worst")|retx $(printf %.0f "$(median "${rx[@]}")") MiB")
+  done
   done
   done
 done

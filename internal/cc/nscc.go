@@ -355,7 +355,10 @@ type NSCC struct {
 	learning  bool
 	learnEnd  monotime.Time
 	learnFull bool
-	learnOK   bool
+	// learnFilled: a send in the period filled the window at its
+	// maximum (on a real host; see learn).
+	learnFilled bool
+	learnOK     bool
 
 	ignoredLosses uint64
 	stats         Stats
@@ -384,6 +387,9 @@ func (n *NSCC) Config() NSCCConfig { return n.cfg }
 // OnSend counts the bytes in flight, for quick adapt's ignore span.
 func (n *NSCC) OnSend(now monotime.Time, bytes int) {
 	n.inFlight += int64(bytes)
+	if n.learning && n.cwnd >= n.maxWnd && float64(n.inFlight)+n.cfg.Quantum >= n.cwnd {
+		n.learnFilled = true
+	}
 	if n.cfg.PacingGain > 0 {
 		n.pace(now, bytes)
 	}
@@ -466,18 +472,27 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 // + target; one in which every ACK found the window full (in flight
 // within one MSS of it, at the maximum) and the path clear (no mark, the
 // fast delay average below the target, no loss) doubles the line rate.
+// On a real host (StandingWindow set) the window counts as full in a
+// period in which a send filled it (filled, from OnSend): a host's driver
+// reads ACKs in batches and sends after the batch, so the third ACK of a
+// batch found the window two chunks short however full the sender kept
+// it, and on loopback the window stayed at 0.5 MB, 0.85 of none's
+// goodput.
 func (n *NSCC) learn(now monotime.Time, a Ack, marked bool) {
 	full := n.cwnd >= n.maxWnd && float64(a.InFlight+a.Bytes)+n.cfg.Quantum >= n.cwnd
 	clear := !marked && n.lossDelay < float64(n.cfg.Target)
 	if n.cfg.StandingWindow > 0 {
 		clear = !marked && n.queue < n.cfg.Target
+		full = true // judged by the sends: learnFilled
 	}
 	if n.learnEnd == 0 || now > n.learnEnd {
 		if n.learnEnd != 0 && n.learnFull && n.learnOK && n.cfg.LineRate < n.cfg.MaxLineRate {
-			n.scaleLineRate(2)
+			if n.cfg.StandingWindow <= 0 || n.learnFilled {
+				n.scaleLineRate(2)
+			}
 		}
 		n.learnEnd = now.Add(n.baseRTT + n.cfg.Target)
-		n.learnFull, n.learnOK = full, clear
+		n.learnFull, n.learnOK, n.learnFilled = full, clear, false
 		return
 	}
 	n.learnFull = n.learnFull && full
