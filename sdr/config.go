@@ -152,8 +152,8 @@ const DefaultHostNoise = time.Millisecond
 // host mode (DefaultHostNoise), because a transport that cannot back off
 // is not safe on a shared path. Measured (docs/benchmarks.md, "NSCC
 // becomes the default"): through a 1 Gbit/s, 20 ms path with a 256 KiB
-// queue it resends 0.24% of the data where none resends 32%, at 0.90 of
-// the link; two connections share that path with Jain's index 0.999;
+// queue it resends 0.24% of the data where none resends 32%, at 899
+// Mbit/s; two connections share that path with Jain's index 0.999;
 // the lossy long haul (8 paths, 50 ms, 1% random loss) runs at 1.01 of
 // its goal, since random loss on an empty queue is not taken for
 // congestion; loopback runs at 1.01 of none's goodput with nothing

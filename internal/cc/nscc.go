@@ -473,23 +473,22 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 // within one MSS of it, at the maximum) and the path clear (no mark, the
 // fast delay average below the target, no loss) doubles the line rate.
 // On a real host (StandingWindow set) the window counts as full in a
-// period in which a send filled it (filled, from OnSend): a host's driver
-// reads ACKs in batches and sends after the batch, so the third ACK of a
-// batch found the window two chunks short however full the sender kept
-// it, and on loopback the window stayed at 0.5 MB, 0.85 of none's
-// goodput.
+// period in which a send filled it (learnFilled, from OnSend): a host's
+// driver reads ACKs in batches and sends after the batch, so the third ACK
+// of a batch found the window two chunks short however full the sender
+// kept it, and on loopback the window stayed at 0.5 MB, 0.70-0.82 of
+// none's goodput (docs/benchmarks.md).
 func (n *NSCC) learn(now monotime.Time, a Ack, marked bool) {
-	full := n.cwnd >= n.maxWnd && float64(a.InFlight+a.Bytes)+n.cfg.Quantum >= n.cwnd
+	host := n.cfg.StandingWindow > 0
+	full := host || n.cwnd >= n.maxWnd && float64(a.InFlight+a.Bytes)+n.cfg.Quantum >= n.cwnd
 	clear := !marked && n.lossDelay < float64(n.cfg.Target)
-	if n.cfg.StandingWindow > 0 {
+	if host {
 		clear = !marked && n.queue < n.cfg.Target
-		full = true // judged by the sends: learnFilled
 	}
 	if n.learnEnd == 0 || now > n.learnEnd {
-		if n.learnEnd != 0 && n.learnFull && n.learnOK && n.cfg.LineRate < n.cfg.MaxLineRate {
-			if n.cfg.StandingWindow <= 0 || n.learnFilled {
-				n.scaleLineRate(2)
-			}
+		filled := n.learnFull && (!host || n.learnFilled)
+		if n.learnEnd != 0 && filled && n.learnOK && n.cfg.LineRate < n.cfg.MaxLineRate {
+			n.scaleLineRate(2)
 		}
 		n.learnEnd = now.Add(n.baseRTT + n.cfg.Target)
 		n.learnFull, n.learnOK, n.learnFilled = full, clear, false
