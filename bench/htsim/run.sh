@@ -10,13 +10,16 @@
 # HTSIM_SRC is a checkout of uet-htsim (its root, its htsim/ folder or its
 # htsim/sim/ folder). Environment:
 #   REPS=2             timed runs of each simulator per k, alternated:
-#                      sdrnet, htsim, sdrnet, htsim, ...
+#                      sdrnet, sdrnet --huge-pages, htsim, sdrnet, ...
 #   HTSIM_BUILD=DIR    htsim's CMake build folder (default /tmp/htsim-build);
 #                      built (Release, target htsim_uec) when absent
 #   HTSIM_EVENTS=1     0: skip counting htsim's events (see below)
 #   OUT=DIR            where every run's output is kept (default a fresh
 #                      /tmp/htsim-bench.XXXXXX, printed at the end)
 #   KEEP_LOGS=0        1: keep htsim's logout.dat and idmap.txt
+#   HUGE=1             also time sdrnet with --huge-pages (its heap on 2 MiB
+#                      pages) in each rep, right after the plain run: a
+#                      row of its own per k. 0: the plain run only
 #
 # One simulation at a time, one core each: sdrnet with GOMAXPROCS=1 and
 # -j1; htsim is single-threaded. Each run is timed by /usr/bin/time -v
@@ -99,6 +102,9 @@ REPS=${REPS:-2}
 HTSIM_BUILD=${HTSIM_BUILD:-/tmp/htsim-build}
 HTSIM_EVENTS=${HTSIM_EVENTS:-1}
 KEEP_LOGS=${KEEP_LOGS:-0}
+HUGE=${HUGE:-1}
+variants=(plain)
+[ "$HUGE" = 0 ] || variants+=(huge)
 OUT=${OUT:-$(mktemp -d /tmp/htsim-bench.XXXXXX)}
 mkdir -p "$OUT" "$HTSIM_BUILD"
 OUT=$(cd "$OUT" && pwd)
@@ -279,16 +285,23 @@ for k in "${ks[@]}"; do
   # nodes, connections, bytes, start spread (us; 0: all at once), seed
   python3 "$gen" "$tm" "$hosts" "$hosts" 2000000 0 1 >"$kdir/gen.log"
 
-  sw=() sr=() se="" hw=() hr=() he="-"
+  declare -A sw=() sr=()
+  se="" hw=() hr=() he="-"
   for rep in $(seq "$REPS"); do
-    d=$kdir/sdrnet.$rep
-    echo "== k=$k ($hosts hosts) rep $rep: sdrnet" >&2
-    timed "$d" "$sdrnet" sim "$here/permutation.yaml" -j1 --out "$d/res" \
-      --set topology.k="$k" --set workload.hosts="$hosts"
-    read -r sflows smean smax sev shops ssim sretx sdrops < <(sdr_stats "$d/res")
-    sw+=("$(wall "$d")") sr+=("$(rss "$d")") se=$sev
-    [ "$sflows" = "$hosts" ] || { echo "sdrnet k=$k rep $rep: $sflows of $hosts flows finished" >&2; fail=1; }
-    detail+=("| $k | sdrnet | $rep | $(wall "$d") | $(rss "$d") | $sev | $sflows/$hosts | $smean | $smax | retx $sretx B, drops $sdrops, hops $shops |")
+    for v in "${variants[@]}"; do
+      d=$kdir/sdrnet-$v.$rep
+      flags=()
+      [ "$v" = plain ] || flags=(--huge-pages)
+      echo "== k=$k ($hosts hosts) rep $rep: sdrnet ${flags[*]}" >&2
+      timed "$d" "$sdrnet" sim "$here/permutation.yaml" -j1 "${flags[@]}" --out "$d/res" \
+        --set topology.k="$k" --set workload.hosts="$hosts"
+      read -r sflows smean smax sev shops ssim sretx sdrops < <(sdr_stats "$d/res")
+      sw[$v]+=" $(wall "$d")" sr[$v]+=" $(rss "$d")"
+      [ -z "$se" ] || [ "$se" = "$sev" ] || { echo "sdrnet k=$k: $sev events with --huge-pages, $se without: the run changed" >&2; fail=1; }
+      se=$sev
+      [ "$sflows" = "$hosts" ] || { echo "sdrnet k=$k rep $rep ($v): $sflows of $hosts flows finished" >&2; fail=1; }
+      detail+=("| $k | sdrnet${flags[*]:+ ${flags[*]}} | $rep | $(wall "$d") | $(rss "$d") | $sev | $sflows/$hosts | $smean | $smax | retx $sretx B, drops $sdrops, hops $shops |")
+    done
 
     d=$kdir/htsim.$rep
     echo "== k=$k ($hosts hosts) rep $rep: htsim" >&2
@@ -323,15 +336,20 @@ for k in "${ks[@]}"; do
     detail+=("| $k | htsim (counting build) | 1 | $(wall "$d") | $(rss "$d") | $cev | $cflows/$hosts | $cmean | $cmax | instrumented relink, not in the summary's wall |")
   fi
 
-  s_wall=$(median "${sw[@]}") s_rss=$(median "${sr[@]}")
   h_wall=$(median "${hw[@]}") h_rss=$(median "${hr[@]}")
-  s_per=$(calc "1e9 * $s_wall / $se")
   if [ "$he" = "-" ]; then
     h_ev="not printed" h_per="-"
   else
     h_ev=$he h_per=$(printf '%.0f ns' "$(calc "1e9 * $h_wall / $he")")
   fi
-  rows+=("| $k | $hosts | ${h_wall} s / $(calc "$h_rss / 1024" | xargs printf '%.0f') MiB / ${h_ev} | ${s_wall} s / $(calc "$s_rss / 1024" | xargs printf '%.0f') MiB / ${se} | $(printf '%.0f' "$s_per") ns | ${h_per} | $(printf '%.2f' "$(calc "$h_wall / $s_wall")")x | $(printf '%.2f' "$(calc "$h_rss / $s_rss")")x |")
+  for v in "${variants[@]}"; do
+    # shellcheck disable=SC2086 # the lists are space-separated numbers
+    s_wall=$(median ${sw[$v]}) s_rss=$(median ${sr[$v]})
+    s_per=$(calc "1e9 * $s_wall / $se")
+    label="sdrnet"
+    [ "$v" = plain ] || label="sdrnet --huge-pages"
+    rows+=("| $k | $hosts | $label | ${h_wall} s / $(calc "$h_rss / 1024" | xargs printf '%.0f') MiB / ${h_ev} | ${s_wall} s / $(calc "$s_rss / 1024" | xargs printf '%.0f') MiB / ${se} | $(printf '%.0f' "$s_per") ns | ${h_per} | $(printf '%.2f' "$(calc "$h_wall / $s_wall")")x | $(printf '%.2f' "$(calc "$h_rss / $s_rss")")x |")
+  done
   agree+=("| $k | $hflows/$hosts | $hmean | $hmax | $sflows/$hosts | $smean | $smax |")
 done
 
@@ -339,8 +357,8 @@ done
   echo
   echo "## Summary (median of $REPS runs each; wall clock, peak RSS, events)"
   echo
-  echo "| k | hosts | htsim wall / RSS / events | sdrnet wall / RSS / events | sdrnet per event | htsim per event | speed ratio htsim/sdrnet | memory ratio htsim/sdrnet |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| k | hosts | sdrnet run | htsim wall / RSS / events | sdrnet wall / RSS / events | sdrnet per event | htsim per event | speed ratio htsim/sdrnet | memory ratio htsim/sdrnet |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "Events are not the same unit: htsim runs two per packet per hop (queue, then pipe), sdrnet one."

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -9,6 +11,30 @@ import (
 	"strconv"
 	"strings"
 )
+
+// prepareHeap sets the heap up for a simulation: the memory limit, and
+// with hugePages as much of the heap as the limit allows (at most
+// maxHugePageReserve) on huge pages. Where huge pages cannot be had it
+// says why on w and the run goes on with small ones: results do not
+// depend on it.
+func prepareHeap(w io.Writer, hugePages bool) {
+	limitMemory()
+	if !hugePages {
+		return
+	}
+	reserve := min(debug.SetMemoryLimit(-1), maxHugePageReserve)
+	if err := useHugePages(int(reserve)); err != nil {
+		fmt.Fprintf(w, "sdrnet: --huge-pages: %v; running on small pages\n", err)
+	}
+}
+
+// maxHugePageReserve bounds the heap --huge-pages reserves: address space
+// only, but a machine with no memory limit known would otherwise reserve
+// without end.
+const maxHugePageReserve = 16 << 30
+
+// hugePagesUsage is the --huge-pages flag's help.
+const hugePagesUsage = "back the heap with 2 MiB pages (Linux): a large fabric runs faster, with more memory resident"
 
 // limitMemory gives the garbage collector a soft limit of most of the
 // memory this process may use (the machine's, or its cgroup's under

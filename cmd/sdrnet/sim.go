@@ -31,6 +31,8 @@ type simOptions struct {
 	workers int
 	full    bool
 	list    bool
+	// hugePages: see useHugePages.
+	hugePages bool
 }
 
 func newSimCmd() *cobra.Command {
@@ -57,6 +59,7 @@ scenario (its quick subset unless --full).`,
 	f.StringVar(&o.out, "out", "", "output directory (default out/<scenario name>)")
 	f.IntVarP(&o.workers, "jobs", "j", runtime.NumCPU(), "grid points run in parallel (1..1024)")
 	f.BoolVar(&o.list, "list", false, "list the built-in scenarios")
+	f.BoolVar(&o.hugePages, "huge-pages", false, hugePagesUsage)
 	return cmd
 }
 
@@ -165,8 +168,8 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	limitMemory()
 	stderr := cmd.ErrOrStderr()
+	prepareHeap(stderr, o.hugePages)
 	points := len(s.Grid(o.full))
 	fmt.Fprintf(stderr, "sdrnet sim: %s: %d grid points on %d workers\n", s.Name, points, o.workers)
 	start := time.Now()

@@ -22,7 +22,8 @@ workload:
 `
 
 // TestSimOutputsDeterministic runs the same scenario twice, with different
-// worker counts: every output file must be byte-identical.
+// worker counts, the second on huge pages: every output file must be
+// byte-identical.
 func TestSimOutputsDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tiny.yaml")
@@ -31,7 +32,11 @@ func TestSimOutputsDeterministic(t *testing.T) {
 	}
 	for i, jobs := range []string{"1", "2"} {
 		var out, errb bytes.Buffer
-		if err := execute([]string{"sim", file, "-j", jobs, "--out", filepath.Join(dir, "out"+jobs)}, &out, &errb); err != nil {
+		args := []string{"sim", file, "-j", jobs, "--out", filepath.Join(dir, "out"+jobs)}
+		if jobs == "2" {
+			args = append(args, "--huge-pages")
+		}
+		if err := execute(args, &out, &errb); err != nil {
 			t.Fatalf("run %d: %v\n%s", i, err, errb.String())
 		}
 		if !strings.Contains(out.String(), "scheme=ec:32,8") {

@@ -71,8 +71,9 @@ func newSweepPlanCmd() *cobra.Command {
 
 func newSweepRunCmd() *cobra.Command {
 	var (
-		index   int
-		workers int
+		index     int
+		workers   int
+		hugePages bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run DIR [--index I]",
@@ -91,7 +92,7 @@ func newSweepRunCmd() *cobra.Command {
 			if err := checkJobs(workers); err != nil {
 				return err
 			}
-			limitMemory()
+			prepareHeap(cmd.ErrOrStderr(), hugePages)
 			start := time.Now()
 			r, err := sweep.RunTask(args[0], task, workers)
 			if r.End > r.First {
@@ -104,6 +105,7 @@ func newSweepRunCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&index, "index", 0, "the task to run (default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
 	f.IntVarP(&workers, "jobs", "j", runtime.NumCPU(), "the task's cells run in parallel")
+	f.BoolVar(&hugePages, "huge-pages", false, hugePagesUsage)
 	return cmd
 }
 
