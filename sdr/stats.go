@@ -70,6 +70,9 @@ type CCStats struct {
 	// IgnoredLosses counts losses the controller did not react to because
 	// the path showed no congestion (random loss, not a queue).
 	IgnoredLosses uint64
+	// Competitive counts the times the controller took up a competitive
+	// mode: NSCC beside a flow that holds the queue whatever it does.
+	Competitive uint64
 }
 
 // ProtectStats count packets dropped by packet protection.

@@ -60,6 +60,9 @@ type mix struct {
 	SdrnetGoodput   float64 `json:"sdrnet_goodput_bps"`
 	SdrnetResentPct float64 `json:"sdrnet_resent_pct"`
 	SdrnetRTOs      int64   `json:"sdrnet_rtos"`
+	// SdrnetCompete is how often sdrnet's controller took up a
+	// competitive mode (NSCC's beside a flow that holds the queue).
+	SdrnetCompete int64 `json:"sdrnet_competitive"`
 }
 
 func main() {
@@ -117,8 +120,8 @@ func main() {
 		} else {
 			if res.Mix != nil {
 				m := res.Mix
-				fmt.Printf("tcp %-6s beside sdrnet (%s), over %.1f s: tcp %.1f Mbit/s (%.2f), sdrnet %.1f Mbit/s (%.2f) of the bottleneck's forwarded bytes; sdrnet resent %.2f%%, %d RTOs; tunnel queue-dropped %d\n",
-					res.CC, m.SdrnetArgs, m.Seconds, m.TCPBps/1e6, m.TCPShare, m.SdrnetBps/1e6, m.SdrnetShare, m.SdrnetResentPct, m.SdrnetRTOs, res.DroppedQ)
+				fmt.Printf("tcp %-6s beside sdrnet (%s), over %.1f s: tcp %.1f Mbit/s (%.2f), sdrnet %.1f Mbit/s (%.2f) of the bottleneck's forwarded bytes; sdrnet resent %.2f%%, %d RTOs, %d competitive spells, goodput %.1f Mbit/s; tunnel queue-dropped %d\n",
+					res.CC, m.SdrnetArgs, m.Seconds, m.TCPBps/1e6, m.TCPShare, m.SdrnetBps/1e6, m.SdrnetShare, m.SdrnetResentPct, m.SdrnetRTOs, m.SdrnetCompete, m.SdrnetGoodput/1e6, res.DroppedQ)
 				continue
 			}
 			fmt.Printf("tcp %-6s goodput %7.1f Mbit/s  (sent %7.1f Mbit/s, %d retransmits, rtt mean %.1f ms max %.1f ms; tunnel lost %d, queue-dropped %d)\n",
@@ -367,6 +370,7 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		Goodput float64 `json:"goodput_bps"`
 		Retx    int64   `json:"retransmitted_bytes"`
 		RTOs    int64   `json:"rtos"`
+		Compete int64   `json:"cc_competitive"`
 	}
 	if err := json.Unmarshal(sdrOut, &sr); err != nil {
 		return nil, fmt.Errorf("sdrnet bench json: %v: %s", err, truncate(sdrOut))
@@ -397,7 +401,7 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		Retransmits: rep.End.SumSent.Retransmits, ForwardPkts: st.Forward.Forwarded,
 		DroppedLoss: st.Forward.DroppedLoss, DroppedQ: st.Forward.DroppedQueue, Paths: len(st.Paths),
 		Mix: &mix{SdrnetArgs: strings.Join(sdrArgs, " "), Seconds: dt, TCPBps: tcpB * 8 / dt, SdrnetBps: (allB - tcpB) * 8 / dt,
-			SdrnetGoodput: sr.Goodput, SdrnetRTOs: sr.RTOs}}
+			SdrnetGoodput: sr.Goodput, SdrnetRTOs: sr.RTOs, SdrnetCompete: sr.Compete}}
 	if allB > 0 {
 		res.Mix.TCPShare, res.Mix.SdrnetShare = tcpB/allB, (allB-tcpB)/allB
 	}

@@ -36,6 +36,7 @@ type benchResult struct {
 	CC          string        `json:"cc"`
 	CCWindow    int64         `json:"cc_window_bytes"`
 	CCDecreases uint64        `json:"cc_decreases"`
+	CCCompete   uint64        `json:"cc_competitive"`
 	PathStats   []pathSummary `json:"paths_detail,omitempty"`
 	// Schemes counts the messages --scheme auto gave each scheme.
 	Schemes map[string]uint64 `json:"schemes,omitempty"`
@@ -237,7 +238,7 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 		Seconds: elapsed.Seconds(), GoodputBps: float64(total) * 8 / elapsed.Seconds(),
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
 		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds(),
-		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, Schemes: st.Schemes}
+		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, CCCompete: st.CC.Competitive, Schemes: st.Schemes}
 	sum := iperfSum{End: elapsed.Seconds(), Seconds: elapsed.Seconds(), Bytes: total, BitsPerSecond: res.GoodputBps,
 		Retransmits: st.RetxPackets, Sender: true, Messages: int64(count)}
 	res.Start = newIperfStart(addr, msgSize, total, start)
@@ -269,7 +270,7 @@ func printBench(w io.Writer, r *benchResult) {
 		fmt.Fprintf(w, "auto chose: %s messages\n", strings.Join(parts, ", "))
 	}
 	if r.CC != "none" {
-		fmt.Fprintf(w, "congestion control %s: window %s at the end, %d decreases\n", r.CC, units.FormatSize(r.CCWindow), r.CCDecreases)
+		fmt.Fprintf(w, "congestion control %s: window %s at the end, %d decreases, %d competitive spells\n", r.CC, units.FormatSize(r.CCWindow), r.CCDecreases, r.CCCompete)
 	}
 	if len(r.PathStats) > 1 {
 		fmt.Fprintf(w, "%6s %10s %10s %8s %12s %s\n", "path", "sent", "acked", "lost", "srtt", "state")

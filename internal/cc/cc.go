@@ -99,6 +99,9 @@ type Stats struct {
 	// Losses the controller did not react to because the path showed no
 	// congestion (random loss, not a queue).
 	IgnoredLosses uint64
+	// Competitive counts the times the controller took up a competitive
+	// mode: NSCC beside a flow that holds the queue whatever it does.
+	Competitive uint64
 }
 
 // Params describe the network a controller starts on. The core fills them

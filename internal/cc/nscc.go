@@ -240,6 +240,10 @@ type NSCCConfig struct {
 	// it, the maximum window is safe from the start).
 	SlowStart     bool
 	InitialWindow float64 // bytes: 16 x MSS
+	// Compete, in the filtered delay-only mode, meets a competitor that
+	// holds the queue whatever NSCC does by competing as BBR does
+	// (nscc_compete.go). Ours; on a real host (HostNoise set).
+	Compete bool
 }
 
 // NSCCDefaults returns uec.cpp's parameters for p.
@@ -296,6 +300,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 		PacingGain:          hostPacing(p),
 		SlowStart:           p.HostNoise > 0 && p.LearnLineRate,
 		InitialWindow:       16 * mss,
+		Compete:             p.HostNoise > 0,
 	}
 }
 
@@ -360,6 +365,8 @@ type NSCC struct {
 	learnFilled bool
 	learnOK     bool
 
+	comp compete // the competitive mode (Compete)
+
 	ignoredLosses uint64
 	stats         Stats
 }
@@ -414,6 +421,9 @@ func (n *NSCC) pace(now monotime.Time, bytes int) {
 	// rate took a second per chunk when a competing flow (kernel TCP's
 	// BBR) held the window at its floor.
 	rate := gain * max(n.cwnd, n.cfg.Quantum) * 8 / rtt.Seconds() // bits per second
+	if r := n.competeRate(); n.comp.active && r > 0 {
+		rate = r
+	}
 	n.nextSend = max(n.nextSend, now.Add(-rtt/10)).Add(monotime.TransmitTime(bytes, rate))
 }
 
@@ -441,6 +451,9 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	}
 	if n.learning {
 		n.learn(now, a, marked)
+	}
+	if n.cfg.Compete && n.cfg.StandingWindow > 0 && n.delayOnly() && n.competeAck(now, a.Bytes, queue, sample) {
+		return
 	}
 	if n.quickAdapt(now, false, marked, delay) {
 		return
@@ -519,6 +532,10 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 	if n.learning {
 		n.learnOK = false // no doubling in a period with a loss
 	}
+	if n.comp.active {
+		n.ignoredLosses++ // the competitive mode does not answer losses (see compete)
+		return
+	}
 	if n.cfg.LossNeedsCongestion && !n.congested(now) {
 		n.ignoredLosses++
 		return
@@ -586,6 +603,7 @@ func (n *NSCC) Stats() Stats {
 	s := n.stats
 	s.Window = n.Window()
 	s.IgnoredLosses = n.ignoredLosses
+	s.Competitive = n.comp.entries
 	return s
 }
 

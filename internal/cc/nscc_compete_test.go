@@ -1,0 +1,125 @@
+package cc
+
+import (
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// competePath is a real host's NSCC (1 ms of host noise: the filtered
+// delay-only mode; a line rate it guesses, so it starts in slow start) on
+// a 20 ms path, ACKed a chunk at a time.
+type competePath struct {
+	n     *NSCC
+	now   monotime.Time
+	chunk int64
+	base  monotime.Duration
+}
+
+func newCompetePath() *competePath {
+	p := Params{LineRate: 10e9, BaseRTT: 20 * monotime.Millisecond, MSS: 1024, Quantum: 16 << 10,
+		HostNoise: monotime.Millisecond, LearnLineRate: true}
+	return &competePath{n: NewNSCC(NSCCDefaults(p)), chunk: 16 << 10, base: p.BaseRTT}
+}
+
+// round runs one round trip with a standing queue of queue in which the
+// path delivers deliver bytes (at least a chunk); every ACK carries the
+// RTT.
+func (c *competePath) round(queue monotime.Duration, deliver int64) {
+	acks := max(deliver/c.chunk, 1)
+	rtt := c.base + queue
+	for range acks {
+		c.now = c.now.Add(rtt / monotime.Duration(acks))
+		c.n.OnSend(c.now, int(c.chunk))
+		c.n.OnAck(c.now, Ack{Bytes: c.chunk, RTT: rtt, InFlight: c.n.Window() - c.chunk})
+	}
+}
+
+// TestNSCCCompetes: a queue NSCC did not build (it stays however little
+// NSCC sends) puts it in the competitive mode, where the window follows
+// what the path delivers; once the queue is gone, a listen hands the
+// window back to the delay law.
+func TestNSCCCompetes(t *testing.T) {
+	c := newCompetePath()
+	const queue = 3 * monotime.Millisecond // above the 1 ms target, within a 256 KiB queue at 1 Gbit/s
+	rounds := 0
+	for ; rounds < 5000; rounds++ {
+		if on, _ := c.n.Competing(); on {
+			break
+		}
+		c.round(queue, c.chunk) // the competitor leaves a chunk per round trip
+	}
+	on, entries := c.n.Competing()
+	if !on || entries != 1 {
+		t.Fatalf("after %d round trips with a standing queue of %v and a chunk delivered per round trip: competing %v (%d entries), window %d",
+			rounds, queue, on, entries, c.n.Window())
+	}
+
+	// In the mode the path gives NSCC 40 MB/s (320 Mbit/s): the window
+	// and the pacing follow it, whatever the queue.
+	const perRound = 40e6 * 0.023 // bytes per round trip of 23 ms
+	for range 40 {
+		c.round(queue, perRound)
+	}
+	rtt := (c.base + queue).Seconds()
+	bw := float64(int64(perRound)/c.chunk*c.chunk) / rtt // what the ACKs carried, per second
+	if got := c.n.comp.maxBW; got < 0.9*bw || got > 1.1*bw {
+		t.Errorf("bandwidth estimate %.3g B/s, want %.3g within 10%%", got, bw)
+	}
+	if w, want := float64(c.n.Window()), 2*c.n.comp.maxBW*c.base.Seconds()+2*float64(c.chunk); w < 0.99*want || w > 1.01*want {
+		t.Errorf("window %.0f, want twice the estimated BDP plus two chunks, %.0f", w, want)
+	}
+	if r := c.n.competeRate(); r < 0.75*8*c.n.comp.maxBW || r > 1.25*8*c.n.comp.maxBW {
+		t.Errorf("pacing at %.3g bit/s, want within the probe gains of %.3g", r, 8*c.n.comp.maxBW)
+	}
+	// Losses do not cut the mode's window.
+	w := c.n.Window()
+	c.n.OnLoss(c.now, Loss{Bytes: 10 * c.chunk})
+	if c.n.Window() != w {
+		t.Errorf("a loss moved the mode's window from %d to %d", w, c.n.Window())
+	}
+
+	// The competitor leaves: the queue falls to nothing, and within a
+	// listen period and its two round trips the delay law is back.
+	for i := 0; i < competeListenEvery+4; i++ {
+		c.round(0, perRound)
+	}
+	if on, entries := c.n.Competing(); on || entries != 1 {
+		t.Errorf("queue gone for %d round trips: competing %v (%d entries)", competeListenEvery+4, on, entries)
+	}
+}
+
+// TestNSCCLoneFlowDoesNotCompete: a lone flow through a bottleneck,
+// whose queue is its own window beyond the BDP, never takes up the mode,
+// at any bottleneck rate.
+func TestNSCCLoneFlowDoesNotCompete(t *testing.T) {
+	for _, rate := range []float64{10e6, 125e6, 1.25e9} { // bytes per second
+		c := newCompetePath()
+		for range 1000 {
+			bdp := rate * c.base.Seconds()
+			queue := monotime.Duration(max(float64(c.n.Window())-bdp, 0) / rate * float64(monotime.Second))
+			c.round(queue, int64(min(float64(c.n.Window()), rate*(c.base+queue).Seconds())))
+		}
+		if on, entries := c.n.Competing(); on || entries != 0 {
+			t.Errorf("lone flow at %.3g B/s: competing %v (%d entries), window %d", rate, on, entries, c.n.Window())
+		}
+	}
+}
+
+// TestNSCCCompeteStaysBesideCompetitor: while the competitor holds the
+// queue through the listens, the mode goes on.
+func TestNSCCCompeteStaysBesideCompetitor(t *testing.T) {
+	c := newCompetePath()
+	for range 5000 {
+		if on, _ := c.n.Competing(); on {
+			break
+		}
+		c.round(3*monotime.Millisecond, c.chunk)
+	}
+	for range 4 * competeListenEvery {
+		c.round(3*monotime.Millisecond, 1<<20)
+	}
+	if on, entries := c.n.Competing(); !on || entries != 1 {
+		t.Errorf("beside a competitor for four listen periods: competing %v (%d entries)", on, entries)
+	}
+}
