@@ -1,0 +1,185 @@
+package cc
+
+import (
+	"math"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// NSCC on a real host: what a sender whose line rate is a guess and whose
+// RTT samples carry scheduling noise adds to uec.cpp's law (NSCCConfig's
+// fields marked "ours"): pacing, line-rate learning, the standing-queue
+// filter and the delay law it drives, slow start, and a loss answer for
+// NACK-heavy schemes. The competitive mode is in nscc_compete.go.
+
+// hostPacing is the pacing gain on a real host: enough over the window's
+// rate that pacing never holds the window back (ACKs come late on a host
+// too), little enough that a window's release does not burst.
+func hostPacing(p Params) float64 {
+	if p.HostNoise > 0 {
+		return 1.25
+	}
+	return 0
+}
+
+// pace spaces data packets at PacingGain x the window per round trip
+// (base RTT + standing queue). UET's NIC paces at its line rate; a host's
+// socket is not the path's bottleneck, and unpaced, a window released by
+// an ACK leaves at loopback speed: a burst of a few chunks overflows a
+// shallow queue that the window itself fits (through linkem, 1 Gbit/s,
+// 20 ms, 256 KiB: 5% of packets dropped with the standing queue a tenth of
+// the target). A pacer behind schedule by up to a round trip's tenth keeps
+// its schedule: a real driver wakes late.
+func (n *NSCC) pace(now monotime.Time, bytes int) {
+	rtt := n.baseRTT + n.queue
+	gain := n.cfg.PacingGain
+	if n.slowStart {
+		gain = 2 // the window doubles per round trip
+	}
+	// At least a quantum per round trip: the core admits a whole chunk
+	// into any window, and pacing a 64 KiB chunk at a one-packet window's
+	// rate took a second per chunk when a competing flow (kernel TCP's
+	// BBR) held the window at its floor.
+	rate := gain * max(n.cwnd, n.cfg.Quantum) * 8 / rtt.Seconds() // bits per second
+	if r := n.competeRate(); n.comp.active && r > 0 {
+		rate = r
+	}
+	n.nextSend = max(n.nextSend, now.Add(-rtt/10)).Add(monotime.TransmitTime(bytes, rate))
+}
+
+// learn runs line-rate learning on an ACK. A period ends every base RTT
+// + target; one in which every ACK found the window full (in flight
+// within one MSS of it, at the maximum) and the path clear (no mark, the
+// fast delay average below the target, no loss) doubles the line rate.
+// On a real host (StandingWindow set) the window counts as full in a
+// period in which a send filled it (learnFilled, from OnSend): a host's
+// driver reads ACKs in batches and sends after the batch, so the third ACK
+// of a batch found the window two chunks short however full the sender
+// kept it, and on loopback the window stayed at 0.5 MB, 0.70-0.82 of
+// none's goodput (docs/benchmarks.md).
+func (n *NSCC) learn(now monotime.Time, a Ack, marked bool) {
+	host := n.cfg.StandingWindow > 0
+	full := host || n.cwnd >= n.maxWnd && float64(a.InFlight+a.Bytes)+n.cfg.Quantum >= n.cwnd
+	clear := !marked && n.lossDelay < float64(n.cfg.Target)
+	if host {
+		clear = !marked && n.queue < n.cfg.Target
+	}
+	if n.learnEnd == 0 || now > n.learnEnd {
+		filled := n.learnFull && (!host || n.learnFilled)
+		if n.learnEnd != 0 && filled && n.learnOK && n.cfg.LineRate < n.cfg.MaxLineRate {
+			n.scaleLineRate(2)
+		}
+		n.learnEnd = now.Add(n.baseRTT + n.cfg.Target)
+		n.learnFull, n.learnOK, n.learnFilled = full, clear, false
+		return
+	}
+	n.learnFull = n.learnFull && full
+	n.learnOK = n.learnOK && clear
+}
+
+// scaleLineRate multiplies the line rate by f, rescaling the maximum
+// window, the window and the gains NSCCDefaults scales with the BDP.
+func (n *NSCC) scaleLineRate(f float64) {
+	f = min(f, n.cfg.MaxLineRate/n.cfg.LineRate)
+	c := &n.cfg
+	c.LineRate *= f
+	c.A *= f
+	c.Alpha *= f
+	c.FI *= f
+	c.Eta *= f
+	c.FastIncreaseScale *= f
+	n.setBaseRTT(n.baseRTT)
+	n.cwnd = min(n.cwnd*f, n.maxWnd)
+}
+
+// hostLossDecrease is a real host's answer to a NACK on a congested path:
+// the window times HostLossBeta, at most once per round trip (as TCP
+// cuts once per loss episode). uec.cpp's answers, the lost bytes off the
+// window per NACK and a quick adapt to the bytes acked in the period,
+// assume ACKs flow every period; erasure coding acknowledges a decoded
+// sub-message at a time, so a period of NACKs without an ACK read as a
+// path that delivers nothing and cut the window to one packet (16 paths,
+// 1% loss, one dead). A NACK proves the receiver is receiving.
+func (n *NSCC) hostLossDecrease(now monotime.Time) {
+	if n.mdDone && now.Sub(n.lastMD) <= n.baseRTT+n.queue {
+		return
+	}
+	n.cwnd *= hostLossBeta
+	n.clamp()
+	n.mdDone, n.lastMD = true, now
+	n.stats.Decreases++
+}
+
+// hostLossBeta is what a congested loss leaves of a real host's window:
+// CUBIC's 0.7.
+const hostLossBeta = 0.7
+
+// noDelay stands for "no sample yet" in the standing-queue filter.
+const noDelay = monotime.Duration(math.MaxInt64)
+
+// standingDelay feeds the standing-queue filter a delay sample taken at
+// now and returns the queue it reads: the least delay over the current
+// window and the one before (so over one to two windows of
+// max(StandingWindow, base RTT / 2)). Without a
+// StandingWindow it is the sample itself.
+func (n *NSCC) standingDelay(now monotime.Time, d monotime.Duration) monotime.Duration {
+	w := n.cfg.StandingWindow
+	if w <= 0 {
+		return d
+	}
+	w = max(w, n.baseRTT/2)
+	if now >= n.standEnd {
+		// The last window that had samples, however long ago: with one
+		// chunk in flight a window may pass without any, and a lone
+		// sample is not a standing queue.
+		n.standPrev = n.standCur
+		n.standCur, n.standEnd = d, now.Add(w)
+	} else {
+		n.standCur = min(n.standCur, d)
+	}
+	n.queue = min(n.standPrev, n.standCur)
+	return n.queue
+}
+
+// delayLaw steers the window by the standing queue alone (filtered
+// delay-only mode): each ACK moves it by DelayGain x bytes x (target -
+// queue) / (base RTT + queue), so over a round trip it moves by DelayGain
+// x (target - queue) x the delivery rate: toward the window that holds
+// the target's queue, closing that share of the gap per round trip,
+// whatever the line rate (a guess on a real host). uec.cpp's
+// multiplicative decrease, at most once per base RTT, cut 27-60% per
+// episode when the filter's lag held a queue above the target for two
+// windows, and its proportional increase, scaled by the line rate, grew
+// the window ten times too fast on a 1 Gbit/s path guessed at 10.
+func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
+	n.fastInc, n.fiCount = false, 0
+	if n.slowStart {
+		n.slowStartDelivered(now, bytes)
+		if q < n.cfg.Target/2 {
+			n.cwnd += float64(bytes)
+			return
+		}
+		n.endSlowStart()
+	}
+	n.inc += n.cfg.DelayGain * float64(bytes) * n.cwnd * float64(n.cfg.Target-q) / float64(n.baseRTT+q)
+}
+
+// endSlowStart sets the window to what the path delivered in the last
+// round trip, at least half the window (the queue or the loss that ends
+// slow start reports on a window a round trip old, half today's), and
+// hands it to the delay law.
+func (n *NSCC) endSlowStart() {
+	n.slowStart = false
+	n.cwnd = max(n.cwnd/2, float64(n.ssDelivered))
+	n.clamp()
+	n.stats.Decreases++
+}
+
+// slowStartDelivered counts the bytes acked per base RTT while in slow
+// start: ssDelivered is the last whole round trip's.
+func (n *NSCC) slowStartDelivered(now monotime.Time, bytes int64) {
+	if now >= n.ssEnd {
+		n.ssDelivered, n.ssAcked, n.ssEnd = n.ssAcked, 0, now.Add(n.baseRTT)
+	}
+	n.ssAcked += bytes
+}
