@@ -297,7 +297,7 @@ for k in "${ks[@]}"; do
         --set topology.k="$k" --set workload.hosts="$hosts"
       read -r sflows smean smax sev shops ssim sretx sdrops < <(sdr_stats "$d/res")
       sw[$v]+=" $(wall "$d")" sr[$v]+=" $(rss "$d")"
-      [ -z "$se" ] || [ "$se" = "$sev" ] || { echo "sdrnet k=$k: $sev events with --huge-pages, $se without: the run changed" >&2; fail=1; }
+      [ -z "$se" ] || [ "$se" = "$sev" ] || { echo "sdrnet k=$k rep $rep ($v): $sev events, $se in the run before: the run changed" >&2; fail=1; }
       se=$sev
       [ "$sflows" = "$hosts" ] || { echo "sdrnet k=$k rep $rep ($v): $sflows of $hosts flows finished" >&2; fail=1; }
       detail+=("| $k | sdrnet${flags[*]:+ ${flags[*]}} | $rep | $(wall "$d") | $(rss "$d") | $sev | $sflows/$hosts | $smean | $smax | retx $sretx B, drops $sdrops, hops $shops |")

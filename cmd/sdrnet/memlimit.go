@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"runtime/debug"
@@ -22,7 +23,9 @@ func prepareHeap(w io.Writer, hugePages bool) {
 	if !hugePages {
 		return
 	}
-	reserve := min(debug.SetMemoryLimit(-1), maxHugePageReserve)
+	// An int holds it on 64-bit machines; on 32-bit ones half the
+	// address space is the most a block may take.
+	reserve := min(debug.SetMemoryLimit(-1), maxHugePageReserve, math.MaxInt/2)
 	if err := useHugePages(int(reserve)); err != nil {
 		fmt.Fprintf(w, "sdrnet: --huge-pages: %v; running on small pages\n", err)
 	}

@@ -413,7 +413,7 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	if n.learning {
 		n.learn(now, a, marked)
 	}
-	if n.cfg.Compete && n.cfg.StandingWindow > 0 && n.delayOnly() && n.competeAck(now, a.Bytes, queue, sample) {
+	if n.competeAck(now, a.Bytes, queue, sample) {
 		return
 	}
 	if n.quickAdapt(now, false, marked, delay) {
@@ -449,8 +449,7 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 		n.learnOK = false // no doubling in a period with a loss
 	}
 	if n.comp.active {
-		n.ignoredLosses++ // the competitive mode does not answer losses (see compete)
-		return
+		return // the competitive mode does not answer losses (see compete)
 	}
 	if n.cfg.LossNeedsCongestion && !n.congested(now) {
 		n.ignoredLosses++

@@ -85,9 +85,17 @@ var competeGains = [...]float64{1.25, 0.75, 1, 1, 1, 1, 1, 1}
 
 // competeAck feeds the mode an ACK of bytes with, if sample, the
 // standing queue q, and reports whether the mode holds the window (the
-// delay law then stays out).
+// delay law then stays out). The mode runs only in the filtered
+// delay-only mode: once an ECN echo shows the path marks, the law reads
+// the marks, and a spell under way ends.
 func (n *NSCC) competeAck(now monotime.Time, bytes int64, q monotime.Duration, sample bool) bool {
 	c := &n.comp
+	if !n.cfg.Compete || n.cfg.StandingWindow <= 0 || !n.delayOnly() {
+		if c.active {
+			n.competeLeave()
+		}
+		return false
+	}
 	c.roundBytes += bytes
 	if sample {
 		c.roundQueue += float64(q)
@@ -192,12 +200,12 @@ func (n *NSCC) competeWindow() float64 {
 	return competeWindowGain*c.maxBW*n.baseRTT.Seconds() + competeFloor*n.cfg.Quantum
 }
 
-// competeRate is the mode's pacing rate in bits per second; 0 while
-// listening (pace then spaces the floor's chunk over a round trip).
+// competeRate is the mode's pacing rate in bits per second; 0 outside
+// the mode and while listening (pace then paces the window).
 func (n *NSCC) competeRate() float64 {
 	c := &n.comp
 	switch {
-	case c.listening > 0:
+	case !c.active || c.listening > 0:
 		return 0
 	case c.startup:
 		return competeStartGain * c.maxBW * 8

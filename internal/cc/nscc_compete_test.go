@@ -123,3 +123,24 @@ func TestNSCCCompeteStaysBesideCompetitor(t *testing.T) {
 		t.Errorf("beside a competitor for four listen periods: competing %v (%d entries)", on, entries)
 	}
 }
+
+// TestNSCCCompeteEndsOnECN: an ECN echo shows the path marks; the law
+// then reads the marks, and a spell under way ends (it had gone on
+// pacing at its estimate and ignoring losses with no ACK feeding it).
+func TestNSCCCompeteEndsOnECN(t *testing.T) {
+	c := newCompetePath()
+	for range 5000 {
+		if on, _ := c.n.Competing(); on {
+			break
+		}
+		c.round(3*monotime.Millisecond, c.chunk)
+	}
+	if on, _ := c.n.Competing(); !on {
+		t.Fatal("never entered the mode")
+	}
+	c.now = c.now.Add(monotime.Millisecond)
+	c.n.OnAck(c.now, Ack{Bytes: c.chunk, RTT: c.base, ECN: true})
+	if on, _ := c.n.Competing(); on || c.n.competeRate() != 0 {
+		t.Errorf("after an ECN echo: competing %v, pacing at %g bit/s by the mode", on, c.n.competeRate())
+	}
+}

@@ -41,7 +41,7 @@ func (n *NSCC) pace(now monotime.Time, bytes int) {
 	// rate took a second per chunk when a competing flow (kernel TCP's
 	// BBR) held the window at its floor.
 	rate := gain * max(n.cwnd, n.cfg.Quantum) * 8 / rtt.Seconds() // bits per second
-	if r := n.competeRate(); n.comp.active && r > 0 {
+	if r := n.competeRate(); r > 0 {
 		rate = r
 	}
 	n.nextSend = max(n.nextSend, now.Add(-rtt/10)).Add(monotime.TransmitTime(bytes, rate))
