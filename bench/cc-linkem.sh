@@ -27,6 +27,7 @@
 #
 # Knobs (environment): CCS="none nscc credit" SIZE=512MiB LOSSY_SIZE=1GiB
 # QUEUE=256KiB WINDOW=4MiB FAIR=1 (0 skips the fairness runs)
+# SDRNET=BIN (a built binary instead of this tree, for A/B runs)
 # LOSSY=1 (0 skips the lossy long haul) RUN_TIMEOUT=300.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +44,7 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
 use_tmp
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
-go build -o "$tmp/sdrnet" ./cmd/sdrnet
+if [ -n "${SDRNET:-}" ]; then cp "$SDRNET" "$tmp/sdrnet"; else go build -o "$tmp/sdrnet" ./cmd/sdrnet; fi
 
 # pair NAME SPEC CLIENT-ARGS...: two clients at once through one emulator.
 pair() {
