@@ -44,7 +44,12 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
 use_tmp
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
-if [ -n "${SDRNET:-}" ]; then cp "$SDRNET" "$tmp/sdrnet"; else go build -o "$tmp/sdrnet" ./cmd/sdrnet; fi
+if [ -n "${SDRNET:-}" ]; then
+  cp "$SDRNET" "$tmp/sdrnet"
+  TREE=${TREE:-"binary $SDRNET (not built from this tree)"} # what machine prints
+else
+  go build -o "$tmp/sdrnet" ./cmd/sdrnet
+fi
 
 # pair NAME SPEC CLIENT-ARGS...: two clients at once through one emulator.
 pair() {
