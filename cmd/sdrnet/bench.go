@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type benchResult struct {
 	PathStats   []pathSummary `json:"paths_detail,omitempty"`
 	// Schemes counts the messages --scheme auto gave each scheme.
 	Schemes map[string]uint64 `json:"schemes,omitempty"`
+	// posted and took are each message's post time (since the start) and
+	// completion time, in message order, in seconds (--completions).
+	posted, took []float64
 
 	// iperf3's layout (see bench_iperf.go).
 	Start     iperfStart      `json:"start"`
@@ -64,6 +68,7 @@ func newBenchCmd() *cobra.Command {
 	var tf transportFlags
 	var listen, connect string
 	var asJSON bool
+	var completions string
 	interval := durationFlag{max: time.Hour, d: time.Second, text: "1s"}
 	total := sizeFlag{min: 1, max: 1 << 50, n: 1 << 30, text: "1GiB"}
 	cmd := &cobra.Command{
@@ -107,6 +112,11 @@ the receiving end (it serves one connection after another), with
 			if err != nil {
 				return err
 			}
+			if completions != "" {
+				if err := writeCompletions(completions, res); err != nil {
+					return err
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -120,6 +130,7 @@ the receiving end (it serves one connection after another), with
 	cmd.Flags().StringVar(&listen, "listen", "", "be the receiving end, listening on this address")
 	cmd.Flags().StringVar(&connect, "connect", "", "be the sending end, connecting to this address")
 	cmd.Flags().Var(&total, "size", "bytes to send in all")
+	cmd.Flags().StringVar(&completions, "completions", "", "write each message's post and completion times to this CSV file (message,posted_s,completion_s,bytes), to see when a tail happened")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: sdrnet's fields, and iperf3's -J layout (start, intervals, end.sum_sent, end.sum_received)")
 	cmd.Flags().VarP(&interval, "interval", "i", "report goodput every this often (0: only at the end)")
 	return cmd
@@ -189,6 +200,7 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 	count := int((total + msgSize - 1) / msgSize)
 	buf := make([]byte, msgSize) // every message carries the same bytes
 	times := make([]float64, count)
+	posted := make([]float64, count)
 	var next atomic.Int64
 	var firstErr error
 	var mu sync.Mutex
@@ -210,6 +222,7 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 				}
 				size := min(msgSize, total-int64(i)*msgSize)
 				t0 := time.Now()
+				posted[i] = t0.Sub(start).Seconds()
 				if err := conn.Send(ctx, buf[:size]); err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -232,13 +245,15 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 		return nil, firstErr
 	}
 	st := conn.Stats()
+	took := slices.Clone(times)
 	slices.Sort(times)
 	q := func(p float64) float64 { return times[min(int(p*float64(len(times))), len(times)-1)] }
 	res := &benchResult{Scheme: tf.scheme, Paths: tf.paths, MsgBytes: msgSize, Messages: count, Bytes: total,
 		Seconds: elapsed.Seconds(), GoodputBps: float64(total) * 8 / elapsed.Seconds(),
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
 		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds(),
-		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, CCCompete: st.CC.Competitive, Schemes: st.Schemes}
+		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, CCCompete: st.CC.Competitive, Schemes: st.Schemes,
+		posted: posted, took: took}
 	sum := iperfSum{End: elapsed.Seconds(), Seconds: elapsed.Seconds(), Bytes: total, BitsPerSecond: res.GoodputBps,
 		Retransmits: st.RetxPackets, Sender: true, Messages: int64(count)}
 	res.Start = newIperfStart(addr, msgSize, total, start)
@@ -278,4 +293,19 @@ func printBench(w io.Writer, r *benchResult) {
 			fmt.Fprintf(w, "%6d %10d %10d %8d %12s %s\n", i, p.Sent, p.Acked, p.Lost, d(p.SRTT), p.State)
 		}
 	}
+}
+
+// writeCompletions writes r's messages, in the order they were posted, as
+// CSV: index, post time since the start, completion time, bytes.
+func writeCompletions(path string, r *benchResult) error {
+	var b strings.Builder
+	b.WriteString("message,posted_s,completion_s,bytes\n")
+	for i, at := range r.posted {
+		size := min(r.MsgBytes, r.Bytes-int64(i)*r.MsgBytes)
+		fmt.Fprintf(&b, "%d,%.6f,%.6f,%d\n", i, at, r.took[i], size)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("--completions: %w", err)
+	}
+	return nil
 }

@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,6 +62,52 @@ func TestBenchJSON(t *testing.T) {
 		t.Fatalf("iperf3 layout: %+v\n%s", j, out.String())
 	}
 }
+
+// TestBenchCompletions: --completions writes a row per message, in the
+// order posted, whose sizes add up to --size and whose completion times
+// give the percentiles bench reports.
+func TestBenchCompletions(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.csv")
+	var out, errb bytes.Buffer
+	// The last message is short: 10 MiB in 3 MiB messages.
+	if err := execute([]string{"bench", "--size", "10MiB", "--msg", "3MiB", "--auth", "none", "--json", "--completions", file}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var r benchResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if rows[0] != "message,posted_s,completion_s,bytes" || len(rows) != 1+r.Messages || r.Messages != 4 {
+		t.Fatalf("%d messages, file:\n%s", r.Messages, data)
+	}
+	var total int64
+	var took []float64
+	for i, row := range rows[1:] {
+		var n int
+		var posted, completion float64
+		var size int64
+		if _, err := fmt.Sscanf(row, "%d,%g,%g,%d", &n, &posted, &completion, &size); err != nil || n != i {
+			t.Fatalf("row %q: %v", row, err)
+		}
+		if posted < 0 || completion <= 0 || posted+completion > r.Seconds+1e-3 {
+			t.Fatalf("row %q outside the run's %gs", row, r.Seconds)
+		}
+		total += size
+		took = append(took, completion)
+	}
+	slices.Sort(took)
+	if total != 10<<20 || took[len(took)/2] != roundMicro(r.Completion.P50) || took[len(took)-1] != roundMicro(r.Completion.Max) {
+		t.Fatalf("bytes %d, completions %v, reported p50 %g max %g", total, took, r.Completion.P50, r.Completion.Max)
+	}
+}
+
+// roundMicro rounds s to the microsecond, as the CSV writes times.
+func roundMicro(s float64) float64 { return math.Round(s*1e6) / 1e6 }
 
 // TestBenchIntervals: bench prints a line per interval, then its summary.
 func TestBenchIntervals(t *testing.T) {
