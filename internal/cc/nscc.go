@@ -82,11 +82,12 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     NSCC (1) keeps its target at least HostNoise; (2) reads the queue
 //     as the least delay over one to two windows of max(4 x HostNoise,
 //     base RTT / 2) (StandingWindow: noise delays some samples, a queue
-//     all of them), for the loss judgment too; (3) steers by that
-//     standing queue alone until the first ECN echo, closing DelayGain of
-//     the gap to the target per round trip in proportion to the delivery
-//     rate, not the guessed line rate (delayLaw), with a constant
-//     additive DelayEta for fairness; (4) paces at PacingGain x the
+//     all of them), for the loss judgment and slow start; (3) steers,
+//     until the first ECN echo, by the mean delay over the same windows
+//     (a loss-based competitor's queue swings, and the least delay sees
+//     only its troughs), closing DelayGain of the gap to the target per
+//     round trip in proportion to the delivery rate, not the guessed line
+//     rate (delayLaw), with a constant additive DelayEta for fairness; (4) paces at PacingGain x the
 //     window per round trip, so a window released by an ACK does not
 //     leave at loopback speed; and (5) with a guessed line rate, starts
 //     from InitialWindow in slow start instead of at 1.5 x a guessed BDP.
@@ -315,8 +316,12 @@ type NSCC struct {
 	standCur, standPrev monotime.Duration
 	standEnd            monotime.Time
 	queue               monotime.Duration
-	nextSend            monotime.Time // PacingGain: when the next packet may leave
-	slowStart           bool          // SlowStart: still growing from the initial window
+	// ... and the mean delay over the same windows: sums and counts of
+	// the current window's samples and the one before's (delayLaw).
+	standSum, standSumPrev float64 // picoseconds
+	standN, standNPrev     float64
+	nextSend               monotime.Time // PacingGain: when the next packet may leave
+	slowStart              bool          // SlowStart: still growing from the initial window
 	// Slow start's delivery per round trip: the last whole one's, the
 	// current one's so far, and when the current one ends.
 	ssDelivered, ssAcked int64
@@ -422,7 +427,7 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	if sample {
 		switch target := n.cfg.Target; {
 		case !marked && n.delayOnly() && n.cfg.StandingWindow > 0:
-			n.delayLaw(now, a.Bytes, queue)
+			n.delayLaw(now, a.Bytes, n.meanDelay())
 		case !marked && delay >= target && n.delayOnly():
 			n.multiplicativeDecrease(now, n.lossDelay)
 		case !marked && delay >= target:

@@ -637,3 +637,33 @@ func TestNSCCHostLoss(t *testing.T) {
 		t.Fatalf("quick adapt on NACKs: window %d", n.Window())
 	}
 }
+
+// TestNSCCMeanLaw: on a real host the delay law steers by the mean delay
+// of the standing-queue filter's windows, not the least. A queue that
+// swings between 0.4 and 2.4 ms (a loss-based competitor's sawtooth: the
+// least under the 1 ms target, the mean above it) shrinks the window; a
+// steady queue at the sawtooth's least grows it.
+func TestNSCCMeanLaw(t *testing.T) {
+	ms := monotime.Millisecond
+	run := func(queue func(now monotime.Time) monotime.Duration) (before, after int64) {
+		n := NewNSCC(NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}))
+		n.slowStart = false
+		n.cwnd = 2e6
+		now := monotime.Time(0)
+		before = n.Window()
+		for range 4000 { // 200 ms, ten round trips
+			now = now.Add(50 * monotime.Microsecond)
+			n.OnAck(now, Ack{Bytes: mss, RTT: 20*ms + queue(now), InFlight: n.Window()})
+		}
+		return before, n.Window()
+	}
+	sawtooth := func(now monotime.Time) monotime.Duration {
+		return 400*monotime.Microsecond + monotime.Duration(now)%(10*ms)/5 // 0.4 to 2.4 ms every 10 ms
+	}
+	if before, after := run(sawtooth); after >= before {
+		t.Errorf("a queue swinging from 0.4 to 2.4 ms (mean 1.4 ms, target 1 ms): window %d -> %d, want it smaller", before, after)
+	}
+	if before, after := run(func(monotime.Time) monotime.Duration { return 400 * monotime.Microsecond }); after <= before {
+		t.Errorf("a steady 0.4 ms queue: window %d -> %d, want it larger", before, after)
+	}
+}
