@@ -151,18 +151,18 @@ const DefaultHostNoise = time.Millisecond
 // DefaultCC is the congestion controller of the zero Config: NSCC in its
 // host mode (DefaultHostNoise), because a transport that cannot back off
 // is not safe on a shared path. Measured (docs/benchmarks.md, "NSCC
-// becomes the default"): through a 1 Gbit/s, 20 ms path with a 256 KiB
-// queue it resends 0.24% of the data where none resends 32%, at 899
-// Mbit/s; two connections share that path with Jain's index 0.999;
-// the lossy long haul (8 paths, 50 ms, 1% random loss) runs at 1.01 of
-// its goal, since random loss on an empty queue is not taken for
-// congestion; loopback runs at 1.01 of none's goodput with nothing
-// resent. Beside BBR, which holds a shallow queue up whatever NSCC does,
-// it competes as BBR does (internal/cc's competitive mode) and took 0.32
-// to 0.57 of a 256 KiB, 1 Gbit/s bottleneck, resending 7.0-16.6%. Its limit:
-// beside loss-based TCP in a shallow queue it keeps its 1 ms of queue
-// and takes most of the link, leaving CUBIC 0.12-0.20 (lower TargetDelay
-// there). "none" remains for a path the user owns
+// beside CUBIC, round 2"): through a 1 Gbit/s, 20 ms path with a 256 KiB
+// queue it resends 0.3-1.0% of the data where none resends 32%; two
+// connections share that path with Jain's index 0.97-0.98; the lossy
+// long haul (8 paths, 50 ms, 1% random loss) runs at 1.01 of its goal,
+// since random loss on an empty queue is not taken for congestion;
+// loopback runs at 1.2-1.4x kernel TCP. Beside CUBIC in that queue it
+// steers by the mean delay, which sees CUBIC's sawtooth, and leaves TCP
+// 0.27-0.59 of the link; beside BBR, which holds the queue up whatever
+// NSCC does, it competes as BBR does (internal/cc's competitive mode)
+// and keeps 0.43-0.57, resending 12-17%. Its limit: a lone connection
+// climbs slowly after slow start and moved 512 MiB through that path at
+// 756-836 Mbit/s (goal 900). "none" remains for a path the user owns
 // (a dedicated long-haul link, where only the receiver's clear-to-send
 // and the window limit).
 const DefaultCC = "nscc"
