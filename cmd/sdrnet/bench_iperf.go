@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/sdrnet/sdrnet/internal/buildinfo"
 	"io"
 	"net"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sdrnet/sdrnet/internal/buildinfo"
 	"github.com/sdrnet/sdrnet/internal/units"
 )
 

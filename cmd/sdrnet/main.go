@@ -8,11 +8,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/sdrnet/sdrnet/internal/buildinfo"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sdrnet/sdrnet/internal/buildinfo"
 )
 
 func main() {

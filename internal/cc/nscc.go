@@ -87,10 +87,11 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     (a loss-based competitor's queue swings, and the least delay sees
 //     only its troughs), closing DelayGain of the gap to the target per
 //     round trip in proportion to the delivery rate, not the guessed line
-//     rate (delayLaw), with a constant additive DelayEta for fairness; (4) paces at PacingGain x the
-//     window per round trip, so a window released by an ACK does not
-//     leave at loopback speed; and (5) with a guessed line rate, starts
-//     from InitialWindow in slow start instead of at 1.5 x a guessed BDP.
+//     rate (delayLaw), with a constant additive DelayEta for fairness;
+//     (4) paces at PacingGain x the window per round trip, so a window
+//     released by an ACK does not leave at loopback speed; and (5) with a
+//     guessed line rate, starts from InitialWindow in slow start instead
+//     of at 1.5 x a guessed BDP.
 //     Through a 1 Gbit/s, 20 ms emulated path with a 256 KiB drop-tail
 //     queue it resends a fraction of a percent of the data where none
 //     resends a third (docs/benchmarks.md, round 3); in simulation none

@@ -149,8 +149,8 @@ func (n *NSCC) standingDelay(now monotime.Time, d monotime.Duration) monotime.Du
 // The delay law steers by it, not by the least: beside kernel TCP's CUBIC
 // in a 256 KiB, 1 Gbit/s queue the least delay read 0.65-0.8 ms, the
 // troughs of CUBIC's sawtooth, under the 1 ms target, so NSCC kept
-// growing into the queue CUBIC's halvings gave up and left TCP 0.03-0.14
-// of the link; steered by the mean it left TCP 0.58-0.59. The mean also
+// growing into the queue CUBIC's halvings gave up and left TCP 0.03-0.20
+// of the link; steered by the mean it left TCP 0.27-0.59. The mean also
 // carries the host's noise (0.3-0.36 ms over the least), which costs a
 // lone connection a slower climb after slow start; slow start and the
 // loss judgment keep the least, which noise does not raise
@@ -164,12 +164,13 @@ func (n *NSCC) meanDelay() monotime.Duration {
 // bytes x (target - q) / (base RTT + q), so over a round trip it moves by
 // DelayGain x (target - q) x the delivery rate: toward the window that
 // holds the target's queue, closing that share of the gap per round trip,
-// whatever the line rate (a guess on a real host). Slow start reads the
-// standing queue (the least delay). uec.cpp's
+// whatever the line rate (a guess on a real host). uec.cpp's
 // multiplicative decrease, at most once per base RTT, cut 27-60% per
 // episode when the filter's lag held a queue above the target for two
 // windows, and its proportional increase, scaled by the line rate, grew
-// the window ten times too fast on a 1 Gbit/s path guessed at 10.
+// the window ten times too fast on a 1 Gbit/s path guessed at 10. Slow
+// start reads the standing queue (the least delay), which noise does not
+// raise: read by the mean, it ended at 134 Mbit/s on a 1 Gbit/s path.
 func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 	n.fastInc, n.fiCount = false, 0
 	if n.slowStart {
