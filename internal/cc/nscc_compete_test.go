@@ -25,6 +25,24 @@ func newCompetePath() *competePath {
 // round runs one round trip with a standing queue of queue in which the
 // path delivers deliver bytes (at least a chunk); every ACK carries the
 // RTT.
+// competeQueue is the competitor's standing queue: above the 1 ms target,
+// within a 256 KiB queue at 1 Gbit/s.
+const competeQueue = 3 * monotime.Millisecond
+
+// press runs round trips in which the competitor holds competeQueue and
+// leaves NSCC a chunk each, until the mode starts (5000 at most), and
+// returns how many it ran.
+func (c *competePath) press() int {
+	rounds := 0
+	for ; rounds < 5000; rounds++ {
+		if on, _ := c.n.Competing(); on {
+			break
+		}
+		c.round(competeQueue, c.chunk)
+	}
+	return rounds
+}
+
 func (c *competePath) round(queue monotime.Duration, deliver int64) {
 	acks := max(deliver/c.chunk, 1)
 	rtt := c.base + queue
@@ -41,14 +59,8 @@ func (c *competePath) round(queue monotime.Duration, deliver int64) {
 // window back to the delay law.
 func TestNSCCCompetes(t *testing.T) {
 	c := newCompetePath()
-	const queue = 3 * monotime.Millisecond // above the 1 ms target, within a 256 KiB queue at 1 Gbit/s
-	rounds := 0
-	for ; rounds < 5000; rounds++ {
-		if on, _ := c.n.Competing(); on {
-			break
-		}
-		c.round(queue, c.chunk) // the competitor leaves a chunk per round trip
-	}
+	const queue = competeQueue
+	rounds := c.press()
 	on, entries := c.n.Competing()
 	if !on || entries != 1 {
 		t.Fatalf("after %d round trips with a standing queue of %v and a chunk delivered per round trip: competing %v (%d entries), window %d",
@@ -110,14 +122,9 @@ func TestNSCCLoneFlowDoesNotCompete(t *testing.T) {
 // queue through the listens, the mode goes on.
 func TestNSCCCompeteStaysBesideCompetitor(t *testing.T) {
 	c := newCompetePath()
-	for range 5000 {
-		if on, _ := c.n.Competing(); on {
-			break
-		}
-		c.round(3*monotime.Millisecond, c.chunk)
-	}
+	c.press()
 	for range 4 * competeListenEvery {
-		c.round(3*monotime.Millisecond, 1<<20)
+		c.round(competeQueue, 1<<20)
 	}
 	if on, entries := c.n.Competing(); !on || entries != 1 {
 		t.Errorf("beside a competitor for four listen periods: competing %v (%d entries)", on, entries)
@@ -129,12 +136,7 @@ func TestNSCCCompeteStaysBesideCompetitor(t *testing.T) {
 // pacing at its estimate and ignoring losses with no ACK feeding it).
 func TestNSCCCompeteEndsOnECN(t *testing.T) {
 	c := newCompetePath()
-	for range 5000 {
-		if on, _ := c.n.Competing(); on {
-			break
-		}
-		c.round(3*monotime.Millisecond, c.chunk)
-	}
+	c.press()
 	if on, _ := c.n.Competing(); !on {
 		t.Fatal("never entered the mode")
 	}
