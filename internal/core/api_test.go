@@ -192,6 +192,28 @@ func TestPartialCompletion(t *testing.T) {
 	}
 }
 
+// TestReceiverLearnsRoundTrip: on a 20 ms path a receiver that starts
+// from the default 10 ms resends its first CTS before the data can
+// answer it; it must still learn the round trip (from the first CTS), or
+// its re-NACK comes before the retransmission can, and one lost packet is
+// resent twice.
+func TestReceiverLearnsRoundTrip(t *testing.T) {
+	link := coretest.LinkConfig{Delay: 10 * monotime.Millisecond, Rate: 1e9}
+	link.Drop = dropPacketOnce(100)
+	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}}
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := message(4 << 20)
+	if _, err := p.Transfer(msg, len(msg), nil, coretest.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.A.Conn.Stats(); st.RetxPackets != 1 {
+		t.Fatalf("one packet lost, %d resent", st.RetxPackets)
+	}
+}
+
 func dropPacketOnce(pkt uint32) func([]byte) bool {
 	dropped := false
 	return func(b []byte) bool {

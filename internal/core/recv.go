@@ -44,6 +44,7 @@ type recvMsg struct {
 	eventQueued    bool   // an EventChunks is pending since the last ChunkBitmap
 
 	ctsAt    monotime.Time
+	ctsFirst monotime.Time // when the first CTS left
 	ctsTries uint32
 	credit   uint64        // receiver-driven control: bytes the sender may send
 	creditQd bool          // a CTS carrying the credit is queued
@@ -343,8 +344,17 @@ func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, sche
 		r.credit.pacer.Refund(int64(m.credit - geo.MsgLen))
 		m.credit = geo.MsgLen
 	}
-	if m.ctsTries == 1 {
+	switch {
+	case m.ctsTries == 1:
 		r.rtt.Update(now.Sub(m.ctsAt))
+	case m.ctsTries > 1 && r.rtt.Samples() == 0:
+		// Without a sample the CTS is resent after 1.5 x the initial
+		// round trip (10 ms), before the data can answer it on a longer
+		// path, so no message ever gave a sample and the re-NACKs ran on
+		// 10 ms on a 20 ms path, resending packets twice. Timed from the
+		// first CTS the sample can only be long; the minimum corrects
+		// it once a CTS is answered first time.
+		r.rtt.Update(now.Sub(m.ctsFirst))
 	}
 	if scheme.Code() != nil {
 		r.ec.start(m)

@@ -52,6 +52,9 @@ func (r *receiver) writeCTS(now monotime.Time, m *recvMsg, buf []byte) int {
 	cts := wire.CTS{Conn: r.c.peerID, Msg: r.c.msgID(m.seq), BufLen: m.size, Credit: credit}
 	n, _ := cts.Encode(buf)
 	m.ctsAt = now
+	if m.ctsTries == 0 {
+		m.ctsFirst = now
+	}
 	m.ctsTries++
 	// A sender that has data starts within a round trip of the CTS, so
 	// resend after 1.5 RTT; back off, a little, since the sender may simply

@@ -227,7 +227,7 @@ func (c CSAUD) RecvTimeout(now monotime.Time, st *RecvState, m RecvMessage) {
 			cs.tailNacked = m.Highest() < n
 			st.nack.nackedTo = n
 			if st.nack.renackAt == monotime.Never {
-				st.nack.renackAt = now.Add(renackDelay(m))
+				st.nack.armRenack(now, m)
 			}
 		}
 	}

@@ -120,7 +120,7 @@ func (e ErasureCoding) RecvTimeout(now monotime.Time, st *RecvState, m RecvMessa
 	st.ftoAt = monotime.Never
 	st.nack.reason = wire.NackFallback
 	st.nack.nackedTo = m.Packets()
-	st.nack.renackAt = now.Add(renackDelay(m))
+	st.nack.armRenack(now, m)
 }
 
 // ChunkTimer implements SenderHooks: the first pass is covered by the

@@ -103,35 +103,43 @@ func TestGoBackNAdmit(t *testing.T) {
 // at is a time us microseconds in.
 func at(us int64) monotime.Time { return monotime.Time(us * int64(monotime.Microsecond)) }
 
-func TestSRNackGapTimers(t *testing.T) {
-	const us = monotime.Microsecond
+// srNackRecv is an SR-NACK receiver of 16 packets, a 10 us gap delay, a
+// 100 us round trip, with packet 0 arrived at time 0.
+func srNackRecv() (*fakeRecv, *RecvState, SelectiveRepeat) {
 	f := newFakeRecv(16)
-	f.gap = 10 * us
-	var st RecvState
+	f.gap = 10 * monotime.Microsecond
+	st := new(RecvState)
 	st.Reset()
 	s := SelectiveRepeat{NACK: true}
-	f.deliver(s, &st, 0, 0, false)
-	f.deliver(s, &st, at(1), 3, false) // opens the gap [1,3)
+	f.deliver(s, st, 0, 0, false)
+	return f, st, s
+}
+
+func TestSRNackGapTimers(t *testing.T) {
+	const us = monotime.Microsecond
+	f, st, s := srNackRecv()
+	f.deliver(s, st, at(1), 3, false) // opens the gap [1,3)
 	if st.Due() != at(11) {
 		t.Fatalf("gap timer at %v, want %v", st.Due(), at(11))
 	}
-	s.RecvTimeout(at(11), &st, f)
-	// The NACK goes out, and the re-NACK waits RTT*1.5 plus the 14 missing packets.
+	s.RecvTimeout(at(11), st, f)
+	// The NACK goes out, and the re-NACK waits RTT*1.5 plus the 2 packets
+	// missing below the highest (the 12 above it are new data).
 	if want := []string{"gap[0,3)"}; !slices.Equal(f.nacks, want) {
 		t.Fatalf("NACKs %q, want %q", f.nacks, want)
 	}
-	if want := at(11 + 150 + 14); st.Due() != want {
+	if want := at(11 + 150 + 2); st.Due() != want {
 		t.Fatalf("re-NACK at %v, want %v", st.Due(), want)
 	}
-	f.deliver(s, &st, at(20), 1, false) // an original below what was NACKed: reordering
+	f.deliver(s, st, at(20), 1, false) // an original below what was NACKed: reordering
 	if f.reordered != 1 {
 		t.Errorf("reordered %d times, want 1", f.reordered)
 	}
-	f.deliver(s, &st, at(21), 2, true) // a retransmission says nothing of reordering
+	f.deliver(s, st, at(21), 2, true) // a retransmission says nothing of reordering
 	if f.reordered != 1 {
 		t.Errorf("a retransmission counted as reordering")
 	}
-	s.RecvTimeout(st.Due(), &st, f)
+	s.RecvTimeout(st.Due(), st, f)
 	if len(f.nacks) != 1 {
 		t.Errorf("re-NACKed %q with nothing missing below the NACKed range", f.nacks[1:])
 	}
@@ -139,6 +147,38 @@ func TestSRNackGapTimers(t *testing.T) {
 	rto.Reset()
 	if (SelectiveRepeat{}).Arrived(0, &rto, f, 9, false); rto.Due() != monotime.Never {
 		t.Errorf("SR-RTO armed a receive timer")
+	}
+}
+
+// TestSRNackRenackOnlyWhatHadTime: a re-NACK asks again only for the
+// gaps NACKed when it was armed; a gap NACKed since waits for its own
+// re-NACK, a re-NACK delay after the first.
+func TestSRNackRenackOnlyWhatHadTime(t *testing.T) {
+	const us = monotime.Microsecond
+	f, st, s := srNackRecv()
+	f.deliver(s, st, at(1), 2, false)  // gap [1,2)
+	s.RecvTimeout(at(11), st, f)       // NACKed; re-NACK armed at 11 + 150 + 1
+	f.deliver(s, st, at(20), 6, false) // gap [3,6)
+	s.RecvTimeout(at(30), st, f)
+	if want := []string{"gap[0,2)", "gap[2,6)"}; !slices.Equal(f.nacks, want) {
+		t.Fatalf("NACKs %q, want %q", f.nacks, want)
+	}
+	first := at(11 + 150 + 1)
+	if st.Due() != first {
+		t.Fatalf("re-NACK at %v, want %v", st.Due(), first)
+	}
+	s.RecvTimeout(first, st, f)
+	if got, want := f.nacks[2:], []string{"gap[1,2)"}; !slices.Equal(got, want) {
+		t.Errorf("first re-NACK %q, want %q: [3,6) was NACKed 132 us later", got, want)
+	}
+	// The next re-NACK covers both, a round trip and a half plus the 4
+	// missing packets later.
+	if want := first.Add(150*us + 4*us); st.Due() != want {
+		t.Fatalf("second re-NACK at %v, want %v", st.Due(), want)
+	}
+	s.RecvTimeout(st.Due(), st, f)
+	if got, want := f.nacks[3:], []string{"gap[1,6)"}; !slices.Equal(got, want) {
+		t.Errorf("second re-NACK %q, want %q", got, want)
 	}
 }
 

@@ -28,7 +28,8 @@ type gapNacker struct {
 	gapHi    uint32        // gaps below this are NACKed when gapAt passes
 	gapAt    monotime.Time // Never when no gap is pending
 	nackedTo uint32        // packets below were NACKed at least once
-	renackAt monotime.Time // NACK again what is still missing
+	renackAt monotime.Time // NACK again what is still missing below renackTo
+	renackTo uint32        // nackedTo when renackAt was set
 	reason   wire.NackReason
 }
 
@@ -63,24 +64,35 @@ func (g *gapNacker) expire(now monotime.Time, m RecvMessage, delay monotime.Dura
 			g.gapAt, g.gapHi = now.Add(delay), hi
 		}
 		if g.renackAt == monotime.Never {
-			g.renackAt = now.Add(renackDelay(m))
+			g.armRenack(now, m)
 		}
 	}
 	if g.renackAt <= now {
+		// Only what was NACKed a re-NACK delay ago: a gap NACKed since
+		// has had no time to come back, and NACKing it again has it
+		// resent twice.
 		first := m.NextMissing(m.WholeFrom(), m.Packets())
 		g.renackAt = monotime.Never
+		if first < g.renackTo {
+			m.Nack(g.reason, first, g.renackTo)
+		}
 		if first < g.nackedTo {
-			m.Nack(g.reason, first, g.nackedTo)
-			g.renackAt = now.Add(renackDelay(m))
+			g.armRenack(now, m)
 		}
 	}
 }
 
-// renackDelay is how long a NACKed packet may take to come back: a round
-// trip, half a round trip of slack for queueing, and the time to send
-// everything still missing (retransmissions go ahead of new data).
-func renackDelay(m RecvMessage) monotime.Duration {
+// armRenack sets the re-NACK of everything NACKed so far for when a
+// retransmission has had time to come back: a round trip, half a round
+// trip of slack for queueing, and the time to send every packet NACKed
+// and missing (retransmissions go ahead of new data). Not the whole
+// message's missing packets: those above the highest are new data
+// (unless a tail NACK asked for them), and counting them put the re-NACK
+// of a lost retransmission early in a message behind the sender's
+// timeout.
+func (g *gapNacker) armRenack(now monotime.Time, m RecvMessage) {
 	rtt := m.RoundTrip()
-	missing := m.Packets() - m.Present()
-	return rtt + rtt/2 + monotime.Duration(missing)*m.PacketTime()
+	missing := max(m.Highest(), g.nackedTo) - m.Present()
+	g.renackAt = now.Add(rtt + rtt/2 + monotime.Duration(missing)*m.PacketTime())
+	g.renackTo = g.nackedTo
 }
