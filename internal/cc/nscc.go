@@ -227,9 +227,8 @@ type NSCCConfig struct {
 	// SlowStart, with PacingGain, starts the window at InitialWindow and
 	// grows it by the bytes acked (doubling per round trip, paced at
 	// twice the window's rate) until the standing queue reaches half the
-	// target or a loss shows congestion; then it sets it to what the path
-	// delivered in the last round trip, at least half of it
-	// (endSlowStart), and the delay law takes over. UET starts
+	// target or a loss shows congestion; then it sets it to the BDP the
+	// path delivered (slowStartExit), and the delay law takes over. UET starts
 	// at its maximum window because its NIC knows the line rate; a host's
 	// is a guess (10 Gbit/s), and a 1.5-BDP burst of it into a 1 Gbit/s
 	// path with a 256 KiB queue lost 2,400 packets in its first quarter
@@ -323,12 +322,9 @@ type NSCC struct {
 	standN, standNPrev     float64
 	nextSend               monotime.Time // PacingGain: when the next packet may leave
 	slowStart              bool          // SlowStart: still growing from the initial window
-	// Slow start's delivery per round trip: the last whole one's, the
-	// current one's so far, and when the current one ends.
-	ssDelivered, ssAcked int64
-	ssEnd                monotime.Time
-	sawECN               bool
-	lastECN              monotime.Time
+	ss                     slowStartExit
+	sawECN                 bool
+	lastECN                monotime.Time
 
 	inc        float64 // pending increase, bytes x bytes (fulfill divides by cwnd)
 	received   int64   // bytes acked since the last fulfill
@@ -462,7 +458,7 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 		return
 	}
 	if n.slowStart {
-		n.endSlowStart()
+		n.endSlowStart(now)
 		return
 	}
 	if n.cfg.StandingWindow > 0 && !l.Timeout {

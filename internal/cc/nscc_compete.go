@@ -24,7 +24,7 @@ import (
 //
 // In the mode the window and the pacing follow a bandwidth estimate, the
 // most of the last competeBWRounds samples, each the bytes acknowledged
-// over the last competeSpan round trips per second: first a startup paced
+// over the last two round trips per second: first a startup paced
 // at twice it until three round trips raise it by less than a quarter,
 // then BBR's probe cycle (paced at 1.25, 0.75, then 1 x it for six round
 // trips), the window twice the estimate times the base RTT. Losses are
@@ -57,9 +57,7 @@ type compete struct {
 	roundSamples         int
 	pressed              uint16 // one bit per round trip, newest lowest
 
-	spanBytes   [competeSpan]int64 // the last round trips' bytes and lengths, a ring
-	spanTime    [competeSpan]monotime.Duration
-	spanNext    int
+	span        rateSpan                 // the last two round trips' bytes and lengths
 	bw          [competeBWRounds]float64 // bytes per second, a ring
 	bwNext      int
 	maxBW       float64
@@ -74,7 +72,6 @@ const (
 	competeFloor       = 2  // chunks: a window at most this is at its floor
 	competeEnter       = 12 // pressed round trips of the last 16 that start the mode
 	competeBWRounds    = 10 // round trips the bandwidth filter keeps (BBR's)
-	competeSpan        = 2  // round trips one bandwidth sample spans
 	competeListenEvery = 64 // round trips between listens
 	competeStartGain   = 2.0
 	competeWindowGain  = 2.0
@@ -116,21 +113,12 @@ func (n *NSCC) competeAck(now monotime.Time, bytes int64, q monotime.Duration, s
 func (n *NSCC) competeRound(now monotime.Time) {
 	c := &n.comp
 	if d := now.Sub(c.roundStart); c.roundStart != 0 && d > 0 {
-		// A sample spans the last competeSpan round trips: ACKs come a
+		// A sample spans the last two round trips (rateSpan): ACKs come a
 		// chunk at a time and NACKed bytes are acknowledged late in a
 		// burst, so one round trip's bytes swing several-fold, and the
 		// maximum of such samples ran the pacer far ahead of what got
 		// through (35% of the bytes resent).
-		c.spanBytes[c.spanNext], c.spanTime[c.spanNext] = c.roundBytes, d
-		c.spanNext = (c.spanNext + 1) % competeSpan
-		var sb int64
-		var st monotime.Duration
-		for i := range c.spanBytes {
-			sb += c.spanBytes[i]
-			st += c.spanTime[i]
-		}
-		rate := float64(sb) / st.Seconds()
-		c.bw[c.bwNext] = rate
+		c.bw[c.bwNext] = c.span.add(c.roundBytes, d)
 		c.bwNext = (c.bwNext + 1) % len(c.bw)
 		c.maxBW = 0
 		for _, b := range c.bw {

@@ -28,8 +28,14 @@ func hostPacing(p Params) float64 {
 // an ACK leaves at loopback speed: a burst of a few chunks overflows a
 // shallow queue that the window itself fits (through linkem, 1 Gbit/s,
 // 20 ms, 256 KiB: 5% of packets dropped with the standing queue a tenth of
-// the target). A pacer behind schedule by up to a round trip's tenth keeps
-// its schedule: a real driver wakes late.
+// the target). A pacer behind schedule keeps its schedule by up to a
+// tenth of a round trip or half the target, whichever is less: a real
+// driver wakes late, and without the allowance the pacer falls behind
+// the window (with 0.2 ms, 554-636 Mbit/s through that path); but what it
+// catches up leaves at once, and a round trip's tenth (2 ms there) is a
+// burst the size of the whole queue: episodes of drops every second at a
+// window the path holds, 774-854 Mbit/s against 855-918 with half the
+// target (docs/benchmarks.md).
 func (n *NSCC) pace(now monotime.Time, bytes int) {
 	rtt := n.baseRTT + n.queue
 	gain := n.cfg.PacingGain
@@ -44,7 +50,7 @@ func (n *NSCC) pace(now monotime.Time, bytes int) {
 	if r := n.competeRate(); r > 0 {
 		rate = r
 	}
-	n.nextSend = max(n.nextSend, now.Add(-rtt/10)).Add(monotime.TransmitTime(bytes, rate))
+	n.nextSend = max(n.nextSend, now.Add(-min(rtt/10, n.cfg.Target/2))).Add(monotime.TransmitTime(bytes, rate))
 }
 
 // learn runs line-rate learning on an ACK. A period ends every base RTT
@@ -101,6 +107,9 @@ func (n *NSCC) scaleLineRate(f float64) {
 // path that delivers nothing and cut the window to one packet (16 paths,
 // 1% loss, one dead). A NACK proves the receiver is receiving.
 func (n *NSCC) hostLossDecrease(now monotime.Time) {
+	if now < n.ss.settleEnd {
+		return // slow start's overshoot, answered at its end
+	}
 	if n.mdDone && now.Sub(n.lastMD) <= n.baseRTT+n.queue {
 		return
 	}
@@ -173,33 +182,108 @@ func (n *NSCC) meanDelay() monotime.Duration {
 // raise: read by the mean, it ended at 134 Mbit/s on a 1 Gbit/s path.
 func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 	n.fastInc, n.fiCount = false, 0
+	if n.slowStart || now < n.ss.settleEnd {
+		n.ss.deliver(now, bytes, n.baseRTT)
+	}
 	if n.slowStart {
-		n.slowStartDelivered(now, bytes)
 		if n.queue < n.cfg.Target/2 {
 			n.cwnd += float64(bytes)
 			return
 		}
-		n.endSlowStart()
+		n.endSlowStart(now)
+	}
+	if now < n.ss.settleEnd {
+		n.cwnd = max(n.cwnd, min(n.ss.bdp(n.baseRTT), n.ss.exitWindow))
+		n.clamp()
+		return
 	}
 	n.inc += n.cfg.DelayGain * float64(bytes) * n.cwnd * float64(n.cfg.Target-q) / float64(n.baseRTT+q)
 }
 
-// endSlowStart sets the window to what the path delivered in the last
-// round trip, at least half the window (the queue or the loss that ends
-// slow start reports on a window a round trip old, half today's), and
-// hands it to the delay law.
-func (n *NSCC) endSlowStart() {
+// slowStartExit is slow start's measure of the path and its settling
+// after it. The queue or the loss that ends slow start reports on a
+// window a round trip old, so uec.cpp and TCP halve the window; through
+// a 1 Gbit/s, 20 ms path with a 256 KiB queue that left 1.5 MB of a
+// 2.5 MB BDP (the delivery of the last whole round trip, the other floor
+// tried, 0.8-1.0 MB), the loss decrease then cut the slow start's own
+// overshoot once more (to 1.1 MB), and the delay law's climb back took
+// one to two seconds of a four-second transfer (docs/benchmarks.md). So
+// the window is set to the BDP as delivered: the fastest delivery over
+// half a round trip, times the base RTT. When slow start ends the
+// bottleneck has delivered at its rate for only part of such a span, so
+// the measure runs on for two round trips while the overshoot's packets
+// are acknowledged at the bottleneck's rate (as BBR's bandwidth filter
+// learns from its startup's last round); meanwhile the window follows it
+// up to its size at the exit, the delay law waits, and the overshoot's
+// losses cut nothing more.
+type slowStartExit struct {
+	start, end monotime.Time // the current quarter round trip
+	acked      int64         // bytes acknowledged in it
+	span       rateSpan
+	maxRate    float64 // bytes per second, the fastest span
+	settleEnd  monotime.Time
+	exitWindow float64 // the window when slow start ended
+}
+
+// deliver feeds the delivery-rate filter an ACK of bytes at now: bytes
+// over spans of two quarter round trips, the fastest span's rate kept.
+// Half a round trip of ACKs is long enough that a chunk more or less
+// moves the rate little (ACKs come a chunk at a time) and short enough to
+// follow a window that doubles each round trip.
+func (s *slowStartExit) deliver(now monotime.Time, bytes int64, rtt monotime.Duration) {
+	if s.start == 0 {
+		s.start, s.end = now, now.Add(rtt/4)
+		return // an interval's first ACK only starts it
+	}
+	s.acked += bytes
+	if now >= s.end {
+		s.maxRate = max(s.maxRate, s.span.add(s.acked, now.Sub(s.start)))
+		s.acked, s.start, s.end = 0, now, now.Add(rtt/4)
+	}
+}
+
+// bdp is the delivery-rate filter's bandwidth-delay product for a
+// round trip of rtt, bytes; 0 before a span has passed.
+func (s *slowStartExit) bdp(rtt monotime.Duration) float64 { return s.maxRate * rtt.Seconds() }
+
+// endSlowStart hands the window to the delay law at the BDP slow start
+// measured (at most the window: a slow start that a noisy sample ended
+// early keeps what it has; half of it before a span has passed) and
+// starts the settling (slowStartExit).
+func (n *NSCC) endSlowStart(now monotime.Time) {
 	n.slowStart = false
-	n.cwnd = max(n.cwnd/2, float64(n.ssDelivered))
+	n.ss.exitWindow = n.cwnd
+	n.ss.settleEnd = now.Add(2 * n.baseRTT)
+	if bdp := n.ss.bdp(n.baseRTT); bdp > 0 {
+		n.cwnd = min(n.cwnd, bdp)
+	} else {
+		n.cwnd /= 2
+	}
 	n.clamp()
 	n.stats.Decreases++
 }
 
-// slowStartDelivered counts the bytes acked per base RTT while in slow
-// start: ssDelivered is the last whole round trip's.
-func (n *NSCC) slowStartDelivered(now monotime.Time, bytes int64) {
-	if now >= n.ssEnd {
-		n.ssDelivered, n.ssAcked, n.ssEnd = n.ssAcked, 0, now.Add(n.baseRTT)
+// rateSpan is a delivery rate over the last two intervals: ACKs come a
+// chunk at a time, so one short interval's bytes swing by a chunk.
+type rateSpan struct {
+	bytes [2]int64
+	time  [2]monotime.Duration
+	next  int
+}
+
+// add records an interval's bytes and length and returns the rate over
+// the span, bytes per second (0 before any time has passed).
+func (s *rateSpan) add(bytes int64, d monotime.Duration) float64 {
+	s.bytes[s.next], s.time[s.next] = bytes, d
+	s.next = (s.next + 1) % len(s.bytes)
+	var sb int64
+	var st monotime.Duration
+	for i := range s.bytes {
+		sb += s.bytes[i]
+		st += s.time[i]
 	}
-	n.ssAcked += bytes
+	if st <= 0 {
+		return 0
+	}
+	return float64(sb) / st.Seconds()
 }

@@ -575,9 +575,59 @@ func TestNSCCHostMode(t *testing.T) {
 	}
 }
 
+// TestNSCCSlowStartExit: ACKs come at a 1 Gbit/s bottleneck's rate on a
+// 20 ms path while slow start grows the window far past the 2.5 MB BDP
+// (ACK-clocked, the window grows by what is acked). When the queue ends
+// slow start, the window is the BDP the ACKs measured, not half the
+// window; the overshoot's losses in the next two round trips cut nothing,
+// and a loss after them cuts as usual.
+func TestNSCCSlowStartExit(t *testing.T) {
+	ms := monotime.Millisecond
+	n := NewNSCC(NSCCDefaults(Params{LineRate: 10e9, LearnLineRate: true, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}))
+	const bdp = 1e9 / 8 * 0.02
+	gap := monotime.TransmitTime(mss, 1e9)
+	now := monotime.Time(0)
+	ack := func(q monotime.Duration) {
+		now = now.Add(gap)
+		n.OnAck(now, Ack{Bytes: mss, RTT: 20*ms + q, InFlight: n.Window()})
+	}
+	for range 1500 { // 49 ms at no queue: slow start grows on
+		ack(0)
+	}
+	if !n.slowStart || float64(n.Window()) < 2*bdp {
+		t.Fatalf("after 49 ms of ACKs: slow start %v, window %d", n.slowStart, n.Window())
+	}
+	for i := 0; n.slowStart; i++ { // a queue of 2 ms ends it
+		if i == 3000 {
+			t.Fatal("a 2 ms queue did not end slow start")
+		}
+		ack(2 * ms)
+	}
+	if w := float64(n.Window()); w < 0.9*bdp || w > 1.1*bdp {
+		t.Fatalf("window after slow start %.2f MB, want the 2.5 MB BDP within 10%%", w/1e6)
+	}
+	settled := n.Window()
+	for range 1000 { // 33 ms: the overshoot's NACKs come in
+		n.OnLoss(now, Loss{Bytes: mss})
+		ack(2 * ms)
+	}
+	if n.Window() < settled {
+		t.Fatalf("the overshoot's losses cut the window %d -> %d", settled, n.Window())
+	}
+	for range 300 {
+		ack(2 * ms)
+	}
+	before := n.Window()
+	n.OnLoss(now, Loss{Bytes: mss})
+	if want := float64(before) * hostLossBeta; float64(n.Window()) > want+1 {
+		t.Fatalf("a loss after the settling: window %d -> %d, want %.0f", before, n.Window(), want)
+	}
+}
+
 // TestNSCCPacing: on a host NSCC spaces packets at 1.25 x the window per
 // round trip (twice it in slow start), and a pacer behind schedule keeps
-// up to a tenth of a round trip of lateness.
+// up to a tenth of a round trip or half the target of lateness, whichever
+// is less.
 func TestNSCCPacing(t *testing.T) {
 	ms := monotime.Millisecond
 	n := NewNSCC(NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}))
@@ -591,8 +641,8 @@ func TestNSCCPacing(t *testing.T) {
 	}
 	late := monotime.Time(5 * ms)
 	n.OnSend(late, mss)
-	if got, want := n.NextSend(), late.Add(-2*ms).Add(monotime.TransmitTime(mss, 1.25e9)); got != want {
-		t.Fatalf("after a late send: next %v, want %v (2 ms of lateness kept)", got, want)
+	if got, want := n.NextSend(), late.Add(-ms/2).Add(monotime.TransmitTime(mss, 1.25e9)); got != want {
+		t.Fatalf("after a late send: next %v, want %v (half the 1 ms target's lateness kept)", got, want)
 	}
 	sim := NewNSCC(NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss}))
 	sim.OnSend(0, mss)
