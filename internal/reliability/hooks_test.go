@@ -116,7 +116,6 @@ func srNackRecv() (*fakeRecv, *RecvState, SelectiveRepeat) {
 }
 
 func TestSRNackGapTimers(t *testing.T) {
-	const us = monotime.Microsecond
 	f, st, s := srNackRecv()
 	f.deliver(s, st, at(1), 3, false) // opens the gap [1,3)
 	if st.Due() != at(11) {
