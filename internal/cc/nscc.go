@@ -322,7 +322,7 @@ type NSCC struct {
 	standN, standNPrev     float64
 	nextSend               monotime.Time // PacingGain: when the next packet may leave
 	slowStart              bool          // SlowStart: still growing from the initial window
-	ss                     slowStartExit
+	ss                     slowStartExit // SlowStart: its measure of the path, and the settling after it
 	sawECN                 bool
 	lastECN                monotime.Time
 

@@ -16,8 +16,8 @@ import (
 // rate that pacing never holds the window back (ACKs come late on a host
 // too), little enough that a window's release does not burst. (1.1 with
 // a catch-up of half the target gave the lone connection through linkem
-// 893-941 Mbit/s against 839-938, but see pace: the smaller catch-up
-// broke NSCC beside kernel TCP.)
+// 889-941 Mbit/s against 839-938, but see pace: the smaller catch-up
+// broke NSCC beside kernel BBR.)
 func hostPacing(p Params) float64 {
 	if p.HostNoise > 0 {
 		return 1.25
@@ -34,9 +34,11 @@ func hostPacing(p Params) float64 {
 // the target). A pacer behind schedule by up to a round trip's tenth keeps
 // its schedule: a real driver wakes late. (Half the target instead, 0.5
 // ms, cut the lone connection's bursts into that queue, 855-918 Mbit/s
-// against 774-854 through linkem, but through a TUN bottleneck beside
-// kernel TCP, CUBIC's share fell to 0.05-0.10 and NSCC's beside BBR to
-// 0.01, both unexplained yet; docs/benchmarks.md.)
+// against 774-854 through linkem, but through a TUN bottleneck NSCC's
+// share beside kernel BBR fell to 0.01 in four runs of four, against
+// 0.41-0.61, not yet explained; beside CUBIC, TCP's share was 0.05-0.10
+// in four of four, where this pacing gives it 0.05-0.51, bimodal;
+// docs/benchmarks.md.)
 func (n *NSCC) pace(now monotime.Time, bytes int) {
 	rtt := n.baseRTT + n.queue
 	gain := n.cfg.PacingGain
@@ -210,13 +212,15 @@ func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 // overshoot once more (to 1.1 MB), and the delay law's climb back took
 // one to two seconds of a four-second transfer (docs/benchmarks.md). So
 // the window is set to the BDP as delivered: the fastest delivery over
-// half a round trip, times the base RTT. When slow start ends the
-// bottleneck has delivered at its rate for only part of such a span, so
-// the measure runs on for two round trips while the overshoot's packets
-// are acknowledged at the bottleneck's rate (as BBR's bandwidth filter
-// learns from its startup's last round); meanwhile the window follows it
-// up to its size at the exit, the delay law waits, and the overshoot's
-// losses cut nothing more.
+// half a round trip, times the base RTT. The measure runs on for two
+// round trips after the exit, in case the overshoot's packets are
+// acknowledged faster (as BBR's bandwidth filter learns from its
+// startup's last round), and the window follows it up to its size at the
+// exit; meanwhile the delay law waits and the overshoot's losses cut
+// nothing more. Through that path the measure read 0.66-0.9 of the BDP
+// and did not rise after the exit: the doubling window, paced at twice
+// its rate, overflows the 256 KiB queue before it reaches the BDP, and a
+// chunk that lost a packet is acknowledged only after its resend.
 type slowStartExit struct {
 	start, end monotime.Time // the current quarter round trip
 	acked      int64         // bytes acknowledged in it
