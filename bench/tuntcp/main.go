@@ -74,6 +74,7 @@ func main() {
 	asJSON := flag.Bool("json", false, "print one JSON object per run instead of a text line")
 	sdrnet := flag.String("sdrnet", "", "an sdrnet binary: run sdrnet bench beside each TCP flow through the same tunnel (give the spec shared=1 for one bottleneck) and report both shares")
 	sdrArgs := flag.String("sdrnet-args", "--mtu 1024 --window 4MiB", "more flags for both sdrnet bench ends (space-separated)")
+	rt := flag.Int("rt", 10, "SCHED_FIFO priority of the emulator (1..99; 0 leaves it at the normal policy): a switch does not share its CPU with the hosts")
 	flag.Parse()
 
 	if err := linkem.TunnelSupported(); err != nil {
@@ -87,6 +88,12 @@ func main() {
 	cfg, err := linkem.ParseSpec(*spec)
 	if err != nil {
 		fatal(err)
+	}
+	if *rt < 0 || *rt > 99 {
+		fatal(fmt.Errorf("-rt %d: want 0..99", *rt))
+	}
+	if *rt > 0 {
+		raisePriority(*rt)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -159,7 +166,7 @@ func runOne(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	// -D) so it can be killed if anything goes wrong.
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := exec.CommandContext(sctx, "ip", "netns", "exec", nsB, "iperf3", "-s", "-1",
+	srv := nsCommand(sctx, nsB, "iperf3", "-s", "-1",
 		"-B", tun.Addr(linkem.SideB).String(), "-p", fmt.Sprint(port))
 	srv.Stdout, srv.Stderr = nil, nil
 	if err := srv.Start(); err != nil {
@@ -170,7 +177,7 @@ func runOne(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		return nil, err
 	}
 
-	client := exec.CommandContext(ctx, "ip", "netns", "exec", nsA, "iperf3", "-c", tun.Addr(linkem.SideB).String(),
+	client := nsCommand(ctx, nsA, "iperf3", "-c", tun.Addr(linkem.SideB).String(),
 		"-p", fmt.Sprint(port), "-C", cc, "-t", fmt.Sprint(secs), "-J")
 	out, err := client.Output()
 	var rep iperfReport
@@ -205,7 +212,7 @@ func runOne(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 func waitListening(ctx context.Context, ns string, port int) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "ss", "-Hltn", fmt.Sprintf("sport = :%d", port)).Output()
+		out, err := nsCommand(ctx, ns, "ss", "-Hltn", fmt.Sprintf("sport = :%d", port)).Output()
 		if err != nil {
 			// no ss: give the server a moment and hope
 			time.Sleep(time.Second)
@@ -285,13 +292,13 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := tun.Addr(linkem.SideB).String()
-	srv := exec.CommandContext(sctx, "ip", "netns", "exec", nsB, "iperf3", "-s", "-1", "-B", b, "-p", fmt.Sprint(port))
+	srv := nsCommand(sctx, nsB, "iperf3", "-s", "-1", "-B", b, "-p", fmt.Sprint(port))
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("iperf3 server: %w", err)
 	}
 	defer func() { cancel(); _ = srv.Wait() }()
 	sdrPort := port + 2
-	ssrv := exec.CommandContext(sctx, "ip", append([]string{"netns", "exec", nsB, sdrnet, "bench", "--listen", fmt.Sprintf("%s:%d", b, sdrPort)}, sdrArgs...)...)
+	ssrv := nsCommand(sctx, nsB, append([]string{sdrnet, "bench", "--listen", fmt.Sprintf("%s:%d", b, sdrPort)}, sdrArgs...)...)
 	if err := ssrv.Start(); err != nil {
 		return nil, fmt.Errorf("sdrnet server: %w", err)
 	}
@@ -337,7 +344,7 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		rate = r
 	}
 	size := int64(rate / 8 / 2 * float64(secs))
-	sc := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", nsA, sdrnet, "bench", "--connect", fmt.Sprintf("%s:%d", b, sdrPort),
+	sc := nsCommand(ctx, nsA, append([]string{sdrnet, "bench", "--connect", fmt.Sprintf("%s:%d", b, sdrPort),
 		"--json", "--size", fmt.Sprint(size)}, sdrArgs...)...)
 	var sdrOut []byte
 	var sdrErr error
@@ -348,7 +355,7 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		sdrOut, sdrErr = sc.Output()
 		sdrEnd = time.Now()
 	}()
-	client := exec.CommandContext(ctx, "ip", "netns", "exec", nsA, "iperf3", "-c", b, "--cport", fmt.Sprint(cport),
+	client := nsCommand(ctx, nsA, "iperf3", "-c", b, "--cport", fmt.Sprint(cport),
 		"-p", fmt.Sprint(port), "-C", cc, "-t", fmt.Sprint(secs), "-J")
 	out, err := client.Output()
 	tcpEnd := time.Now()
