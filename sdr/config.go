@@ -150,19 +150,19 @@ const DefaultHostNoise = time.Millisecond
 
 // DefaultCC is the congestion controller of the zero Config: NSCC in its
 // host mode (DefaultHostNoise), because a transport that cannot back off
-// is not safe on a shared path. Measured (docs/benchmarks.md, "NSCC
-// beside CUBIC, round 2"): through a 1 Gbit/s, 20 ms path with a 256 KiB
-// queue it resends 0.3-1.0% of the data where none resends 32%; two
-// connections share that path with Jain's index 0.97-0.98; the lossy
-// long haul (8 paths, 50 ms, 1% random loss) runs at 1.01 of its goal,
-// since random loss on an empty queue is not taken for congestion;
-// loopback runs at 1.2-1.4x kernel TCP. Beside CUBIC in that queue it
-// steers by the mean delay, which sees CUBIC's sawtooth, and leaves TCP
-// 0.27-0.59 of the link; beside BBR, which holds the queue up whatever
-// NSCC does, it competes as BBR does (internal/cc's competitive mode)
-// and keeps 0.43-0.57, resending 12-17%. Its limit: a lone connection
-// climbs slowly after slow start and moved 512 MiB through that path at
-// 756-836 Mbit/s (goal 900). "none" remains for a path the user owns
+// is not safe on a shared path. Measured (docs/benchmarks.md, "The lone
+// connection, round 4"): through a 1 Gbit/s, 20 ms path with a 256 KiB
+// queue one connection runs at 0.94 of the link and resends 0.27% of the
+// data (none resent 32% in an earlier round); two connections share that path with Jain's
+// index 1.000; the lossy long haul (8 paths, 50 ms, 1% random loss) runs
+// at 1.01 of its goal, since random loss on an empty queue is not taken
+// for congestion; loopback runs at 0.98 of none's goodput with nothing
+// resent. Beside kernel TCP in that queue (an emulator that does not
+// stall) CUBIC kept 0.45-0.68 of the link, and beside BBR, which holds
+// the queue up whatever NSCC does, NSCC competes as BBR does
+// (internal/cc's competitive mode) and kept 0.65-0.75, resending 11.9-12.4%.
+// Its limit: two connections on a two-vCPU host filled only 0.77 of
+// that link, their pacers behind. "none" remains for a path the user owns
 // (a dedicated long-haul link, where only the receiver's clear-to-send
 // and the window limit).
 const DefaultCC = "nscc"

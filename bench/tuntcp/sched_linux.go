@@ -16,7 +16,7 @@ import (
 // ends and two sdrnet ends, it stalled for milliseconds at a time, and a
 // stall's arrivals, read at once, overflowed the 256 KiB queue that the
 // link would have drained meanwhile: drops no real bottleneck makes
-// (1,600-3,700 per 20 s run). Kernel CUBIC, which regrows by about 15
+// (2,000-3,700 per 20 s run). Kernel CUBIC, which regrows by about 15
 // Mbit/s per second at 20 ms on this path, never recovered from them, and
 // its share beside sdrnet was bimodal, 0.05-0.51 (docs/benchmarks.md,
 // "The lone connection, round 4"). So the emulator runs at a real-time
