@@ -48,8 +48,10 @@ func ccIncast(t *testing.T, alg string) (FlowsResult, fabricCounts, cc.Stats) {
 }
 
 // TestCCIncast: switches mark ECN, receivers echo the marks, and the
-// controllers react. NSCC keeps the incast's completion while resending
-// under an eighth of what no control does; DCQCN (ns-3 HPCC's default parameters)
+// controllers react. NSCC resends under an eighth of what no control
+// does, at up to a fifth more time: with 64 KiB chunks it paces a window
+// below a chunk and hears of the path once per chunk (NSCC's
+// chunkPaceFloor); DCQCN (ns-3 HPCC's default parameters)
 // cuts its rate and resends less, at the cost of time (Meta's "hard to
 // tune").
 func TestCCIncast(t *testing.T) {
@@ -62,7 +64,7 @@ func TestCCIncast(t *testing.T) {
 		retxDiv  uint64 // resends at least this many times fewer than none
 		slowdown float64
 	}{
-		{"nscc", 8, 1.1},
+		{"nscc", 8, 1.2},
 		{"credit", 100, 1.05},
 		{"dcqcn", 2, 8},
 	} {

@@ -4,9 +4,11 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 
 // NSCC is Ultra Ethernet's network-signalled congestion control, the
 // window law of uet-htsim's uec.cpp (updateCwndOnAck_NSCC and the
-// functions it calls). In simulation it is window-only: NextSend never
-// holds a packet back, as in UET, where the NIC's line rate paces. On a
-// real host (Params.HostNoise set) it paces too; see the last deviation.
+// functions it calls). In simulation it is window-only while its window
+// holds at least a chunk: NextSend never holds a packet back, as in UET,
+// where the NIC's line rate paces. Below a chunk it paces (the core
+// admits whole chunks; see the second to last deviation). On a real host
+// (Params.HostNoise set) it paces always; see the last deviation.
 //
 // Deviations from uec.cpp, each for a reason given where it is made:
 //
@@ -64,6 +66,11 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     RTT). Below a 109 us base RTT at 4 KiB packets the bound is above
 //     uec.cpp's gain and changes nothing. The fast increase (an idle
 //     path) is bounded alike (fastScale).
+//   - A window below the core's admission unit (Quantum, a chunk) is
+//     paced: the core admits one whole chunk into any window, so such a
+//     window would limit nothing. NSCC spreads the chunk at the window's
+//     rate at the target delay, but over at most eight round trips
+//     (paceChunk). UET acknowledges packets and has no such case.
 //   - Delay alone may be a congestion signal on a path that has not shown
 //     ECN (DelayWithoutECN, off by default: see its comment). uec.cpp holds an unmarked delay
 //     above the target against no one (the average takes it as a quarter
@@ -95,7 +102,7 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     Through a 1 Gbit/s, 20 ms emulated path with a 256 KiB drop-tail
 //     queue it resends a fraction of a percent of the data where none
 //     resends a third (docs/benchmarks.md, round 3); in simulation none
-//     of it is on, and runs do not change.
+//     of it is on.
 
 func init() {
 	register("nscc", func(p Params) Controller { return NewNSCC(NSCCDefaults(p)) })
@@ -385,8 +392,11 @@ func (n *NSCC) OnSend(now monotime.Time, bytes int) {
 	if n.learning && n.cwnd >= n.maxWnd && float64(n.inFlight)+n.cfg.Quantum >= n.cwnd {
 		n.learnFilled = true
 	}
-	if n.cfg.PacingGain > 0 {
+	switch {
+	case n.cfg.PacingGain > 0:
 		n.pace(now, bytes)
+	case n.cwnd < n.cfg.Quantum:
+		n.paceChunk(now, bytes)
 	}
 }
 
@@ -490,7 +500,7 @@ func (n *NSCC) NextTimer() monotime.Time { return monotime.Never }
 func (n *NSCC) Window() int64 { return int64(n.cwnd) }
 
 // NextSend is when the next data packet may leave: 0 unless PacingGain
-// is set (real hosts).
+// is set (real hosts) or the window fell below a quantum (paceChunk).
 func (n *NSCC) NextSend() monotime.Time { return n.nextSend }
 
 // Stats reports the window and the cuts.

@@ -658,6 +658,40 @@ func TestNSCCPacing(t *testing.T) {
 	}
 }
 
+// TestNSCCPacesBelowChunk: in a simulation NSCC paces only a window
+// below the core's admission unit, at the window per round trip at the
+// target delay but at least an eighth of a chunk per round trip, and lets
+// no idle time build up a burst.
+func TestNSCCPacesBelowChunk(t *testing.T) {
+	us := monotime.Microsecond
+	n := NewNSCC(NSCCDefaults(Params{LineRate: 100e9, BaseRTT: 8 * us, MSS: mss, Quantum: 64 << 10}))
+	rtt := n.Config().BaseRTT + n.Config().Target
+	n.cwnd = 64 << 10
+	n.OnSend(0, mss)
+	if n.NextSend() != 0 {
+		t.Fatalf("a window of one chunk is paced: next send %v", n.NextSend())
+	}
+	n.cwnd = 16 << 10 // a quarter chunk: 4 packets per round trip
+	at := monotime.Time(100 * us)
+	for i := range 8 {
+		n.OnSend(at, mss)
+		if got, want := n.NextSend(), at.Add(monotime.Duration(i+1)*rtt/4); got < want-1 || got > want+1 {
+			t.Fatalf("packet %d: next send %v, want %v (a quarter round trip apart)", i, got, want)
+		}
+	}
+	idle := at.Add(10 * rtt) // idle: no credit for the gap
+	n.OnSend(idle, mss)
+	if got, want := n.NextSend(), idle.Add(rtt/4); got < want-1 || got > want+1 {
+		t.Fatalf("after idling: next send %v, want %v", got, want)
+	}
+	n.cwnd = mss // a sixteenth: paced at the floor, an eighth of a chunk per round trip
+	at = n.NextSend()
+	n.OnSend(at, mss)
+	if got, want := n.NextSend(), at.Add(rtt/2); got < want-1 || got > want+1 {
+		t.Fatalf("one-MSS window: next send %v, want %v (half a round trip apart)", got, want)
+	}
+}
+
 // TestNSCCHostLoss: on a real host a NACK on a congested path cuts the
 // window to 0.7 of itself once per round trip, however many NACKs come,
 // and never quick-adapts (with erasure coding a period of NACKs and no
