@@ -758,3 +758,16 @@ func TestNSCCMeanLaw(t *testing.T) {
 		t.Errorf("a steady 0.4 ms queue: window %d -> %d, want it larger", before, after)
 	}
 }
+
+// TestNSCCHostWindowFloor: on a real host the maximum window holds two
+// chunks however small the BDP; in simulation it stays 1.5 BDP.
+func TestNSCCHostWindowFloor(t *testing.T) {
+	p := Params{LineRate: 2e9, BaseRTT: 10 * monotime.Microsecond, MSS: mss, Quantum: 64 << 10}
+	if w := NewNSCC(NSCCDefaults(p)).MaxWindow(); w != mss {
+		t.Errorf("simulation: max window %d, want one MSS (1.5 BDP is less)", w)
+	}
+	p.HostNoise = monotime.Millisecond
+	if w := NewNSCC(NSCCDefaults(p)).MaxWindow(); w != 2*64<<10 {
+		t.Errorf("real host: max window %d, want two chunks", w)
+	}
+}

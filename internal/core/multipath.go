@@ -44,6 +44,20 @@ func (c *Conn) pickPath(now monotime.Time) Path {
 	return Path(c.mp.sel.Select(now))
 }
 
+// retxOffFailed moves a retransmission that Select put on a failed path
+// (a probe) to an up one: the receiver is waiting for that packet, and a
+// probe can risk fresh data. With a resend only now and then, the probe
+// due at each took it: over 16 paths, one dead, the last missing packet
+// of a 16 MiB SR message went down the dead path at every RTO until the
+// peer's idle timeout closed the connection (TestLossyMemoryNetwork).
+func (c *Conn) retxOffFailed(now monotime.Time) {
+	t := path.TableOf(c.mp.sel)
+	if t == nil || t.Up(int(c.mp.path)) || t.UpCount() == 0 {
+		return
+	}
+	c.mp.path = Path(t.PickUp(now))
+}
+
 // PathStats returns per-path counters, or nil for a single-path connection.
 func (c *Conn) PathStats() []path.Stats {
 	t := path.TableOf(c.mp.sel)

@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core/coretest"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
 // TestPathFailure sprays over 16 paths, one of which dies mid-transfer:
@@ -19,7 +20,20 @@ func TestPathFailure(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", name, sel), func(t *testing.T) {
 				link := testLink()
 				link.Loss = 0.01
+				// Drop sees each packet just before PathDown: count the
+				// retransmissions sent down the dead path once it failed.
+				var pr *coretest.Pair
+				var retx bool
+				var retxOnFailed int
+				link.Drop = func(b []byte) bool {
+					d, err := wire.ParseData(b)
+					retx = err == nil && d.Flags&wire.FlagRetransmit != 0
+					return false
+				}
 				link.PathDown = func(now monotime.Time, p core.Path) bool {
+					if retx && p == dead && pr != nil && pr.A.Conn.PathStats()[dead].State == "failed" {
+						retxOnFailed++
+					}
 					return p == dead && now >= monotime.Time(5*monotime.Millisecond)
 				}
 				cfg := core.Config{Scheme: schemes(t)[name], InitialRTT: monotime.Millisecond, Paths: 16, Select: sel}
@@ -34,6 +48,7 @@ func TestPathFailure(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				pr = p
 				msg := message(32 << 20)
 				if _, err := p.Transfer(msg, len(msg), nil, coretest.Limits{}); err != nil {
 					t.Fatal(err)
@@ -60,6 +75,11 @@ func TestPathFailure(t *testing.T) {
 				}
 				if st[dead].State != "failed" {
 					t.Errorf("dead path state %q, want failed", st[dead].State)
+				}
+				// A failed path's probes carry fresh data only: the
+				// receiver is waiting for a retransmission.
+				if retxOnFailed > 0 {
+					t.Errorf("%d retransmissions sent down the failed path", retxOnFailed)
 				}
 				for i, s := range st {
 					if core.Path(i) != dead && s.State != "up" {

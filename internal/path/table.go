@@ -233,6 +233,10 @@ func (t *Table) probe(now monotime.Time) (int, bool) {
 	return due, due >= 0
 }
 
+// PickUp returns an up path, in round robin (every path when none is
+// up), for a packet that must not go down a failed one.
+func (t *Table) PickUp(now monotime.Time) int { return t.pickable(now) }
+
 // pickable falls back when a policy found no usable path (the last ones
 // failed while it looked): round robin over the up paths, else next (every
 // path failed).
