@@ -156,8 +156,9 @@ const DefaultHostNoise = time.Millisecond
 // data (none resent 32% in an earlier round); two connections share that path with Jain's
 // index 1.000; the lossy long haul (8 paths, 50 ms, 1% random loss) runs
 // at 1.01 of its goal, since random loss on an empty queue is not taken
-// for congestion; loopback runs at 0.98 of none's goodput with nothing
-// resent. Beside kernel TCP in that queue (an emulator that does not
+// for congestion; loopback runs at 0.96-1.08 of none's goodput, within
+// none's own run-to-run spread, with nothing resent ("Chunks below the
+// window" in the same file). Beside kernel TCP in that queue (an emulator that does not
 // stall) CUBIC kept 0.45-0.68 of the link, and beside BBR, which holds
 // the queue up whatever NSCC does, NSCC competes as BBR does
 // (internal/cc's competitive mode) and kept 0.65-0.75, resending 11.9-12.4%.
