@@ -153,16 +153,16 @@ const DefaultHostNoise = time.Millisecond
 // is not safe on a shared path. Measured (docs/benchmarks.md, "The lone
 // connection, round 4"): through a 1 Gbit/s, 20 ms path with a 256 KiB
 // queue one connection runs at 0.94 of the link and resends 0.27% of the
-// data (none resent 32% in an earlier round); two connections share that path with Jain's
-// index 1.000; the lossy long haul (8 paths, 50 ms, 1% random loss) runs
-// at 1.01 of its goal, since random loss on an empty queue is not taken
-// for congestion; loopback runs at 0.96-1.08 of none's goodput, within
-// none's own run-to-run spread, with nothing resent ("Chunks below the
-// window" in the same file). Beside kernel TCP in that queue (an emulator that does not
-// stall) CUBIC kept 0.45-0.68 of the link, and beside BBR, which holds
-// the queue up whatever NSCC does, NSCC competes as BBR does
-// (internal/cc's competitive mode) and kept 0.65-0.75, resending 11.9-12.4%.
-// Its limit: two connections on a two-vCPU host filled only 0.77 of
+// data (none resent 32% in an earlier round); two connections share
+// that path with Jain's index 1.000; the lossy long haul (8 paths, 50
+// ms, 1% random loss) runs at 1.01 of its goal, since random loss on an
+// empty queue is not taken for congestion; loopback runs at 0.96-1.08 of
+// none's goodput, within none's own run-to-run spread, with nothing
+// resent ("Chunks below the window" in the same file). Beside kernel TCP
+// in that queue (an emulator that does not stall) CUBIC kept 0.45-0.68
+// of the link, and beside BBR, which holds the queue up whatever NSCC
+// does, NSCC competes as BBR does (internal/cc's competitive mode) and
+// kept 0.65-0.75, resending 11.9-12.4%. Its limit: two connections on a two-vCPU host filled only 0.77 of
 // that link, their pacers behind. "none" remains for a path the user owns
 // (a dedicated long-haul link, where only the receiver's clear-to-send
 // and the window limit).

@@ -7,7 +7,7 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 // functions it calls). In simulation it is window-only while its window
 // holds at least a chunk: NextSend never holds a packet back, as in UET,
 // where the NIC's line rate paces. Below a chunk it paces (the core
-// admits whole chunks; see the second to last deviation). On a real host
+// admits whole chunks; see the deviation on chunks). On a real host
 // (Params.HostNoise set) it paces always; see the last deviation.
 //
 // Deviations from uec.cpp, each for a reason given where it is made:

@@ -60,8 +60,9 @@ func (n *NSCC) pace(now monotime.Time, bytes int) {
 // paceChunk spreads a chunk the window cannot hold back. The core admits
 // one whole chunk into any window (the receiver acknowledges whole
 // chunks), so a window below a chunk limits nothing: in incast-buffers,
-// 31 senders of 64 KiB chunks kept 2 MiB in flight towards a 256 KiB
-// switch buffer whatever their windows, and NSCC resent only 5.7-9.6x
+// 31 senders of 64 KiB chunks kept at least a chunk each in flight
+// towards a 256 KiB switch buffer whatever their windows, and NSCC
+// resent only 5.7-9.6x
 // fewer bytes than no control at all. Below a chunk, NSCC paces at its
 // window per round trip at the target delay, the rate the window would
 // give if the core could enforce it, but never below chunkPaceFloor of a
@@ -76,10 +77,11 @@ func (n *NSCC) paceChunk(now monotime.Time, bytes int) {
 // chunkPaceFloor bounds how long paceChunk stretches a chunk: to eight
 // round trips. NSCC hears of its path once per chunk, and a window that
 // quick adapt had cut to about an MSS paced a 64 KiB chunk over 233 us,
-// 14 round trips, before its ACK could raise the window again: a 7-to-1 incast (sim's
-// TestCCIncast) ended 1.24x later than without control, against 1.18x
-// with the floor. A floor of a quarter chunk made it 1.00x but left
-// incast-buffers' resends only 10.6x below none's (12.1x with an eighth).
+// 14 round trips, before its ACK could raise the window again: a 7-to-1
+// incast (sim's TestCCIncast) ended 1.24x later than without control,
+// against 1.18x with the floor. A floor of a quarter chunk made it 1.00x
+// but left incast-buffers' resends only 10.6x below none's (12.1x with
+// an eighth).
 const chunkPaceFloor = 1.0 / 8
 
 // learn runs line-rate learning on an ACK. A period ends every base RTT

@@ -50,6 +50,8 @@ func (c *Conn) pickPath(now monotime.Time) Path {
 // due at each took it: over 16 paths, one dead, the last missing packet
 // of a 16 MiB SR message went down the dead path at every RTO until the
 // peer's idle timeout closed the connection (TestLossyMemoryNetwork).
+// The failed path's probe schedule has moved on all the same, so its
+// next probe comes one backoff step later.
 func (c *Conn) retxOffFailed(now monotime.Time) {
 	t := path.TableOf(c.mp.sel)
 	if t == nil || t.Up(int(c.mp.path)) || t.UpCount() == 0 {
