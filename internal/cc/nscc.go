@@ -71,6 +71,15 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     window would limit nothing. NSCC spreads the chunk at the window's
 //     rate at the target delay, but over at most eight round trips
 //     (paceChunk). UET acknowledges packets and has no such case.
+//   - The maximum window is uec.cpp's 1.5 BDP plus a chunk less an MSS
+//     (NSCC still starts at 1.5 BDP). The core admits whole chunks and
+//     the receiver acknowledges them whole, so a chunk's bytes stay in
+//     flight until its last packet lands: a window of 1.5 BDP held
+//     floor(1.5 BDP / chunk) chunks, and on sim's leaf-spine (100 Gbit/s,
+//     64 KiB chunks, a base RTT of 8 us) two chunks left the link idle
+//     between them: a lone 16 MiB flow took 1.34x as long as without
+//     control (TestCCLoneFlow). With 4 KiB chunks (a chunk an MSS) this
+//     is uec.cpp's window.
 //   - Delay alone may be a congestion signal on a path that has not shown
 //     ECN (DelayWithoutECN, off by default: see its comment). uec.cpp holds an unmarked delay
 //     above the target against no one (the average takes it as a quarter
@@ -171,7 +180,7 @@ type NSCCConfig struct {
 	QAThreshold monotime.Duration
 	QAGate      uint // quick adapt acts if the bytes acked in a period < maxwnd >> QAGate: 3
 
-	MaxWindowBDPs     float64           // maximum window in BDPs: 1.5; also the initial window
+	MaxWindowBDPs     float64           // maximum window in BDPs: 1.5 (and a chunk, ours); the initial window
 	AdjustBytes       int64             // fulfill after this many bytes acked: 8 x MSS
 	AdjustPeriod      monotime.Duration // or after this long, adding Eta: BaseRTT
 	FastIncreaseDelay monotime.Duration // delays below it for a window of ACKs grow fast: 1 us
@@ -366,12 +375,13 @@ type NSCC struct {
 	stats         Stats
 }
 
-// NewNSCC returns an NSCC sender at its maximum window, where UET starts.
+// NewNSCC returns an NSCC sender at uec.cpp's maximum window, where UET
+// starts.
 func NewNSCC(cfg NSCCConfig) *NSCC {
 	n := &NSCC{cfg: cfg, minWnd: float64(max(cfg.MSS, 1)), learning: cfg.LearnLineRate,
 		standCur: noDelay, standPrev: noDelay}
 	n.setBaseRTT(cfg.BaseRTT)
-	n.cwnd = n.maxWnd
+	n.cwnd = min(n.bdpWindow(), n.maxWnd)
 	if cfg.SlowStart {
 		n.slowStart = true
 		n.cwnd = min(max(cfg.InitialWindow, n.minWnd), n.maxWnd)
@@ -516,15 +526,21 @@ func (n *NSCC) Stats() Stats {
 // left the window alone.
 func (n *NSCC) IgnoredLosses() uint64 { return n.ignoredLosses }
 
-// MaxWindow is the window's ceiling in bytes, MaxWindowBDPs x the BDP at
-// the base RTT.
+// MaxWindow is the window's ceiling in bytes: MaxWindowBDPs x the BDP at
+// the base RTT, plus a chunk less an MSS (see the file comment).
 func (n *NSCC) MaxWindow() int64 { return int64(n.maxWnd) }
+
+// bdpWindow is uec.cpp's maximum window, MaxWindowBDPs x the BDP at the
+// base RTT (at least an MSS), and where NSCC starts.
+func (n *NSCC) bdpWindow() float64 {
+	return max(n.cfg.MaxWindowBDPs*n.cfg.LineRate/8*n.baseRTT.Seconds(), n.minWnd)
+}
 
 // setBaseRTT resizes the maximum window for a new base RTT, as uec.cpp's
 // update_base_rtt does; the scaled constants keep the configured RTT.
 func (n *NSCC) setBaseRTT(rtt monotime.Duration) {
 	n.baseRTT = rtt
-	n.maxWnd = max(n.cfg.MaxWindowBDPs*n.cfg.LineRate/8*rtt.Seconds(), n.minWnd)
+	n.maxWnd = n.bdpWindow() + n.cfg.Quantum - float64(n.cfg.MSS)
 	if n.cfg.PacingGain > 0 {
 		// On a real host never less than two chunks: the core admits
 		// whole chunks, and a window of one runs stop-and-wait, a

@@ -760,11 +760,24 @@ func TestNSCCMeanLaw(t *testing.T) {
 }
 
 // TestNSCCHostWindowFloor: on a real host the maximum window holds two
-// chunks however small the BDP; in simulation it stays 1.5 BDP.
+// chunks however small the BDP; in simulation it is 1.5 BDP (at least an
+// MSS) and a chunk less an MSS, and NSCC starts at 1.5 BDP.
 func TestNSCCHostWindowFloor(t *testing.T) {
 	p := Params{LineRate: 2e9, BaseRTT: 10 * monotime.Microsecond, MSS: mss, Quantum: 64 << 10}
-	if w := NewNSCC(NSCCDefaults(p)).MaxWindow(); w != mss {
-		t.Errorf("simulation: max window %d, want one MSS (1.5 BDP is less)", w)
+	n := NewNSCC(NSCCDefaults(p))
+	if w := n.MaxWindow(); w != 64<<10 {
+		t.Errorf("simulation: max window %d, want one chunk (1.5 BDP is less than an MSS)", w)
+	}
+	if w := n.Window(); w != mss {
+		t.Errorf("simulation: initial window %d, want one MSS", w)
+	}
+	p.BaseRTT = 100 * monotime.Microsecond // 1.5 BDP: 37,500 bytes
+	n = NewNSCC(NSCCDefaults(p))
+	if got, want := n.MaxWindow(), int64(37500+64<<10-mss); got != want {
+		t.Errorf("simulation, 100 us: max window %d, want %d", got, want)
+	}
+	if w := n.Window(); w != 37500 {
+		t.Errorf("simulation, 100 us: initial window %d, want 1.5 BDP", w)
 	}
 	p.HostNoise = monotime.Millisecond
 	if w := NewNSCC(NSCCDefaults(p)).MaxWindow(); w != 2*64<<10 {
