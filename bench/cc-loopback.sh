@@ -2,8 +2,8 @@
 # bench/cc-loopback.sh: sdrnet bench over loopback (both ends in one
 # process), each congestion controller against none, and kernel TCP
 # (iperf3, one stream, the same byte count) as the machine's own noise
-# floor. Runs are interleaved, one round at a time, so the machine's load
-# falls on every row alike.
+# floor. Runs are interleaved, one round at a time, in alternating order,
+# so the machine's load falls on every row alike.
 #
 #   bash bench/cc-loopback.sh
 #
@@ -63,9 +63,14 @@ machine
 echo "run:     sdrnet bench --size $SIZE --msg $MSG $ARGS --cc CC$([ "$TCP" = 1 ] && echo "; iperf3 -c 127.0.0.1 -n $SIZE"), $REPS rounds, interleaved"
 echo
 
+# Odd rounds run the rows in order, even rounds in reverse, so no row
+# always runs right after another (the sign test pairs rounds).
+reversed=$(printf '%s\n' $rows | tac | tr '\n' ' ')
 declare -A g rx rto drop
 for i in $(seq "$REPS"); do
-  for c in $rows; do
+  order=$rows
+  [ $((i % 2)) = 0 ] && order=$reversed
+  for c in $order; do
     f="$tmp/$c-$i.json"
     if [ "$c" = tcp ]; then
       timeout "$RUN_TIMEOUT" iperf3 -c 127.0.0.1 -p "$tcp_port" -n "${SIZE/iB/}" -J >"$f"
