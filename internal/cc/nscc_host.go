@@ -224,7 +224,7 @@ func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 		n.endSlowStart(now)
 	}
 	if now < n.ss.settleEnd {
-		n.cwnd = max(n.cwnd, min(n.ss.bdp(n.baseRTT), n.ss.exitWindow))
+		n.cwnd = max(n.cwnd, min(n.ss.bdp(n.ss.exitRTT), n.ss.exitWindow))
 		n.clamp()
 		return
 	}
@@ -240,7 +240,14 @@ func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 // overshoot once more (to 1.1 MB), and the delay law's climb back took
 // one to two seconds of a four-second transfer (docs/benchmarks.md). So
 // the window is set to the BDP as delivered: the fastest delivery over
-// half a round trip, times the base RTT. The measure runs on for two
+// half a round trip, times the base RTT plus the standing delay at the
+// exit, at most the target (exitRTT). The delay law steers to the target
+// anyway, and on a host much of that delay is the host's own: over
+// loopback (a 129-228 us base RTT, samples of 1.0-1.4 ms with 1.5 MB in
+// flight) the base RTT alone cut a 3.5 MB window to 199-257 KB, which
+// the delay law took about 8 ms to regrow; 64 MiB transfers ran at 0.89-
+// 0.93 of no control, 0.95 with the delay counted (docs/benchmarks.md,
+// "A chunk's slack"). The measure runs on for two
 // round trips after the exit, in case the overshoot's packets are
 // acknowledged faster (as BBR's bandwidth filter learns from its
 // startup's last round), and the window follows it up to its size at the
@@ -255,7 +262,8 @@ type slowStartExit struct {
 	span       rateSpan
 	maxRate    float64 // bytes per second, the fastest span
 	settleEnd  monotime.Time
-	exitWindow float64 // the window when slow start ended
+	exitWindow float64           // the window when slow start ended
+	exitRTT    monotime.Duration // the base RTT + the standing delay then, at most the target
 }
 
 // deliver feeds the delivery-rate filter an ACK of bytes at now: bytes
@@ -280,14 +288,15 @@ func (s *slowStartExit) deliver(now monotime.Time, bytes int64, rtt monotime.Dur
 func (s *slowStartExit) bdp(rtt monotime.Duration) float64 { return s.maxRate * rtt.Seconds() }
 
 // endSlowStart hands the window to the delay law at the BDP slow start
-// measured (at most the window: a slow start that a noisy sample ended
-// early keeps what it has; half of it before a span has passed) and
-// starts the settling (slowStartExit).
+// measured at the exit's round trip (at most the window: a slow start
+// that a noisy sample ended early keeps what it has; half of it before a
+// span has passed) and starts the settling (slowStartExit).
 func (n *NSCC) endSlowStart(now monotime.Time) {
 	n.slowStart = false
 	n.ss.exitWindow = n.cwnd
 	n.ss.settleEnd = now.Add(2 * n.baseRTT)
-	if bdp := n.ss.bdp(n.baseRTT); bdp > 0 {
+	n.ss.exitRTT = n.baseRTT + min(n.queue, n.cfg.Target)
+	if bdp := n.ss.bdp(n.ss.exitRTT); bdp > 0 {
 		n.cwnd = min(n.cwnd, bdp)
 	} else {
 		n.cwnd /= 2

@@ -624,6 +624,38 @@ func TestNSCCSlowStartExit(t *testing.T) {
 	}
 }
 
+// TestNSCCSlowStartExitHostDelay: on a short host path whose ACKs run
+// late under load (loopback: a 200 us base RTT, samples 1.1 ms with 1.5
+// MB in flight), slow start ends on that delay and keeps the window the
+// delivery rate needs at it: the delivered rate x (base RTT + the
+// standing delay, at most the target), not x the base RTT alone, which
+// starved the path until the delay law regrew the window.
+func TestNSCCSlowStartExitHostDelay(t *testing.T) {
+	us := monotime.Microsecond
+	n := NewNSCC(NSCCDefaults(Params{LineRate: 100e9, LearnLineRate: true, BaseRTT: 200 * us, MSS: mss,
+		HostNoise: monotime.Millisecond}))
+	const rate = 2e9 // bytes per second delivered
+	gap := monotime.Duration(float64(monotime.Second) * mss / rate)
+	now := monotime.Time(0)
+	ack := func(q monotime.Duration) {
+		now = now.Add(gap)
+		n.OnAck(now, Ack{Bytes: mss, RTT: 200*us + q, InFlight: n.Window()})
+	}
+	for range 200 {
+		ack(0)
+	}
+	for i := 0; n.slowStart; i++ {
+		if i == 10000 {
+			t.Fatal("a 900 us delay did not end slow start")
+		}
+		ack(900 * us)
+	}
+	want := rate * (200*us + 900*us).Seconds()
+	if w := float64(n.Window()); w < 0.9*want || w > 1.1*want {
+		t.Fatalf("window after slow start %.0f bytes, want %.0f (the rate x 1.1 ms) within 10%%", w, want)
+	}
+}
+
 // TestNSCCPacing: on a host NSCC spaces packets at 1.1 x the window per
 // round trip (twice it in slow start); a pacer behind schedule keeps up
 // to half the target of lateness, and in the competitive mode, which
