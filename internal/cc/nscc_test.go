@@ -575,6 +575,19 @@ func TestNSCCHostMode(t *testing.T) {
 	}
 }
 
+// fullAcks acknowledges one MSS at a time to n, gap apart, with the
+// window full and an RTT of base + the queue the test gives.
+type fullAcks struct {
+	n         *NSCC
+	now       monotime.Time
+	base, gap monotime.Duration
+}
+
+func (a *fullAcks) ack(q monotime.Duration) {
+	a.now = a.now.Add(a.gap)
+	a.n.OnAck(a.now, Ack{Bytes: mss, RTT: a.base + q, InFlight: a.n.Window()})
+}
+
 // TestNSCCSlowStartExit: ACKs come at a 1 Gbit/s bottleneck's rate on a
 // 20 ms path while slow start grows the window far past the 2.5 MB BDP
 // (ACK-clocked, the window grows by what is acked). When the queue ends
@@ -585,12 +598,8 @@ func TestNSCCSlowStartExit(t *testing.T) {
 	ms := monotime.Millisecond
 	n := NewNSCC(NSCCDefaults(Params{LineRate: 10e9, LearnLineRate: true, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}))
 	const bdp = 1e9 / 8 * 0.02
-	gap := monotime.TransmitTime(mss, 1e9)
-	now := monotime.Time(0)
-	ack := func(q monotime.Duration) {
-		now = now.Add(gap)
-		n.OnAck(now, Ack{Bytes: mss, RTT: 20*ms + q, InFlight: n.Window()})
-	}
+	a := &fullAcks{n: n, base: 20 * ms, gap: monotime.TransmitTime(mss, 1e9)}
+	ack := a.ack
 	for range 1500 { // 49 ms at no queue: slow start grows on
 		ack(0)
 	}
@@ -608,7 +617,7 @@ func TestNSCCSlowStartExit(t *testing.T) {
 	}
 	settled := n.Window()
 	for range 1000 { // 33 ms: the overshoot's NACKs come in
-		n.OnLoss(now, Loss{Bytes: mss})
+		n.OnLoss(a.now, Loss{Bytes: mss})
 		ack(2 * ms)
 	}
 	if n.Window() < settled {
@@ -618,7 +627,7 @@ func TestNSCCSlowStartExit(t *testing.T) {
 		ack(2 * ms)
 	}
 	before := n.Window()
-	n.OnLoss(now, Loss{Bytes: mss})
+	n.OnLoss(a.now, Loss{Bytes: mss})
 	if want := float64(before) * hostLossBeta; float64(n.Window()) > want+1 {
 		t.Fatalf("a loss after the settling: window %d -> %d, want %.0f", before, n.Window(), want)
 	}
@@ -635,12 +644,7 @@ func TestNSCCSlowStartExitHostDelay(t *testing.T) {
 	n := NewNSCC(NSCCDefaults(Params{LineRate: 100e9, LearnLineRate: true, BaseRTT: 200 * us, MSS: mss,
 		HostNoise: monotime.Millisecond}))
 	const rate = 2e9 // bytes per second delivered
-	gap := monotime.Duration(float64(monotime.Second) * mss / rate)
-	now := monotime.Time(0)
-	ack := func(q monotime.Duration) {
-		now = now.Add(gap)
-		n.OnAck(now, Ack{Bytes: mss, RTT: 200*us + q, InFlight: n.Window()})
-	}
+	ack := (&fullAcks{n: n, base: 200 * us, gap: monotime.Duration(float64(monotime.Second) * mss / rate)}).ack
 	for range 200 {
 		ack(0)
 	}
@@ -731,16 +735,13 @@ func TestNSCCPacesBelowChunk(t *testing.T) {
 func TestNSCCHostLoss(t *testing.T) {
 	ms := monotime.Millisecond
 	n := NewNSCC(NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}))
-	now := monotime.Time(0)
-	ack := func(q monotime.Duration) {
-		now = now.Add(ms)
-		n.OnAck(now, Ack{Bytes: mss, RTT: 20*ms + q, InFlight: n.Window()})
-	}
+	a := &fullAcks{n: n, base: 20 * ms, gap: ms}
+	ack := a.ack
 	for range 30 {
 		ack(0)
 	}
 	before := n.Window()
-	n.OnLoss(now, Loss{Bytes: mss})
+	n.OnLoss(a.now, Loss{Bytes: mss})
 	if n.Window() != before {
 		t.Fatalf("a loss with no standing queue moved the window %d -> %d", before, n.Window())
 	}
@@ -749,13 +750,13 @@ func TestNSCCHostLoss(t *testing.T) {
 	}
 	before = n.Window()
 	for range 50 {
-		n.OnLoss(now, Loss{Bytes: 16 * mss})
+		n.OnLoss(a.now, Loss{Bytes: 16 * mss})
 	}
 	if want := int64(float64(before) * 0.7); n.Window() < want-1 || n.Window() > want+1 {
 		t.Fatalf("50 NACKs in one round trip: window %d -> %d, want one cut to %d", before, n.Window(), want)
 	}
-	now = now.Add(4 * ms) // a period passes with NACKs and no ACK
-	n.OnLoss(now, Loss{Bytes: mss})
+	a.now = a.now.Add(4 * ms) // a period passes with NACKs and no ACK
+	n.OnLoss(a.now, Loss{Bytes: mss})
 	if n.Window() < int64(float64(before)*0.7)-1 {
 		t.Fatalf("quick adapt on NACKs: window %d", n.Window())
 	}
