@@ -156,16 +156,18 @@ const DefaultHostNoise = time.Millisecond
 // data (none resent 32% in an earlier round); two connections share
 // that path with Jain's index 1.000; the lossy long haul (8 paths, 50
 // ms, 1% random loss) runs at 1.01 of its goal, since random loss on an
-// empty queue is not taken for congestion; loopback runs at 0.96-1.08 of
-// none's goodput, within none's own run-to-run spread, with nothing
-// resent ("Chunks below the window" in the same file). Beside kernel TCP
-// in that queue (an emulator that does not stall) CUBIC kept 0.45-0.68
-// of the link, and beside BBR, which holds the queue up whatever NSCC
-// does, NSCC competes as BBR does (internal/cc's competitive mode) and
-// kept 0.65-0.75, resending 11.9-12.4%. Its limit: two connections on a two-vCPU host filled only 0.77 of
-// that link, their pacers behind. "none" remains for a path the user owns
-// (a dedicated long-haul link, where only the receiver's clear-to-send
-// and the window limit).
+// empty queue is not taken for congestion; over loopback it runs at
+// 1.00 of none's goodput (40 paired rounds of 1 GiB, below none in 22),
+// 0.90-0.96 for 64 MiB, where slow start is a larger share, with nothing
+// resent ("A chunk's slack" in the same file). Beside kernel TCP in that
+// queue (an emulator that does not stall) CUBIC kept 0.45-0.68 of the
+// link, and beside BBR, which holds the queue up whatever NSCC does,
+// NSCC competes as BBR does (internal/cc's competitive mode) and kept
+// 0.65-0.75, resending 11.9-12.4%. Its limit: two connections moved 1 GiB
+// through that path at 0.74-0.79 of the link, each window cut to 0.7 of
+// itself on every loss episode in a queue a tenth of the BDP. "none"
+// remains for a path the user owns (a dedicated long-haul link, where
+// only the receiver's clear-to-send and the window limit).
 const DefaultCC = "nscc"
 
 // DefaultWindow is the default MaxBytesInFlight, 2 MiB: half the socket
