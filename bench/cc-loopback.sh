@@ -9,9 +9,11 @@
 #
 # Issue 9's goals for loopback, judged here:
 #   - retransmitted bytes at most 0.1% of the data, in every run;
-#   - goodput no lower than none's: the rounds are paired, and a sign test
-#     asks whether the controller lost to none in more rounds than chance
-#     allows (one-sided p < 0.05 means lower);
+#   - goodput no lower than none's: the rounds are paired; it holds where
+#     the paired median is at least 0.99 and a sign test does not show the
+#     controller losing to none in more rounds than chance allows (ties
+#     left out; one-sided p < 0.05 means lower). 20 rounds tell a 3%
+#     difference from noise on a quiet machine, not 1%: use REPS=40;
 #   - five runs within 10% of each other: the spread (max/min - 1) of every
 #     window of five consecutive rounds; the table gives the median and
 #     worst window, and how many windows are within 10%. Kernel TCP's row
@@ -33,6 +35,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 REPS=${REPS:-20}
+[ "$REPS" -ge 1 ] 2>/dev/null || { echo "REPS=$REPS: want a whole number of rounds, at least 1" >&2; exit 2; }
 SIZE=${SIZE:-1GiB}
 CCS=${CCS:-"none nscc"}
 MSG=${MSG:-1MiB}
@@ -55,6 +58,13 @@ if [ "$TCP" = 1 ]; then
   iperf3 -s -B 127.0.0.1 -p "$tcp_port" >/dev/null 2>&1 &
   pids+=($!)
   for _ in $(seq 50); do ss -Hltn "sport = :$tcp_port" | grep -q . && break; sleep 0.1; done
+  ss -Hltn "sport = :$tcp_port" | grep -q . || { echo "iperf3 -s did not listen on port $tcp_port" >&2; exit 1; }
+  # iperf3 -n takes bytes; sdrnet's sizes are KiB/MiB/GiB or KB/MB/GB.
+  tcp_bytes=$(awk -v s="$SIZE" 'BEGIN {
+    n = s + 0; u = substr(s, length(n "") + 1)
+    f["KiB"] = 2^10; f["MiB"] = 2^20; f["GiB"] = 2^30; f["KB"] = 1e3; f["MB"] = 1e6; f["GB"] = 1e9; f[""] = 1; f["B"] = 1
+    if (!(u in f)) exit 1
+    printf "%.0f\n", n * f[u] }') || { echo "SIZE=$SIZE: not a size this script can give iperf3 (like 1GiB or 500MB)" >&2; exit 2; }
 fi
 
 rcvbuf() { awk '/^Udp:/ {getline; print $6}' /proc/net/snmp; }
@@ -73,7 +83,7 @@ for i in $(seq "$REPS"); do
   for c in $order; do
     f="$tmp/$c-$i.json"
     if [ "$c" = tcp ]; then
-      timeout "$RUN_TIMEOUT" iperf3 -c 127.0.0.1 -p "$tcp_port" -n "${SIZE/iB/}" -J >"$f"
+      timeout "$RUN_TIMEOUT" iperf3 -c 127.0.0.1 -p "$tcp_port" -n "$tcp_bytes" -J >"$f"
       gb=$(calc "$(jnum "$f" end.sum_received.bits_per_second) / 1e9")
       g[$c]="${g[$c]:-} $gb"
       printf 'tcp run %d: %.2f Gbit/s\n' "$i" "$gb" >&2
@@ -98,7 +108,7 @@ echo
 stats() {
   printf '%s\n' "$@" | awk '
     { v[NR] = $1 }
-    function spread(lo, hi) { return 100 * (hi / lo - 1) }
+    function spread(lo, hi) { return lo > 0 ? 100 * (hi / lo - 1) : 999 }
     function median(a, n,   i, j, t) {
       for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
       return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
@@ -121,17 +131,19 @@ stats() {
 }
 
 # paired CC: the median of CC's goodput over none's, round by round, the
-# rounds CC lost, and the sign test's one-sided p (binomial, half).
+# rounds CC lost of those not tied, and the sign test's one-sided p
+# (binomial, half).
 paired() {
+  # shellcheck disable=SC2086
   paste <(printf '%s\n' ${g[$1]}) <(printf '%s\n' ${g[none]}) | awk '
-    { r[NR] = $1 / $2; if ($1 < $2) lost++ }
+    { r[NR] = $1 / $2; if ($1 < $2) lost++; if ($1 != $2) n++ }
     END {
       for (i = 2; i <= NR; i++) for (j = i; j > 1 && r[j-1] > r[j]; j--) { t = r[j]; r[j] = r[j-1]; r[j-1] = t }
       m = (NR % 2) ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2
-      # P(X >= lost) for X ~ Binomial(NR, 1/2)
+      # P(X >= lost) for X ~ Binomial(n, 1/2)
       p = 0; c = 1
-      for (k = 0; k <= NR; k++) { if (k >= lost) p += c; c = c * (NR - k) / (k + 1) }
-      printf "%.2f %d/%d %.3f\n", m, lost + 0, NR, p / 2 ^ NR
+      for (k = 0; k <= n; k++) { if (k >= lost) p += c; c = c * (n - k) / (k + 1) }
+      printf "%.2f %d/%d %.3f\n", m, lost + 0, n + 0, p / 2 ^ n
     }'
 }
 
@@ -154,7 +166,7 @@ for c in $rows; do
     # shellcheck disable=SC2086
     drops=$(printf '%s\n' ${drop[$c]} | awk '{s += $1} END {print s}')
     verdict+=("$c: resent at most 0.1%: $(awk "BEGIN {print ($resent <= 0.1) ? \"holds\" : \"fails\"}") (max $resent%)")
-    [ "$p" != - ] && verdict+=("$c: goodput no lower than none's: $(awk "BEGIN {print ($p >= 0.05) ? \"holds\" : \"fails\"}") (paired median $ratio, below none in $lost rounds, p = $p)")
+    [ "$p" != - ] && verdict+=("$c: goodput no lower than none's: $(awk "BEGIN {print ($p >= 0.05 && $ratio >= 0.99) ? \"holds\" : \"fails\"}") (paired median $ratio, below none in $lost rounds, p = $p)")
   fi
   [ "$wm" != - ] && verdict+=("$c: five runs within 10%: $wok windows of five rounds (median window spread $wm%, worst $ww%)")
   printf '| %s | %s | %s | %s | %s%% | %s%% | %s%% | %s | %s | %s | %s | %s | %s | %s |\n' \

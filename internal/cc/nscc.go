@@ -47,10 +47,10 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     (base RTT + target) in which the window sat at its maximum, the
 //     sender filled it, no ACK was marked and the fast delay average
 //     stayed below the target, with no loss, doubles the line rate: the
-//     maximum window and the window itself double, and the gains scaled
-//     by the BDP are rescaled, like slow start. A period with a queue
-//     does not double; the window law works under the learned maximum,
-//     which never shrinks.
+//     BDP in the maximum window and the window itself double, and the
+//     gains scaled by the BDP are rescaled, like slow start. A period
+//     with a queue does not double; the window law works under the
+//     learned maximum, which never shrinks.
 //   - The target is capped (MaxTarget, default 1 ms). uec.cpp's target is
 //     one base RTT, sized for a 12 us datacenter; on a 20 ms path that is
 //     a 20 ms queue, ten times a shallow 256 KiB buffer at 1 Gbit/s, so
@@ -78,8 +78,8 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     floor(1.5 BDP / chunk) chunks, and on sim's leaf-spine (100 Gbit/s,
 //     64 KiB chunks, a base RTT of 8 us) two chunks left the link idle
 //     between them: a lone 16 MiB flow took 1.34x as long as without
-//     control (TestCCLoneFlow). With 4 KiB chunks (a chunk an MSS) this
-//     is uec.cpp's window.
+//     control (TestCCLoneFlow). Quick adapt's gate keeps uec.cpp's 1.5
+//     BDP. With 4 KiB chunks (a chunk an MSS) this is uec.cpp's window.
 //   - Delay alone may be a congestion signal on a path that has not shown
 //     ECN (DelayWithoutECN, off by default: see its comment). uec.cpp holds an unmarked delay
 //     above the target against no one (the average takes it as a quarter
@@ -180,7 +180,7 @@ type NSCCConfig struct {
 	QAThreshold monotime.Duration
 	QAGate      uint // quick adapt acts if the bytes acked in a period < maxwnd >> QAGate: 3
 
-	MaxWindowBDPs     float64           // maximum window in BDPs: 1.5 (and a chunk, ours); the initial window
+	MaxWindowBDPs     float64           // maximum window in BDPs: 1.5 (and a chunk less an MSS, ours); the initial window
 	AdjustBytes       int64             // fulfill after this many bytes acked: 8 x MSS
 	AdjustPeriod      monotime.Duration // or after this long, adding Eta: BaseRTT
 	FastIncreaseDelay monotime.Duration // delays below it for a window of ACKs grow fast: 1 us
@@ -237,20 +237,20 @@ type NSCCConfig struct {
 	// holding the queue within a few packets of the target. Ours.
 	DelayEta float64
 	// PacingGain, when set, paces data at this multiple of the window per
-	// round trip (pace). Ours; 1.25 on a real host (HostNoise set), 0 in
+	// round trip (pace). Ours; 1.1 on a real host (HostNoise set), 0 in
 	// simulation, where the NIC's line rate paces as in UET.
 	PacingGain float64
 	// SlowStart, with PacingGain, starts the window at InitialWindow and
 	// grows it by the bytes acked (doubling per round trip, paced at
 	// twice the window's rate) until the standing queue reaches half the
-	// target or a loss shows congestion; then it sets it to the BDP the
-	// path delivered (slowStartExit), and the delay law takes over. UET starts
-	// at its maximum window because its NIC knows the line rate; a host's
-	// is a guess (10 Gbit/s), and a 1.5-BDP burst of it into a 1 Gbit/s
-	// path with a 256 KiB queue lost 2,400 packets in its first quarter
-	// second. Ours; on a real host whose line rate is a guess only (a
-	// rate the user gave is trusted, as UET trusts its NIC's: paced at
-	// it, the maximum window is safe from the start).
+	// target or a loss shows congestion; then it sets it to the rate the
+	// path delivered x the round trip at the exit (slowStartExit), and
+	// the delay law takes over. UET starts at its maximum window because
+	// its NIC knows the line rate; a host's is a guess (10 Gbit/s), and a
+	// 1.5-BDP burst of it into a 1 Gbit/s path with a 256 KiB queue lost
+	// 2,400 packets in its first quarter second. Ours; on a real host
+	// whose line rate is a guess only (a rate the user gave is trusted, as
+	// UET trusts its NIC's: paced at it, 1.5 BDP is safe from the start).
 	SlowStart     bool
 	InitialWindow float64 // bytes: 16 x MSS
 	// Compete, in the filtered delay-only mode, meets a competitor that
@@ -376,12 +376,16 @@ type NSCC struct {
 }
 
 // NewNSCC returns an NSCC sender at uec.cpp's maximum window, where UET
-// starts.
+// starts (on a real host at least two chunks, as setBaseRTT's floor).
 func NewNSCC(cfg NSCCConfig) *NSCC {
 	n := &NSCC{cfg: cfg, minWnd: float64(max(cfg.MSS, 1)), learning: cfg.LearnLineRate,
 		standCur: noDelay, standPrev: noDelay}
 	n.setBaseRTT(cfg.BaseRTT)
-	n.cwnd = min(n.bdpWindow(), n.maxWnd)
+	n.cwnd = n.bdpWindow()
+	if cfg.PacingGain > 0 {
+		n.cwnd = max(n.cwnd, 2*cfg.Quantum)
+	}
+	n.clamp()
 	if cfg.SlowStart {
 		n.slowStart = true
 		n.cwnd = min(max(cfg.InitialWindow, n.minWnd), n.maxWnd)
@@ -540,7 +544,7 @@ func (n *NSCC) bdpWindow() float64 {
 // update_base_rtt does; the scaled constants keep the configured RTT.
 func (n *NSCC) setBaseRTT(rtt monotime.Duration) {
 	n.baseRTT = rtt
-	n.maxWnd = n.bdpWindow() + n.cfg.Quantum - float64(n.cfg.MSS)
+	n.maxWnd = n.bdpWindow() + max(n.cfg.Quantum-float64(n.cfg.MSS), 0)
 	if n.cfg.PacingGain > 0 {
 		// On a real host never less than two chunks: the core admits
 		// whole chunks, and a window of one runs stop-and-wait, a
@@ -598,7 +602,7 @@ func (n *NSCC) quickAdapt(now monotime.Time, isLoss, marked bool, delay monotime
 		spent = true
 	} else if !n.qaStarted || now > n.qaEnd {
 		armed := n.triggerQA || isLoss || delay > n.cfg.QAThreshold
-		if n.qaStarted && armed && n.achieved < int64(n.maxWnd)>>n.cfg.QAGate {
+		if n.qaStarted && armed && n.achieved < int64(n.bdpWindow())>>n.cfg.QAGate {
 			n.cwnd = min(n.cwnd, max(float64(n.achieved), n.minWnd))
 			n.bytesToIgnore, n.bytesIgnored = n.inFlight, 0
 			n.stats.Decreases++
@@ -637,7 +641,7 @@ func (n *NSCC) proportionalIncrease(bytes int64, delay monotime.Duration) {
 // MaxGain x the target's queue at the line rate. FastIncreaseScale
 // (0.25 x a) grows with the BDP, so on a 1 Gbit/s, 20 ms path it would
 // quintuple the window per round trip and flood a shallow queue; in a
-// datacenter (a window of at most 1.5 BDP, a target of one base RTT) the
+// datacenter (a window of about 1.5 BDP, a target of one base RTT) the
 // bound is slack.
 func (n *NSCC) fastScale() float64 {
 	if n.cfg.MaxGain <= 0 {

@@ -245,9 +245,9 @@ func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 // anyway, and on a host much of that delay is the host's own: over
 // loopback (a 129-228 us base RTT, samples of 1.0-1.4 ms with 1.5 MB in
 // flight) the base RTT alone cut a 3.5 MB window to 199-257 KB, which
-// the delay law took about 8 ms to regrow; 64 MiB transfers ran at 0.89-
-// 0.93 of no control, 0.95 with the delay counted (docs/benchmarks.md,
-// "A chunk's slack"). The measure runs on for two
+// the delay law took about 8 ms to regrow; alternated, 64 MiB transfers
+// ran at 0.90-0.93 of no control, 0.94-0.96 with the delay counted
+// (docs/benchmarks.md, "A chunk's slack"). The measure runs on for two
 // round trips after the exit, in case the overshoot's packets are
 // acknowledged faster (as BBR's bandwidth filter learns from its
 // startup's last round), and the window follows it up to its size at the

@@ -813,7 +813,16 @@ func TestNSCCHostWindowFloor(t *testing.T) {
 		t.Errorf("simulation, 100 us: initial window %d, want 1.5 BDP", w)
 	}
 	p.HostNoise = monotime.Millisecond
-	if w := NewNSCC(NSCCDefaults(p)).MaxWindow(); w != 2*64<<10 {
+	n = NewNSCC(NSCCDefaults(p)) // a rate the user gave: no slow start
+	if w := n.MaxWindow(); w != 2*64<<10 {
 		t.Errorf("real host: max window %d, want two chunks", w)
+	}
+	if w := n.Window(); w != 2*64<<10 {
+		t.Errorf("real host: initial window %d, want two chunks", w)
+	}
+	cfg := NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 10 * monotime.Microsecond, MSS: mss})
+	cfg.Quantum = 0 // built by hand: no chunk's slack, never below an MSS
+	if n := NewNSCC(cfg); n.Window() != mss || n.MaxWindow() != mss {
+		t.Errorf("no quantum: window %d, max %d, want one MSS", n.Window(), n.MaxWindow())
 	}
 }
