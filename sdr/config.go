@@ -157,9 +157,9 @@ const DefaultHostNoise = time.Millisecond
 // that path with Jain's index 1.000; the lossy long haul (8 paths, 50
 // ms, 1% random loss) runs at 1.01 of its goal, since random loss on an
 // empty queue is not taken for congestion; over loopback it runs at
-// 1.00 of none's goodput (40 paired rounds of 1 GiB, below none in 22),
-// 0.90-0.96 for 64 MiB, where slow start is a larger share, with nothing
-// resent ("A chunk's slack" in the same file). Beside kernel TCP in that
+// 0.98-1.00 of none's goodput (paired rounds of 1 GiB), 0.90-0.96 for
+// 64 MiB, where slow start is a larger share, with nothing resent ("A
+// chunk's slack" in the same file). Beside kernel TCP in that
 // queue (an emulator that does not stall) CUBIC kept 0.45-0.68 of the
 // link, and beside BBR, which holds the queue up whatever NSCC does,
 // NSCC competes as BBR does (internal/cc's competitive mode) and kept
