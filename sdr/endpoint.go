@@ -44,6 +44,7 @@ type endpoint struct {
 	tx     []udp.Message
 	txBufs [][]byte
 	pace   pacer
+	waker  *fineWaker // times the pacers' waits
 }
 
 // rxBatch is a batch of received datagrams; batches circulate between the
@@ -101,6 +102,7 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 		e.txBufs[i] = make([]byte, mtu+wire.MaxHeaderLen+core.TrailerLen)
 	}
 	e.pace.rate = cfg.Rate
+	e.waker = newFineWaker(e.quit)
 	go e.read()
 	go e.loop()
 	return e, nil
@@ -190,7 +192,11 @@ func (e *endpoint) loop() {
 			e.core.HandleTimeout(now)
 		}
 		wake := e.flush(now)
+		paced := wake // the endpoint's pacer (--rate), or Never
 		e.dispatch()
+		if t, ok := e.core.PacedWake(); ok {
+			paced = min(paced, t)
+		}
 		if t, ok := e.core.NextTimeout(); ok {
 			wake = min(wake, t)
 		}
@@ -205,6 +211,9 @@ func (e *endpoint) loop() {
 			}
 			timer.Reset(d)
 			tc = timer.C
+			if paced <= wake { // a pacer's wait: time it finely
+				e.waker.wake(d)
+			}
 		}
 		select {
 		case b := <-e.rx:
@@ -214,6 +223,7 @@ func (e *endpoint) loop() {
 		case f := <-e.reqs:
 			f()
 		case <-tc:
+		case <-e.waker.ticks():
 		case <-e.quit:
 			e.goAway()
 			e.closeAll()

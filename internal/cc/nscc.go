@@ -237,7 +237,7 @@ type NSCCConfig struct {
 	// holding the queue within a few packets of the target. Ours.
 	DelayEta float64
 	// PacingGain, when set, paces data at this multiple of the window per
-	// round trip (pace). Ours; 1.1 on a real host (HostNoise set), 0 in
+	// round trip (pace). Ours; 1.0 on a real host (HostNoise set), 0 in
 	// simulation, where the NIC's line rate paces as in UET.
 	PacingGain float64
 	// SlowStart, with PacingGain, starts the window at InitialWindow and

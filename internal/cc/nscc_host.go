@@ -12,15 +12,16 @@ import (
 // filter and the delay law it drives, slow start, and a loss answer for
 // NACK-heavy schemes. The competitive mode is in nscc_compete.go.
 
-// hostPacing is the pacing gain on a real host: enough over the window's
-// rate that pacing never holds the window back (ACKs come late on a host
-// too), little enough that a window's release does not burst into a
-// shallow queue. Through linkem (1 Gbit/s, 20 ms, 256 KiB) 1.1 with the
-// small catch-up of pace gave a lone connection 889-941 Mbit/s against
-// 819-833 at 1.25 with a round trip's tenth (docs/benchmarks.md).
+// hostPacing is the pacing gain on a real host: the window's own rate.
+// Through linkem (1 Gbit/s, 20 ms, 256 KiB) 1.1 gave a lone connection
+// 889-941 Mbit/s against 819-833 at 1.25, while the driver's timers woke
+// a millisecond late and the headroom made up for part of it; with sdr's
+// endpoint timing the pacers' waits finely (fineWaker), 1.1 gave 886-902
+// and 1.25 844-880, and 1.0 928-934, with two connections using 0.92 of
+// the link where they had used 0.78 (docs/benchmarks.md).
 func hostPacing(p Params) float64 {
 	if p.HostNoise > 0 {
-		return 1.1
+		return 1.0
 	}
 	return 0
 }

@@ -541,7 +541,7 @@ func TestNSCCHostMode(t *testing.T) {
 	b := bottleneck{bdp: 1e9 / 8 * 0.02, buffer: 256 << 10, rate: 1e9 / 8 / 1e12}
 	params := Params{LineRate: 10e9, LearnLineRate: true, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}
 	cfg := NSCCDefaults(params)
-	if cfg.Target != ms || cfg.StandingWindow != 4*ms || !cfg.DelayWithoutECN || cfg.PacingGain != 1.1 || !cfg.SlowStart {
+	if cfg.Target != ms || cfg.StandingWindow != 4*ms || !cfg.DelayWithoutECN || cfg.PacingGain != 1 || !cfg.SlowStart {
 		t.Fatalf("host defaults %+v", cfg)
 	}
 	known := params
@@ -660,7 +660,7 @@ func TestNSCCSlowStartExitHostDelay(t *testing.T) {
 	}
 }
 
-// TestNSCCPacing: on a host NSCC spaces packets at 1.1 x the window per
+// TestNSCCPacing: on a host NSCC spaces packets at the window per
 // round trip (twice it in slow start); a pacer behind schedule keeps up
 // to half the target of lateness, and in the competitive mode, which
 // paces at its bandwidth estimate, up to a tenth of a round trip.
@@ -670,14 +670,13 @@ func TestNSCCPacing(t *testing.T) {
 	n.slowStart = false
 	n.cwnd = 2.5e6
 	n.OnSend(0, mss)
-	// 1.1 x 2.5 MB per 20 ms = 1.1 Gbit/s: a 4096-byte packet every
-	// 29.8 us.
-	if got, want := n.NextSend(), monotime.TransmitTime(mss, 1.1e9); got != monotime.Time(want) {
+	// 2.5 MB per 20 ms = 1 Gbit/s: a 4096-byte packet every 32.8 us.
+	if got, want := n.NextSend(), monotime.TransmitTime(mss, 1e9); got != monotime.Time(want) {
 		t.Fatalf("next send %v, want %v", got, want)
 	}
 	late := monotime.Time(5 * ms)
 	n.OnSend(late, mss)
-	if got, want := n.NextSend(), late.Add(-ms/2).Add(monotime.TransmitTime(mss, 1.1e9)); got != want {
+	if got, want := n.NextSend(), late.Add(-ms/2).Add(monotime.TransmitTime(mss, 1e9)); got != want {
 		t.Fatalf("after a late send: next %v, want %v (0.5 ms of lateness kept)", got, want)
 	}
 	// The competitive mode at gain 1 on an estimate of 100 MB/s.

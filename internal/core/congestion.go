@@ -32,6 +32,9 @@ func (s *sender) ccBlocked(now monotime.Time) bool {
 	}
 	if next := s.cc.NextSend(); now < next {
 		s.pacedUntil = next
+		if e := s.c.ep; e.pacedWake == 0 || next < e.pacedWake {
+			e.pacedWake = next
+		}
 		return true
 	}
 	s.pacedUntil = monotime.Never

@@ -84,8 +84,11 @@ type Endpoint struct {
 	gather []byte               // scratch for HandleSplit
 	zeros  []byte               // the payload of virtual messages: read only, shared by all its senders
 	codec  *reliability.Workers // codes parity ahead (SetCodecWorkers); nil: inline
-	nextID uint64               // the last connection id handed out
-	ids    *rand.Rand           // random ids (RandomIDs); nil: in turn
+	// pacedWake is the earliest time a controller's pacing held a data
+	// packet back until, since PacedWake last read it; 0: none.
+	pacedWake monotime.Time
+	nextID    uint64     // the last connection id handed out
+	ids       *rand.Rand // random ids (RandomIDs); nil: in turn
 	// listen holds the configuration of accepted connections; nil: not
 	// listening. accepted finds them again from a repeated HELLO.
 	listen   *Config
@@ -294,6 +297,16 @@ func (e *Endpoint) NextTimeout() (monotime.Time, bool) {
 		t = min(t, e.credit.due())
 	}
 	return t, t != monotime.Never
+}
+
+// PacedWake returns the earliest time a congestion controller's pacing
+// held a data packet back until since the last call, and forgets it. A
+// driver whose timers are coarse times that wait more finely than its
+// other ones: a pacer spaces packets a fraction of a millisecond apart.
+func (e *Endpoint) PacedWake() (monotime.Time, bool) {
+	t := e.pacedWake
+	e.pacedWake = 0
+	return t, t != 0
 }
 
 // SetCodecWorkers has the endpoint's senders code erasure-code parity on
