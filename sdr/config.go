@@ -150,24 +150,22 @@ const DefaultHostNoise = time.Millisecond
 
 // DefaultCC is the congestion controller of the zero Config: NSCC in its
 // host mode (DefaultHostNoise), because a transport that cannot back off
-// is not safe on a shared path. Measured (docs/benchmarks.md, "The lone
-// connection, round 4"): through a 1 Gbit/s, 20 ms path with a 256 KiB
-// queue one connection runs at 0.94 of the link and resends 0.27% of the
-// data (none resent 32% in an earlier round); two connections share
-// that path with Jain's index 1.000; the lossy long haul (8 paths, 50
-// ms, 1% random loss) runs at 1.01 of its goal, since random loss on an
-// empty queue is not taken for congestion; over loopback it runs at
-// 0.98-1.00 of none's goodput (paired rounds of 1 GiB), 0.90-0.96 for
-// 64 MiB, where slow start is a larger share, with nothing resent ("A
-// chunk's slack" in the same file). Beside kernel TCP in that
-// queue (an emulator that does not stall) CUBIC kept 0.45-0.68 of the
-// link, and beside BBR, which holds the queue up whatever NSCC does,
-// NSCC competes as BBR does (internal/cc's competitive mode) and kept
-// 0.65-0.75, resending 11.9-12.4%. Its limit: two connections moved 1 GiB
-// through that path at 0.74-0.79 of the link, each window cut to 0.7 of
-// itself on every loss episode in a queue a tenth of the BDP. "none"
-// remains for a path the user owns (a dedicated long-haul link, where
-// only the receiver's clear-to-send and the window limit).
+// is not safe on a shared path. Measured (docs/benchmarks.md, "Pacers on
+// time"): through a 1 Gbit/s, 20 ms path with a 256 KiB queue one
+// connection runs at 0.95 of the link and resends 0.27-0.29% of the data
+// (none resent 32% in an earlier round); two connections use 0.93-0.95
+// of that path, with Jain's index 0.988-1.000; the lossy long haul (8
+// paths, 50 ms, 1% random loss) runs at 1.01-1.02 of its goal, since
+// random loss on an empty queue is not taken for congestion; over
+// loopback it runs at 0.98-1.00 of none's goodput (paired rounds of 1
+// GiB), 0.90-0.96 for 64 MiB, where slow start is a larger share, with
+// nothing resent. Beside kernel TCP in that queue (an emulator that does
+// not stall) CUBIC kept 0.39-0.41 of the link, and beside BBR, which
+// holds the queue up whatever NSCC does, NSCC competes as BBR does
+// (internal/cc's competitive mode): BBR kept 0.24-0.75, NSCC resending
+// 9.6-11.9%. "none" remains for a path the user owns (a dedicated
+// long-haul link, where only the receiver's clear-to-send and the window
+// limit).
 const DefaultCC = "nscc"
 
 // DefaultWindow is the default MaxBytesInFlight, 2 MiB: half the socket
