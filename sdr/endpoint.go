@@ -19,7 +19,8 @@ import (
 // the loop, owns the core: it handles received batches, runs timers,
 // transmits what the core has ready, and executes the API's requests,
 // which other goroutines hand it as closures. A second goroutine only
-// reads batches from the Bind.
+// reads batches from the Bind, and a third (fineWaker, Linux) only times
+// the pacers' waits.
 type endpoint struct {
 	bind  udp.Bind
 	core  *core.Endpoint
