@@ -15,8 +15,8 @@
 //   - NSCC: Ultra Ethernet's window law: a target queueing delay, the four
 //     delay x ECN quadrants, fulfill adjustment, quick adapt, NACK
 //     decrease, a window of at most 1.5 BDP (and a chunk's slack); on a
-//     real host, a standing-
-//     queue filter, pacing and slow start (nscc.go).
+//     real host, a standing-queue filter, pacing and slow start
+//     (nscc.go).
 //   - Credit: receiver-driven (UET's RCCC, Meta's admission): receivers
 //     grant senders credit paced to their line rate; senders run no
 //     controller (credit.go, and the core's credit scheduler).

@@ -376,15 +376,12 @@ type NSCC struct {
 }
 
 // NewNSCC returns an NSCC sender at uec.cpp's maximum window, where UET
-// starts (on a real host at least two chunks, as setBaseRTT's floor).
+// starts (on a real host at least hostFloor).
 func NewNSCC(cfg NSCCConfig) *NSCC {
 	n := &NSCC{cfg: cfg, minWnd: float64(max(cfg.MSS, 1)), learning: cfg.LearnLineRate,
 		standCur: noDelay, standPrev: noDelay}
 	n.setBaseRTT(cfg.BaseRTT)
-	n.cwnd = n.bdpWindow()
-	if cfg.PacingGain > 0 {
-		n.cwnd = max(n.cwnd, 2*cfg.Quantum)
-	}
+	n.cwnd = max(n.bdpWindow(), n.hostFloor())
 	n.clamp()
 	if cfg.SlowStart {
 		n.slowStart = true
@@ -544,16 +541,21 @@ func (n *NSCC) bdpWindow() float64 {
 // update_base_rtt does; the scaled constants keep the configured RTT.
 func (n *NSCC) setBaseRTT(rtt monotime.Duration) {
 	n.baseRTT = rtt
-	n.maxWnd = n.bdpWindow() + max(n.cfg.Quantum-float64(n.cfg.MSS), 0)
-	if n.cfg.PacingGain > 0 {
-		// On a real host never less than two chunks: the core admits
-		// whole chunks, and a window of one runs stop-and-wait, a
-		// chunk's loss stalling everything for an RTO (over an in-memory
-		// network at 2 Gbit/s, 1.5 BDP was under one MSS, and 16 MiB
-		// over SR took 1.0 s; 0.6 s with two chunks, one run each).
-		n.maxWnd = max(n.maxWnd, 2*n.cfg.Quantum)
-	}
+	n.maxWnd = max(n.bdpWindow()+max(n.cfg.Quantum-float64(n.cfg.MSS), 0), n.hostFloor())
 	n.clamp()
+}
+
+// hostFloor is the least window on a real host (PacingGain set): two
+// chunks. The core admits whole chunks, and a window of one runs
+// stop-and-wait, a chunk's loss stalling everything for an RTO (over an
+// in-memory network at 2 Gbit/s, 1.5 BDP was under one MSS, and 16 MiB
+// over SR took 1.0 s; 0.6 s with two chunks, one run each). 0 in
+// simulation.
+func (n *NSCC) hostFloor() float64 {
+	if n.cfg.PacingGain > 0 {
+		return 2 * n.cfg.Quantum
+	}
+	return 0
 }
 
 func (n *NSCC) clamp() { n.cwnd = min(max(n.cwnd, n.minWnd), n.maxWnd) }

@@ -13,12 +13,13 @@ import (
 // NACK-heavy schemes. The competitive mode is in nscc_compete.go.
 
 // hostPacing is the pacing gain on a real host: the window's own rate.
-// Through linkem (1 Gbit/s, 20 ms, 256 KiB) 1.1 gave a lone connection
-// 889-941 Mbit/s against 819-833 at 1.25, while the driver's timers woke
-// a millisecond late and the headroom made up for part of it; with sdr's
-// endpoint timing the pacers' waits finely (fineWaker), 1.1 gave 886-902
-// and 1.25 844-880, and 1.0 928-934, with two connections using 0.92 of
-// the link where they had used 0.78 (docs/benchmarks.md).
+// While the driver's timers woke a millisecond late, headroom made up for
+// part of it: through linkem (1 Gbit/s, 20 ms, 256 KiB) a lone connection
+// reached 889-941 Mbit/s at 1.1, 819-856 at 1.0 and 1.25. With the loop's
+// waits timed finely, 1.1 gave 886-902 and 1.25 844-880, 1.0 928-934;
+// with sdr's endpoint timing only the pacers' waits finely (fineWaker)
+// and 1.0, 948-949, and two connections used 0.93-0.95 of the link where
+// they had used 0.78-0.80 (docs/benchmarks.md, "Pacers on time").
 func hostPacing(p Params) float64 {
 	if p.HostNoise > 0 {
 		return 1.0
@@ -63,8 +64,8 @@ func (n *NSCC) pace(now monotime.Time, bytes int) {
 // chunks), so a window below a chunk limits nothing: in incast-buffers,
 // 31 senders of 64 KiB chunks kept at least a chunk each in flight
 // towards a 256 KiB switch buffer whatever their windows, and NSCC
-// resent only 5.7-9.6x
-// fewer bytes than no control at all. Below a chunk, NSCC paces at its
+// resent only 5.7-9.6x fewer bytes than no control at all. Below a
+// chunk, NSCC paces at its
 // window per round trip at the target delay, the rate the window would
 // give if the core could enforce it, but never below chunkPaceFloor of a
 // chunk per round trip. Ours: UET acknowledges packets, and its window
