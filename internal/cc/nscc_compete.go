@@ -37,10 +37,12 @@ import (
 // Leaving. Every competeListenEvery round trips the mode listens: two
 // round trips at the floor, the first to drain its own packets from the
 // queue, the second to read what is left. If the standing queue then
-// averaged below a quarter of the target, no one else holds it and the
-// delay law takes over again at the estimated BDP; otherwise the probe
-// cycle goes on. (Its least sample below half the target was no proof:
-// BBR's drain round trips reach it.)
+// averaged below a quarter of the target, and did again in a listen
+// competeConfirmGap later, no one else holds it and the delay law takes
+// over again at the estimated BDP; otherwise the probe cycle goes on.
+// (Its least sample below half the target was no proof: BBR's drain
+// round trips reach it; nor is one empty listen: BBR's PROBE_RTT empties
+// the queue for 200 ms.)
 type compete struct {
 	active  bool
 	startup bool
@@ -65,7 +67,10 @@ type compete struct {
 	startStall  int     // round trips since
 	cycle       int     // probe phase, 0..len(competeGains)-1
 	sinceListen int
-	entries     uint64
+	// confirmAt, when set, is when a listen confirms the one before,
+	// which found the queue empty.
+	confirmAt monotime.Time
+	entries   uint64
 }
 
 const (
@@ -75,6 +80,13 @@ const (
 	competeListenEvery = 64 // round trips between listens
 	competeStartGain   = 2.0
 	competeWindowGain  = 2.0
+	// competeConfirmGap separates a listen that found the queue empty
+	// from the one that confirms it: longer than BBR's PROBE_RTT (at
+	// least 200 ms at a window of four packets, every 10 s), which
+	// empties the queue for a moment. A single listen that fell in one
+	// left the mode beside kernel BBR, the delay law cut the window to its
+	// floor, and the mode, back 2 s later, started over from 24 Mbit/s.
+	competeConfirmGap = 300 * monotime.Millisecond
 )
 
 // competeGains is BBR's probe cycle, one gain per round trip.
@@ -125,11 +137,15 @@ func (n *NSCC) competeRound(now monotime.Time) {
 			c.maxBW = max(c.maxBW, b)
 		}
 	}
-	pressed := c.roundSamples > 0 && c.roundQueue/float64(c.roundSamples) >= float64(n.cfg.Target)/2 &&
-		n.cwnd <= competeFloor*n.cfg.Quantum
-	c.pressed <<= 1
-	if pressed {
-		c.pressed |= 1
+	// A round trip without a delay sample is not judged: a window below
+	// a chunk paces one chunk over up to eight round trips (paceChunk),
+	// so most round trips had no ACK, counted as not pressed, and beside
+	// kernel BBR the mode started 4.7-6.5 s into a 20 s run.
+	if c.roundSamples > 0 {
+		c.pressed <<= 1
+		if c.roundQueue/float64(c.roundSamples) >= float64(n.cfg.Target)/2 && n.cwnd <= competeFloor*n.cfg.Quantum {
+			c.pressed |= 1
+		}
 	}
 	c.roundStart, c.roundBytes, c.roundQueue, c.roundSamples = now, 0, 0, 0
 	c.roundEnd = now.Add(n.baseRTT + n.queue)
@@ -138,7 +154,7 @@ func (n *NSCC) competeRound(now monotime.Time) {
 	case !c.active:
 		if bits.OnesCount16(c.pressed) >= competeEnter {
 			c.active, c.startup, c.startBW, c.startStall = true, true, c.maxBW, 0
-			c.sinceListen, c.listening, c.cycle = 0, 0, 0
+			c.sinceListen, c.listening, c.cycle, c.confirmAt = 0, 0, 0, 0
 			c.entries++
 			n.slowStart = false
 		}
@@ -146,9 +162,15 @@ func (n *NSCC) competeRound(now monotime.Time) {
 		c.listening, c.listenSum, c.listenN = 1, 0, 0
 	case c.listening == 1:
 		c.listening = 0
-		if c.listenN > 0 && c.listenSum/float64(c.listenN) < float64(n.cfg.Target)/4 {
+		empty := c.listenN > 0 && c.listenSum/float64(c.listenN) < float64(n.cfg.Target)/4
+		switch {
+		case empty && c.confirmAt != 0:
 			n.competeLeave()
 			return
+		case empty:
+			c.confirmAt = now.Add(competeConfirmGap)
+		default:
+			c.confirmAt = 0
 		}
 	case c.startup:
 		if c.maxBW >= 1.25*c.startBW {
@@ -158,7 +180,7 @@ func (n *NSCC) competeRound(now monotime.Time) {
 		}
 	default:
 		c.cycle = (c.cycle + 1) % len(competeGains)
-		if c.sinceListen++; c.sinceListen >= competeListenEvery {
+		if c.sinceListen++; c.sinceListen >= competeListenEvery || c.confirmAt != 0 && now >= c.confirmAt {
 			c.sinceListen, c.listening = 0, 2
 		}
 	}
@@ -172,7 +194,7 @@ func (n *NSCC) competeRound(now monotime.Time) {
 // BDP.
 func (n *NSCC) competeLeave() {
 	c := &n.comp
-	c.active, c.pressed = false, 0
+	c.active, c.pressed, c.confirmAt = false, 0, 0
 	n.cwnd = c.maxBW * n.baseRTT.Seconds()
 	n.clamp()
 	n.inc, n.received = 0, 0

@@ -44,12 +44,22 @@ func (c *competePath) press() int {
 }
 
 func (c *competePath) round(queue monotime.Duration, deliver int64) {
+	c.roundSampled(queue, deliver, true)
+}
+
+// roundSampled is round, its ACKs carrying an RTT sample only if sample:
+// a chunk that was resent gives none (Karn).
+func (c *competePath) roundSampled(queue monotime.Duration, deliver int64, sample bool) {
 	acks := max(deliver/c.chunk, 1)
 	rtt := c.base + queue
 	for range acks {
 		c.now = c.now.Add(rtt / monotime.Duration(acks))
 		c.n.OnSend(c.now, int(c.chunk))
-		c.n.OnAck(c.now, Ack{Bytes: c.chunk, RTT: rtt, InFlight: c.n.Window() - c.chunk})
+		a := Ack{Bytes: c.chunk, InFlight: c.n.Window() - c.chunk}
+		if sample {
+			a.RTT = rtt
+		}
+		c.n.OnAck(c.now, a)
 	}
 }
 
@@ -92,12 +102,14 @@ func TestNSCCCompetes(t *testing.T) {
 	}
 
 	// The competitor leaves: the queue falls to nothing, and within a
-	// listen period and its two round trips the delay law is back.
-	for i := 0; i < competeListenEvery+4; i++ {
+	// listen period, its two round trips and the listen that confirms it
+	// the delay law is back.
+	rounds = competeListenEvery + 2 + int(competeConfirmGap/c.base) + 4
+	for range rounds {
 		c.round(0, perRound)
 	}
 	if on, entries := c.n.Competing(); on || entries != 1 {
-		t.Errorf("queue gone for %d round trips: competing %v (%d entries)", competeListenEvery+4, on, entries)
+		t.Errorf("queue gone for %d round trips: competing %v (%d entries)", rounds, on, entries)
 	}
 }
 
@@ -144,5 +156,51 @@ func TestNSCCCompeteEndsOnECN(t *testing.T) {
 	c.n.OnAck(c.now, Ack{Bytes: c.chunk, RTT: c.base, ECN: true})
 	if on, _ := c.n.Competing(); on || c.n.competeRate() != 0 {
 		t.Errorf("after an ECN echo: competing %v, pacing at %g bit/s by the mode", on, c.n.competeRate())
+	}
+}
+
+// TestNSCCCompeteEntersWithoutSamples: beside kernel BBR most chunks
+// lose a packet and are resent, and a resent chunk's ACK carries no RTT
+// sample. A round trip without a sample says nothing of the queue: it
+// must not count against entering (it did, and beside BBR the mode
+// started 4.7-6.5 s into a 20 s run, or never).
+func TestNSCCCompeteEntersWithoutSamples(t *testing.T) {
+	const queue = 10 * monotime.Millisecond
+	c := newCompetePath()
+	for r := range 400 {
+		if on, _ := c.n.Competing(); on {
+			return
+		}
+		// The window's bytes delivered per round trip, in every other
+		// round trip with a sample, the queue as deep as the trace
+		// beside BBR read it.
+		c.roundSampled(queue, c.n.Window(), r%2 == 0)
+	}
+	t.Errorf("400 round trips beside a standing queue of %v, every other one with an RTT sample: never competing (window %d)",
+		queue, c.n.Window())
+}
+
+// TestNSCCCompeteStaysThroughProbeRTT: kernel BBR empties the queue for
+// about 200 ms every 10 s (PROBE_RTT). A listen that falls in one finds
+// the queue empty; the mode leaves only if a listen competeConfirmGap
+// later finds it empty again, so it stays beside BBR (it had left, the
+// delay law cut the window to its floor, and two seconds later the mode
+// started over from 24 Mbit/s).
+func TestNSCCCompeteStaysThroughProbeRTT(t *testing.T) {
+	c := newCompetePath()
+	c.press()
+	emptied := false
+	for range 4 * competeListenEvery {
+		q := competeQueue
+		if c.n.comp.listening == 1 && !emptied {
+			q, emptied = 0, true // the listen's reading round trip falls in PROBE_RTT
+		}
+		c.round(q, 1<<20)
+	}
+	if !emptied {
+		t.Fatal("no listen in four listen periods")
+	}
+	if on, entries := c.n.Competing(); !on || entries != 1 {
+		t.Errorf("one listen found the queue empty, the rest full: competing %v (%d entries)", on, entries)
 	}
 }
