@@ -73,6 +73,11 @@ type CCStats struct {
 	// Competitive counts the times the controller took up a competitive
 	// mode: NSCC beside a flow that holds the queue whatever it does.
 	Competitive uint64
+	// Competing says the controller is in that mode now.
+	Competing bool
+	// Queue is the queueing delay the controller steers by now (NSCC's
+	// standing queue); zero for one that reads no delay.
+	Queue time.Duration
 }
 
 // ProtectStats count packets dropped by packet protection.
@@ -135,7 +140,10 @@ func pathStats(ps []path.Stats) []PathStats {
 	return out
 }
 
-func ccStats(s cc.Stats) CCStats { return CCStats(s) }
+func ccStats(s cc.Stats) CCStats {
+	return CCStats{Window: s.Window, Rate: s.Rate, Decreases: s.Decreases, Congestions: s.Congestions,
+		IgnoredLosses: s.IgnoredLosses, Competitive: s.Competitive, Competing: s.Competing, Queue: s.Queue.Std()}
+}
 
 func protectStats(s core.ProtectStats) ProtectStats { return ProtectStats(s) }
 

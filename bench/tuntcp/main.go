@@ -74,6 +74,7 @@ func main() {
 	asJSON := flag.Bool("json", false, "print one JSON object per run instead of a text line")
 	sdrnet := flag.String("sdrnet", "", "an sdrnet binary: run sdrnet bench beside each TCP flow through the same tunnel (give the spec shared=1 for one bottleneck) and report both shares")
 	sdrArgs := flag.String("sdrnet-args", "--mtu 1024 --window 4MiB", "more flags for both sdrnet bench ends (space-separated)")
+	sdrKeep := flag.String("sdrnet-json", "", "a folder to keep each sdrnet run's JSON in, as sdrnet-CC-N.json (give -sdrnet-args an -i 100ms for the controller's state over time)")
 	rt := flag.Int("rt", 10, "SCHED_FIFO priority of the emulator (1..99; 0 leaves it at the normal policy): a switch does not share its CPU with the hosts")
 	flag.Parse()
 
@@ -108,7 +109,7 @@ func main() {
 		var res *result
 		var err error
 		if *sdrnet != "" {
-			res, err = runMix(ctx, cfg, *spec, cc, *secs, *port, *tcpMem, *sdrnet, strings.Fields(*sdrArgs))
+			res, err = runMix(ctx, cfg, *spec, cc, *secs, *port, *tcpMem, *sdrnet, strings.Fields(*sdrArgs), *sdrKeep)
 		} else {
 			res, err = runOne(ctx, cfg, *spec, cc, *secs, *port, *tcpMem)
 		}
@@ -272,7 +273,7 @@ func fatal(err error) {
 // start and 1 s before the earlier of the two ends, where both compete.
 // sdrnet's paths are every path but the TCP flow's (its UDP source
 // ports, and iperf3's control connection, a few bytes).
-func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port, tcpMem int, sdrnet string, sdrArgs []string) (*result, error) {
+func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port, tcpMem int, sdrnet string, sdrArgs []string, keep string) (*result, error) {
 	tun, err := linkem.NewTunnel(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errSkip, err)
@@ -372,6 +373,11 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	if sdrErr != nil {
 		return nil, fmt.Errorf("sdrnet bench: %v: %s", sdrErr, truncate(sdrOut))
 	}
+	if keep != "" {
+		if err := keepJSON(keep, "sdrnet-"+cc, sdrOut); err != nil {
+			return nil, err
+		}
+	}
 	var sr struct {
 		Bytes   int64   `json:"bytes"`
 		Goodput float64 `json:"goodput_bps"`
@@ -416,4 +422,26 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		res.Mix.SdrnetResentPct = 100 * float64(sr.Retx) / float64(sr.Bytes)
 	}
 	return res, nil
+}
+
+// keepJSON writes out to dir as NAME-N.json, N the first number not
+// taken, so repeated runs keep every result.
+func keepJSON(dir, name string, out []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for n := 1; ; n++ {
+		f, err := os.OpenFile(fmt.Sprintf("%s/%s-%d.json", dir, name, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(out); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 }

@@ -195,7 +195,7 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 		return nil, err
 	}
 	defer conn.Close()
-	meter := &intervalMeter{retx: func() uint64 { return conn.Stats().RetxPackets }, print: lines}
+	meter := &intervalMeter{stats: conn.Stats, print: lines}
 	msgSize := min(tf.msg.n, total)
 	count := int((total + msgSize - 1) / msgSize)
 	buf := make([]byte, msgSize) // every message carries the same bytes

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/buildinfo"
 	"github.com/sdrnet/sdrnet/internal/units"
+	"github.com/sdrnet/sdrnet/sdr"
 )
 
 // bench's JSON follows iperf3's -J layout (start, intervals, end with
@@ -53,6 +54,13 @@ type iperfSum struct {
 	Retransmits   uint64  `json:"retransmits"` // packets sent again
 	Sender        bool    `json:"sender"`
 	Messages      int64   `json:"messages"` // sdrnet's: messages completed
+	// An interval's: the congestion controller's state as it ended
+	// (iperf3's snd_cwnd, and sdrnet's pacing rate, the queueing delay
+	// the controller reads and whether it competes); absent without one.
+	SndCwnd     int64   `json:"snd_cwnd,omitempty"`
+	CCRate      float64 `json:"cc_rate_bps,omitempty"`
+	CCQueueUs   float64 `json:"cc_queue_us,omitempty"`
+	CCCompeting bool    `json:"cc_competing,omitempty"`
 }
 
 type iperfInterval struct {
@@ -77,7 +85,7 @@ func newIperfStart(addr string, msgSize, total int64, now time.Time) iperfStart 
 // intervalMeter counts completed messages and cuts them into intervals.
 type intervalMeter struct {
 	bytes, msgs atomic.Int64
-	retx        func() uint64 // the connection's packets sent again so far
+	stats       func() sdr.Stats // the connection's counters so far
 
 	mu        sync.Mutex
 	intervals []iperfInterval
@@ -98,17 +106,24 @@ func (m *intervalMeter) cut(now time.Time) {
 	end := now.Sub(m.start).Seconds()
 	s := iperfSum{Start: m.last.End, End: end, Seconds: end - m.last.End, Sender: true,
 		Bytes: m.bytes.Load() - m.last.Bytes, Messages: m.msgs.Load() - m.last.Messages}
-	retx := m.retx()
+	st := m.stats()
+	retx := st.RetxPackets
 	s.Retransmits = retx - m.last.Retransmits
 	if s.Seconds <= 0 {
 		return
 	}
+	s.SndCwnd, s.CCRate, s.CCCompeting = st.CC.Window, st.CC.Rate, st.CC.Competing
+	s.CCQueueUs = float64(st.CC.Queue) / float64(time.Microsecond)
 	s.BitsPerSecond = float64(s.Bytes) * 8 / s.Seconds
 	m.intervals = append(m.intervals, iperfInterval{Streams: []iperfSum{s}, Sum: s})
 	m.last = iperfSum{End: end, Bytes: m.last.Bytes + s.Bytes, Messages: m.last.Messages + s.Messages, Retransmits: retx}
 	if m.print != nil {
-		fmt.Fprintf(m.print, "[%6.2f-%6.2f s] %10s %14s %6d messages %6d resent\n", s.Start, s.End,
+		fmt.Fprintf(m.print, "[%6.2f-%6.2f s] %10s %14s %6d messages %6d resent", s.Start, s.End,
 			units.FormatSize(s.Bytes), units.FormatRate(s.BitsPerSecond), s.Messages, s.Retransmits)
+		if s.SndCwnd > 0 {
+			fmt.Fprintf(m.print, "  cwnd %s", units.FormatSize(s.SndCwnd))
+		}
+		fmt.Fprintln(m.print)
 	}
 }
 

@@ -122,9 +122,28 @@ func TestBenchIntervals(t *testing.T) {
 			intervals++
 		}
 	}
-	// 64 MiB at 1 Gbit/s is over half a second: several 100 ms lines.
-	if intervals < 3 || !strings.Contains(out.String(), "goodput") {
+	// 64 MiB at 1 Gbit/s is over half a second: several 100 ms lines,
+	// each with the controller's window (nscc is the default).
+	if intervals < 3 || !strings.Contains(out.String(), "goodput") || strings.Count(out.String(), "cwnd ") != intervals {
 		t.Errorf("%d interval lines:\n%s", intervals, out.String())
+	}
+
+	// In JSON each interval carries the controller's state, as iperf3's
+	// carry TCP's snd_cwnd.
+	out.Reset()
+	if err := execute([]string{"bench", "--size", "64MiB", "--msg", "1MiB", "--rate", "1Gbps", "-i", "100ms", "--json"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Intervals []struct{ Sum iperfSum } `json:"intervals"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Intervals) < 3 {
+		t.Fatalf("%d intervals (%v):\n%s", len(r.Intervals), err, out.String())
+	}
+	for _, iv := range r.Intervals {
+		if iv.Sum.SndCwnd <= 0 || iv.Sum.CCRate <= 0 {
+			t.Errorf("interval %.2f-%.2f s: snd_cwnd %d, cc_rate_bps %g; want both set", iv.Sum.Start, iv.Sum.End, iv.Sum.SndCwnd, iv.Sum.CCRate)
+		}
 	}
 }
 

@@ -103,6 +103,11 @@ type Stats struct {
 	// Competitive counts the times the controller took up a competitive
 	// mode: NSCC beside a flow that holds the queue whatever it does.
 	Competitive uint64
+	// Competing says the controller is in that mode now.
+	Competing bool
+	// Queue is the queueing delay the controller steers by now (NSCC's
+	// standing queue); zero for one that reads no delay.
+	Queue monotime.Duration
 }
 
 // Params describe the network a controller starts on. The core fills them

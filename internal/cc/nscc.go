@@ -519,7 +519,11 @@ func (n *NSCC) Stats() Stats {
 	s := n.stats
 	s.Window = n.Window()
 	s.IgnoredLosses = n.ignoredLosses
-	s.Competitive = n.comp.entries
+	s.Competitive, s.Competing = n.comp.entries, n.comp.active
+	s.Queue = n.queue
+	if n.cfg.PacingGain > 0 {
+		s.Rate, _ = n.pacingRate()
+	}
 	return s
 }
 

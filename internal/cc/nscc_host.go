@@ -42,7 +42,17 @@ func hostPacing(p Params) float64 {
 // never made up, lowering the delivery the estimate is taken from, and
 // the estimate then the rate).
 func (n *NSCC) pace(now monotime.Time, bytes int) {
+	rate, catchUp := n.pacingRate()
+	n.nextSend = max(n.nextSend, now.Add(-catchUp)).Add(monotime.TransmitTime(bytes, rate))
+}
+
+// pacingRate is pace's rate in bits per second and the lateness it
+// keeps.
+func (n *NSCC) pacingRate() (float64, monotime.Duration) {
 	rtt := n.baseRTT + n.queue
+	if r := n.competeRate(); r > 0 {
+		return r, rtt / 10
+	}
 	gain := n.cfg.PacingGain
 	if n.slowStart {
 		gain = 2 // the window doubles per round trip
@@ -51,12 +61,7 @@ func (n *NSCC) pace(now monotime.Time, bytes int) {
 	// into any window, and pacing a 64 KiB chunk at a one-packet window's
 	// rate took a second per chunk when a competing flow (kernel TCP's
 	// BBR) held the window at its floor.
-	rate := gain * max(n.cwnd, n.cfg.Quantum) * 8 / rtt.Seconds() // bits per second
-	catchUp := n.cfg.Target / 2
-	if r := n.competeRate(); r > 0 {
-		rate, catchUp = r, rtt/10
-	}
-	n.nextSend = max(n.nextSend, now.Add(-catchUp)).Add(monotime.TransmitTime(bytes, rate))
+	return gain * max(n.cwnd, n.cfg.Quantum) * 8 / rtt.Seconds(), n.cfg.Target / 2
 }
 
 // paceChunk spreads a chunk the window cannot hold back. The core admits
