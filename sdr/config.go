@@ -76,7 +76,8 @@ type Config struct {
 	// shows no queue.
 	LineRate float64
 	// TargetDelay is the queueing delay a delay-steered controller (nscc)
-	// steers to; zero means its default (1 ms on a real host). Lower
+	// steers to; zero means its default (on a real host 1 ms, or a
+	// twentieth of the handshake's round trip where that is more). Lower
 	// leaves more of a shallow shared queue to loss-based TCP beside it;
 	// higher keeps a lone connection's path fuller. Negative is an error.
 	TargetDelay time.Duration

@@ -95,9 +95,10 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //   - On a real host (Params.HostNoise, which sdr sets to 1 ms) RTT
 //     samples run late by scheduling noise, the line rate is often a
 //     guess, and the host's socket is not the path's bottleneck. There
-//     NSCC (1) keeps its target at least HostNoise; (2) reads the queue
-//     as the least delay over one to two windows of max(4 x HostNoise,
-//     base RTT / 2) (StandingWindow: noise delays some samples, a queue
+//     NSCC (1) keeps its target at least HostNoise and a twentieth of
+//     the base RTT (hostTarget); (2) reads the queue as the least
+//     delay over one to two windows of max(4 x HostNoise, base RTT / 2)
+//     (StandingWindow: noise delays some samples, a queue
 //     all of them), for the loss judgment and slow start; (3) steers,
 //     until the first ECN echo, by the mean delay over the same windows
 //     (a loss-based competitor's queue swings, and the least delay sees
@@ -151,8 +152,9 @@ type NSCCConfig struct {
 	// Target is the queueing delay the law steers to. uec.cpp: 1 RTT
 	// without trimming (0.75 with); SDR does not trim, so BaseRTT, but at
 	// least 1 us so the proportional region is not swallowed by the fast
-	// increase one (delay < 1 us), and at most MaxTarget; Params.Target,
-	// when set, instead.
+	// increase one (delay < 1 us), and at most MaxTarget; on a real host
+	// at least Params.HostNoise and hostTarget; Params.Target, when set,
+	// instead.
 	Target monotime.Duration
 	// MaxTarget caps the default target (see the file comment): 1 ms,
 	// Params.MaxTarget when set. Ours; NSCCDefaults applies it.
@@ -271,8 +273,11 @@ func NSCCDefaults(p Params) NSCCConfig {
 	target := max(p.Target, nsccMinQDly)
 	if p.Target <= 0 {
 		target = min(max(p.BaseRTT, nsccMinQDly), max(maxTarget, nsccMinQDly))
-		// A target within a real host's noise would read the noise as a queue.
-		target = max(target, p.HostNoise)
+		if p.HostNoise > 0 {
+			// A target within a real host's noise would read the noise
+			// as a queue (hostTarget).
+			target = max(target, p.HostNoise, hostTarget(p.BaseRTT))
+		}
 	}
 	mss := float64(p.MSS)
 	a := float64(p.BDP()) / nsccRefBDP

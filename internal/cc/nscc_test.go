@@ -126,6 +126,31 @@ func TestNSCCTarget(t *testing.T) {
 	}
 }
 
+// TestNSCCHostTarget: on a real host the default target is at least a
+// twentieth of the base RTT (hostTarget), so a long path's law has room
+// over the host's noise; paths up to 20 ms keep 1 ms, simulation keeps
+// uec.cpp's capped target, and a set target wins.
+func TestNSCCHostTarget(t *testing.T) {
+	ms := monotime.Millisecond
+	for _, tt := range []struct {
+		name          string
+		rtt, noise, p monotime.Duration
+		want          monotime.Duration
+	}{
+		{"loopback", 200 * us, ms, 0, ms},
+		{"20 ms", 20 * ms, ms, 0, ms},
+		{"50 ms, the lossy long haul", 50 * ms, ms, 0, 2500 * us},
+		{"200 ms", 200 * ms, ms, 0, 10 * ms},
+		{"50 ms in simulation", 50 * ms, 0, 0, ms},
+		{"50 ms, a set target", 50 * ms, ms, 500 * us, 500 * us},
+	} {
+		c := NSCCDefaults(Params{LineRate: 1e9, BaseRTT: tt.rtt, MSS: mss, HostNoise: tt.noise, Target: tt.p})
+		if c.Target != tt.want {
+			t.Errorf("%s: target %v, want %v", tt.name, c.Target, tt.want)
+		}
+	}
+}
+
 // TestNSCCDecrease: marked ACKs above the target shrink the window, by at
 // most half within any base RTT.
 func TestNSCCDecrease(t *testing.T) {
