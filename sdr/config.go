@@ -167,10 +167,10 @@ const DefaultHostNoise = time.Millisecond
 // 9.6-11.9%. Those figures are a 2-vCPU Intel Xeon's. On a 2-vCPU AMD
 // EPYC, whose RTT samples run about a millisecond late with no queue
 // (docs/benchmarks.md, "A second machine"), the long haul runs at
-// 0.97-1.00 of its goal (its target now grows with the RTT), loopback at
+// 0.97-1.01 of its goal (its target now grows with the RTT), loopback at
 // 0.99-1.04 of none, but one connection through the shallow queue at
-// only 0.76-0.84 of the link (none paced at 950 Mbit/s: 0.92), two at
-// 0.70-0.74, and beside BBR NSCC keeps 0.05-0.11. "none" remains for a
+// only 0.73-0.87 of the link (none paced at 950 Mbit/s: 0.92), two at
+// 0.70-0.75, and beside BBR NSCC keeps 0.05-0.11. "none" remains for a
 // path the user owns (a dedicated long-haul link, where only the
 // receiver's clear-to-send and the window limit).
 const DefaultCC = "nscc"
