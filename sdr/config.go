@@ -76,7 +76,7 @@ type Config struct {
 	// shows no queue.
 	LineRate float64
 	// TargetDelay is the queueing delay a delay-steered controller (nscc)
-	// steers to; zero means its default (on a real host 1 ms, or a
+	// steers to; zero means its default (1 ms, or on the dialing end a
 	// twentieth of the handshake's round trip where that is more). Lower
 	// leaves more of a shallow shared queue to loss-based TCP beside it;
 	// higher keeps a lone connection's path fuller. Negative is an error.

@@ -375,7 +375,7 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	}
 	if keep != "" {
 		if err := keepJSON(keep, "sdrnet-"+cc, sdrOut); err != nil {
-			return nil, err
+			fmt.Fprintf(os.Stderr, "tuntcp: keeping sdrnet's JSON: %v\n", err)
 		}
 	}
 	var sr struct {

@@ -126,9 +126,10 @@ type Params struct {
 	// host rarely knows its path's): a controller that can raises it
 	// while its window is the only limit and the path shows no queue.
 	LearnLineRate bool
-	// MaxTarget caps a delay-steered controller's target queueing delay
-	// (NSCC's, one base RTT otherwise); zero means the controller's
-	// default (NSCC: 1 ms).
+	// MaxTarget caps a delay-steered controller's default target queueing
+	// delay (NSCC's, one base RTT otherwise); zero means the controller's
+	// default (NSCC: 1 ms). With HostNoise set, NSCC's floors for a real
+	// host come after the cap and may exceed it.
 	MaxTarget monotime.Duration
 	// Quantum is how many bytes the core admits into the window at a
 	// time (a chunk: the receiver acknowledges whole chunks); zero means

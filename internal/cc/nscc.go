@@ -56,7 +56,9 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     a 20 ms queue, ten times a shallow 256 KiB buffer at 1 Gbit/s, so
 //     the law never sees its target before the queue overflows. Past the
 //     cap, the queue NSCC steers to stays a fixed delay, whatever the
-//     propagation delay (L4S aims at 1 ms; CoDel at 5 ms). The scaling b
+//     propagation delay (L4S aims at 1 ms; CoDel at 5 ms), except on a
+//     real host, where it is at least a twentieth of the base RTT
+//     (hostTarget: a host's noise does not shrink with the path). The scaling b
 //     (Target / 12 us) takes the capped target, and the proportional
 //     gain is bounded (MaxGain): one base RTT of ACKs at a delay d below
 //     the target adds at most MaxGain x (Target - d) x the line rate, the
@@ -157,7 +159,9 @@ type NSCCConfig struct {
 	// instead.
 	Target monotime.Duration
 	// MaxTarget caps the default target (see the file comment): 1 ms,
-	// Params.MaxTarget when set. Ours; NSCCDefaults applies it.
+	// Params.MaxTarget when set; on a real host the floors HostNoise and
+	// hostTarget come after it and may exceed it. Ours; NSCCDefaults
+	// applies it.
 	MaxTarget monotime.Duration
 	A         float64 // scaling a = BDP / (100 Gbit/s x 12 us), dimensionless
 	B         float64 // scaling b = Target / 12 us, dimensionless

@@ -137,10 +137,11 @@ func (n *NSCC) competeRound(now monotime.Time) {
 			c.maxBW = max(c.maxBW, b)
 		}
 	}
-	// A round trip without a delay sample is not judged: a window below
-	// a chunk paces one chunk over up to eight round trips (paceChunk),
-	// so most round trips had no ACK, counted as not pressed, and beside
-	// kernel BBR the mode started 4.7-6.5 s into a 20 s run.
+	// A round trip without a delay sample is not judged: beside kernel
+	// BBR about half the chunks lose a packet and are resent, and a
+	// resent chunk's ACK carries no sample (Karn); counted as not
+	// pressed, such round trips kept the mode from starting in two runs
+	// of three (docs/benchmarks.md, "A second machine").
 	if c.roundSamples > 0 {
 		c.pressed <<= 1
 		if c.roundQueue/float64(c.roundSamples) >= float64(n.cfg.Target)/2 && n.cwnd <= competeFloor*n.cfg.Quantum {

@@ -76,6 +76,10 @@ func TestNSCCCompetes(t *testing.T) {
 		t.Fatalf("after %d round trips with a standing queue of %v and a chunk delivered per round trip: competing %v (%d entries), window %d",
 			rounds, queue, on, entries, c.n.Window())
 	}
+	if s := c.n.Stats(); !s.Competing || s.Competitive != 1 || s.Queue != queue || s.Rate != c.n.competeRate() {
+		t.Errorf("Stats in the mode: competing %v (%d entries), queue %v (want %v), rate %g (want the mode's, %g)",
+			s.Competing, s.Competitive, s.Queue, queue, s.Rate, c.n.competeRate())
+	}
 
 	// In the mode the path gives NSCC 40 MB/s (320 Mbit/s): the window
 	// and the pacing follow it, whatever the queue.
@@ -189,18 +193,21 @@ func TestNSCCCompeteEntersWithoutSamples(t *testing.T) {
 func TestNSCCCompeteStaysThroughProbeRTT(t *testing.T) {
 	c := newCompetePath()
 	c.press()
-	emptied := false
+	var probeEnd monotime.Time // BBR's PROBE_RTT: the queue empty for 200 ms from the first listen's reading
 	for range 4 * competeListenEvery {
+		if c.n.comp.listening == 1 && probeEnd == 0 {
+			probeEnd = c.now.Add(200 * monotime.Millisecond)
+		}
 		q := competeQueue
-		if c.n.comp.listening == 1 && !emptied {
-			q, emptied = 0, true // the listen's reading round trip falls in PROBE_RTT
+		if c.now < probeEnd {
+			q = 0
 		}
 		c.round(q, 1<<20)
 	}
-	if !emptied {
+	if probeEnd == 0 {
 		t.Fatal("no listen in four listen periods")
 	}
 	if on, entries := c.n.Competing(); !on || entries != 1 {
-		t.Errorf("one listen found the queue empty, the rest full: competing %v (%d entries)", on, entries)
+		t.Errorf("a listen in a 200 ms PROBE_RTT, the queue full otherwise: competing %v (%d entries)", on, entries)
 	}
 }

@@ -37,11 +37,14 @@ func hostPacing(p Params) float64 {
 // 1 ms target left the law no room: it held the window where the host's
 // own delay read 1 ms, and the least delay touched the target often
 // enough that random losses took 0.7 cuts, each regrown over seconds
-// at 50 ms. SR-NACK ran at 562-651 Mbit/s (five runs) against a goal of
+// at 50 ms. SR-NACK ran at 472-671 Mbit/s (ten runs) against a goal of
 // 891 and none's 900; with --target-delay 2.5ms, 903
 // (docs/benchmarks.md, "A host's noise and the long haul"). The queue
 // a twentieth of the RTT keeps costs the same share of the round trip at
-// every RTT.
+// every RTT. What reads the target grows with it: the competitive mode's
+// thresholds, slow start's exit and the pacer's allowance for lateness.
+// The dialing end takes the base RTT from its handshake; a listener that
+// sends starts from cc.DefaultBaseRTT and keeps 1 ms.
 func hostTarget(rtt monotime.Duration) monotime.Duration { return rtt / 20 }
 
 // pace spaces data packets at PacingGain x the window per round trip
