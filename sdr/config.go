@@ -76,8 +76,8 @@ type Config struct {
 	// shows no queue.
 	LineRate float64
 	// TargetDelay is the queueing delay a delay-steered controller (nscc)
-	// steers to; zero means its default (1 ms, or on the dialing end a
-	// twentieth of the handshake's round trip where that is more). Lower
+	// steers to; zero means its default (1 ms, or a twentieth of the
+	// round trip where that is more). Lower
 	// leaves more of a shallow shared queue to loss-based TCP beside it;
 	// higher keeps a lone connection's path fuller. Negative is an error.
 	TargetDelay time.Duration

@@ -188,3 +188,57 @@ func sprayGarbage(t *testing.T, addr string) (stop func()) {
 	}()
 	return func() { close(done); wg.Wait(); conn.Close() }
 }
+
+// TestListenerSendsThroughLinkem: a listener that sends runs the same
+// congestion control as a dialer. Only the dialer times the handshake,
+// so the listener's NSCC starts from a default base RTT of 12 us; it
+// must take the path's from its first sample (it had read the whole
+// 20 ms round trip as queue and held its window at two chunks, 20x
+// slower than the dialer). Every byte is checked, and the listener's
+// controller must end with a window above its floor and a queue reading
+// under the round trip.
+func TestListenerSendsThroughLinkem(t *testing.T) {
+	size := 32 << 20
+	msg := payload(size, 5)
+	want := sha256.Sum256(msg)
+	l, err := Listen("127.0.0.1:0", &Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	proxy := throughLinkem(t, l, "delay=10ms,rate=1Gbps,queue=256KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sent := make(chan Stats, 1)
+	go func() {
+		conn, err := l.Accept(ctx)
+		if err != nil {
+			t.Error(err)
+			sent <- Stats{}
+			return
+		}
+		if err := conn.Send(ctx, msg); err != nil {
+			t.Error(err)
+		}
+		sent <- conn.Stats()
+	}()
+	c, err := Dial(ctx, proxy.Addr().String(), &Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, size)
+	r, err := c.PostRecv(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := r.Wait(ctx)
+	if err != nil || sha256.Sum256(buf[:n]) != want {
+		t.Fatalf("received %d of %d bytes (%v), or they differ", n, size, err)
+	}
+	st := <-sent
+	if floor := int64(2 * 64 << 10); st.CC.Window <= 4*floor || st.CC.Queue >= 10*time.Millisecond {
+		t.Errorf("listener's controller after 32 MiB: window %d (floor %d), queue read %v; want the window well above the floor, the queue under half the round trip",
+			st.CC.Window, floor, st.CC.Queue)
+	}
+}

@@ -51,7 +51,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	f.handshake = durationFlag{max: time.Hour, d: 10 * time.Second, text: "10s"}
 	f.window = sizeFlag{min: 4096, max: 1 << 40}
 	f.minRTO = durationFlag{max: time.Minute, d: sdr.DefaultMinRTO, text: sdr.DefaultMinRTO.String()}
-	f.target = durationFlag{max: time.Second, text: "1ms, or RTT/20 where more on the dialing end"}
+	f.target = durationFlag{max: time.Second, text: "1ms, or RTT/20 where more"}
 	f.idle = durationFlag{max: time.Hour, d: sdr.DefaultIdleTimeout, text: sdr.DefaultIdleTimeout.String()}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn, csaud, none, or auto (SR-NACK or a Reed-Solomon code per message, from the measured loss, RTT and --rate)")

@@ -153,6 +153,10 @@ type Params struct {
 	// bursts read as queue (docs/benchmarks.md, "NSCC's target delay":
 	// no one target does both through a 256 KiB queue).
 	Target monotime.Duration
+
+	// baseRTTGuessed says WithDefaults filled BaseRTT: nobody measured
+	// it (NSCCConfig.LearnBaseRTT).
+	baseRTTGuessed bool
 }
 
 // Defaults of Params' zero fields.
@@ -168,7 +172,7 @@ func (p Params) WithDefaults() Params {
 		p.LineRate = DefaultLineRate
 	}
 	if p.BaseRTT <= 0 {
-		p.BaseRTT = DefaultBaseRTT
+		p.BaseRTT, p.baseRTTGuessed = DefaultBaseRTT, true
 	}
 	if p.MSS <= 0 {
 		p.MSS = DefaultMSS

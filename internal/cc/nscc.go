@@ -263,6 +263,13 @@ type NSCCConfig struct {
 	// holds the queue whatever NSCC does by competing as BBR does
 	// (nscc_compete.go). Ours; on a real host (HostNoise set).
 	Compete bool
+	// LearnBaseRTT, on a real host whose base RTT nobody measured (a
+	// listener: only the dialer times the handshake), rederives this
+	// configuration from the first RTT sample, above the default or not
+	// (learnBaseRTT). Ours.
+	LearnBaseRTT bool
+	// params are what NSCCDefaults derived this from, for LearnBaseRTT.
+	params Params
 }
 
 // NSCCDefaults returns uec.cpp's parameters for p.
@@ -323,6 +330,8 @@ func NSCCDefaults(p Params) NSCCConfig {
 		SlowStart:           p.HostNoise > 0 && p.LearnLineRate,
 		InitialWindow:       16 * mss,
 		Compete:             p.HostNoise > 0,
+		LearnBaseRTT:        p.HostNoise > 0 && p.baseRTTGuessed,
+		params:              p,
 	}
 }
 
@@ -435,7 +444,9 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	var delay, queue monotime.Duration
 	sample := a.RTT > 0
 	if sample {
-		if a.RTT < n.baseRTT {
+		if n.cfg.LearnBaseRTT {
+			n.learnBaseRTT(a.RTT)
+		} else if a.RTT < n.baseRTT {
 			n.setBaseRTT(a.RTT)
 		}
 		delay = a.RTT - n.baseRTT

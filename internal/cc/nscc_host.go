@@ -43,9 +43,25 @@ func hostPacing(p Params) float64 {
 // a twentieth of the RTT keeps costs the same share of the round trip at
 // every RTT. What reads the target grows with it: the competitive mode's
 // thresholds, slow start's exit and the pacer's allowance for lateness.
-// The dialing end takes the base RTT from its handshake; a listener that
-// sends starts from cc.DefaultBaseRTT and keeps 1 ms.
+// The dialing end takes the base RTT from its handshake, a listener from
+// its first RTT sample (learnBaseRTT).
 func hostTarget(rtt monotime.Duration) monotime.Duration { return rtt / 20 }
+
+// learnBaseRTT rederives the configuration from a first RTT sample rtt
+// (LearnBaseRTT). The default base RTT, 12 us, is a datacenter's: a
+// listener sending over a 20 ms path kept it, since a later sample only
+// ever lowers it, read the whole round trip as queue and held the
+// window at its two-chunk floor: 32 MiB through linkem (1 Gbit/s, 20 ms,
+// 256 KiB) took 9.2 s where the dialer sent it in 0.47 s. Everything
+// NSCCDefaults derives from the base RTT (the maximum window, the target,
+// quick adapt's threshold, the adjustment period) follows the sample; the
+// window and slow start go on as they were.
+func (n *NSCC) learnBaseRTT(rtt monotime.Duration) {
+	p := n.cfg.params
+	p.BaseRTT, p.baseRTTGuessed = rtt, false
+	n.cfg = NSCCDefaults(p)
+	n.setBaseRTT(rtt)
+}
 
 // pace spaces data packets at PacingGain x the window per round trip
 // (base RTT + standing queue). UET's NIC paces at its line rate; a host's

@@ -78,6 +78,7 @@ func TestNSCCDefaults(t *testing.T) {
 		t.Errorf("a %g alpha %g, want 1, %g", c.A, c.Alpha, want.Alpha)
 	}
 	c.A, c.Alpha, c.FI, c.Eta, c.FastIncreaseScale = want.A, want.Alpha, want.FI, want.Eta, want.FastIncreaseScale
+	want.params = testParams.WithDefaults() // what it derives from, for LearnBaseRTT
 	if c != want {
 		t.Errorf("defaults %+v\nwant %+v", c, want)
 	}
@@ -147,6 +148,41 @@ func TestNSCCHostTarget(t *testing.T) {
 		c := NSCCDefaults(Params{LineRate: 1e9, BaseRTT: tt.rtt, MSS: mss, HostNoise: tt.noise, Target: tt.p})
 		if c.Target != tt.want {
 			t.Errorf("%s: target %v, want %v", tt.name, c.Target, tt.want)
+		}
+	}
+}
+
+// TestNSCCLearnBaseRTT: on a real host whose base RTT nobody measured
+// (a listener), the first sample becomes the base RTT though it is above
+// the default, and what derives from it follows; a measured base RTT and
+// simulation keep uec.cpp's rule (only a lower sample replaces it).
+func TestNSCCLearnBaseRTT(t *testing.T) {
+	ms := monotime.Millisecond
+	host := Params{LineRate: 10e9, LearnLineRate: true, MSS: mss, Quantum: 16 * mss, HostNoise: ms}
+	n := NewNSCC(NSCCDefaults(host))
+	n.OnSend(0, mss)
+	n.OnAck(50*monotime.Time(ms), Ack{Bytes: mss, RTT: 50 * ms})
+	if c := n.Config(); n.baseRTT != 50*ms || c.BaseRTT != 50*ms || c.Target != 2500*us || c.QAThreshold != 200*ms || c.LearnBaseRTT {
+		t.Errorf("listener after a 50 ms sample: base RTT %v, config's %v, target %v, quick adapt at %v, still learning %v; want 50 ms, 50 ms, 2.5 ms, 200 ms, false",
+			n.baseRTT, c.BaseRTT, c.Target, c.QAThreshold, c.LearnBaseRTT)
+	}
+	if want := int64(1.5*10e9/8*0.05) + 15*mss; n.MaxWindow() != want {
+		t.Errorf("listener's maximum window %d, want 1.5 BDP at 50 ms plus a chunk less an MSS, %d", n.MaxWindow(), want)
+	}
+	n.OnAck(60*monotime.Time(ms), Ack{Bytes: mss, RTT: 70 * ms})
+	if n.baseRTT != 50*ms {
+		t.Errorf("a later, longer sample moved the base RTT to %v", n.baseRTT)
+	}
+	for _, p := range []Params{
+		{LineRate: 10e9, LearnLineRate: true, MSS: mss, HostNoise: ms, BaseRTT: 20 * ms}, // a dialer: the handshake's RTT
+		{LineRate: 10e9, MSS: mss}, // simulation
+	} {
+		n := NewNSCC(NSCCDefaults(p))
+		base := n.baseRTT
+		n.OnSend(0, mss)
+		n.OnAck(50*monotime.Time(ms), Ack{Bytes: mss, RTT: 50 * ms})
+		if n.baseRTT != base {
+			t.Errorf("%+v: a 50 ms sample moved the base RTT from %v to %v", p, base, n.baseRTT)
 		}
 	}
 }
