@@ -16,21 +16,30 @@ import (
 // (smaps' VmFlags "hg"). It runs in a child process: in this one, the
 // tests before it leave free holes in the heap that a new slice may
 // take instead of the marked block. Whether the kernel then finds 2 MiB
-// pages for it depends on its free memory, so that is only logged.
+// pages for it depends on its free memory, so that is only logged. The
+// mark is a hint the runtime may place a slice beside: on a 2-vCPU AMD
+// EPYC (Linux 6.18) a fresh child's slice missed the marked block in one
+// of three full-suite runs and in none of 26 runs alone or beside busy
+// loops, so the test passes when one of three children finds its slice
+// marked; with the mark never made, all three fail.
 func TestHugePagesBackTheHeap(t *testing.T) {
 	mode, err := os.ReadFile(thpControl)
 	if err != nil || bytes.Contains(mode, []byte("[never]")) {
 		t.Skipf("no transparent huge pages here (%s: %q, %v)", thpControl, bytes.TrimSpace(mode), err)
 	}
 	if os.Getenv("SDRNET_HUGEPAGES_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHugePagesBackTheHeap$", "-test.v")
-		cmd.Env = append(os.Environ(), "SDRNET_HUGEPAGES_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		t.Logf("child:\n%s", out)
-		if err != nil {
-			t.Fatalf("child: %v", err)
+		var err error
+		for try := 1; try <= 3; try++ {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHugePagesBackTheHeap$", "-test.v")
+			cmd.Env = append(os.Environ(), "SDRNET_HUGEPAGES_CHILD=1")
+			var out []byte
+			out, err = cmd.CombinedOutput()
+			t.Logf("child %d:\n%s", try, out)
+			if err == nil {
+				return
+			}
 		}
-		return
+		t.Fatalf("three children: the last %v", err)
 	}
 	if err := useHugePages(512 << 20); err != nil {
 		t.Skipf("useHugePages: %v", err)
