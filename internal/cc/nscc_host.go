@@ -59,6 +59,7 @@ func hostTarget(rtt monotime.Duration) monotime.Duration { return rtt / 20 }
 func (n *NSCC) learnBaseRTT(rtt monotime.Duration) {
 	p := n.cfg.params
 	p.BaseRTT, p.baseRTTGuessed = rtt, false
+	p.LineRate = n.cfg.LineRate // as learned by now, if ACKs without a sample came first
 	n.cfg = NSCCDefaults(p)
 	n.setBaseRTT(rtt)
 }

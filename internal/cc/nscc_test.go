@@ -160,14 +160,16 @@ func TestNSCCLearnBaseRTT(t *testing.T) {
 	ms := monotime.Millisecond
 	host := Params{LineRate: 10e9, LearnLineRate: true, MSS: mss, Quantum: 16 * mss, HostNoise: ms}
 	n := NewNSCC(NSCCDefaults(host))
+	n.scaleLineRate(2) // learned before the first sample: kept
 	n.OnSend(0, mss)
 	n.OnAck(50*monotime.Time(ms), Ack{Bytes: mss, RTT: 50 * ms})
 	if c := n.Config(); n.baseRTT != 50*ms || c.BaseRTT != 50*ms || c.Target != 2500*us || c.QAThreshold != 200*ms || c.LearnBaseRTT {
 		t.Errorf("listener after a 50 ms sample: base RTT %v, config's %v, target %v, quick adapt at %v, still learning %v; want 50 ms, 50 ms, 2.5 ms, 200 ms, false",
 			n.baseRTT, c.BaseRTT, c.Target, c.QAThreshold, c.LearnBaseRTT)
 	}
-	if want := int64(1.5*10e9/8*0.05) + 15*mss; n.MaxWindow() != want {
-		t.Errorf("listener's maximum window %d, want 1.5 BDP at 50 ms plus a chunk less an MSS, %d", n.MaxWindow(), want)
+	if want := int64(1.5*20e9/8*0.05) + 15*mss; n.MaxWindow() != want || n.LineRate() != 20e9 {
+		t.Errorf("listener's maximum window %d at a line rate of %g, want 1.5 BDP at 20 Gbit/s and 50 ms plus a chunk less an MSS, %d",
+			n.MaxWindow(), n.LineRate(), want)
 	}
 	n.OnAck(60*monotime.Time(ms), Ack{Bytes: mss, RTT: 70 * ms})
 	if n.baseRTT != 50*ms {
