@@ -45,6 +45,8 @@ type result struct {
 	DroppedQ    uint64  `json:"tunnel_dropped_queue"`
 	Paths       int     `json:"tunnel_paths"`
 	Mix         *mix    `json:"mix,omitempty"`
+	// sdrnetJSON is what sdrnet bench printed, for -sdrnet-json.
+	sdrnetJSON []byte
 }
 
 // mix is what a TCP flow and an sdrnet connection got of one bottleneck:
@@ -109,7 +111,7 @@ func main() {
 		var res *result
 		var err error
 		if *sdrnet != "" {
-			res, err = runMix(ctx, cfg, *spec, cc, *secs, *port, *tcpMem, *sdrnet, strings.Fields(*sdrArgs), *sdrKeep)
+			res, err = runMix(ctx, cfg, *spec, cc, *secs, *port, *tcpMem, *sdrnet, strings.Fields(*sdrArgs))
 		} else {
 			res, err = runOne(ctx, cfg, *spec, cc, *secs, *port, *tcpMem)
 		}
@@ -121,6 +123,12 @@ func main() {
 			fmt.Fprintf(os.Stderr, "tuntcp: %s: %v\n", cc, err)
 			failed = true
 			continue
+		}
+		if *sdrKeep != "" && res.sdrnetJSON != nil {
+			if err := keepJSON(*sdrKeep, "sdrnet-"+cc, res.sdrnetJSON); err != nil {
+				fmt.Fprintf(os.Stderr, "tuntcp: %s: keeping sdrnet's JSON: %v\n", cc, err)
+				failed = true
+			}
 		}
 		if *asJSON {
 			b, _ := json.Marshal(res)
@@ -273,7 +281,7 @@ func fatal(err error) {
 // start and 1 s before the earlier of the two ends, where both compete.
 // sdrnet's paths are every path but the TCP flow's (its UDP source
 // ports, and iperf3's control connection, a few bytes).
-func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port, tcpMem int, sdrnet string, sdrArgs []string, keep string) (*result, error) {
+func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port, tcpMem int, sdrnet string, sdrArgs []string) (*result, error) {
 	tun, err := linkem.NewTunnel(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errSkip, err)
@@ -373,11 +381,6 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	if sdrErr != nil {
 		return nil, fmt.Errorf("sdrnet bench: %v: %s", sdrErr, truncate(sdrOut))
 	}
-	if keep != "" {
-		if err := keepJSON(keep, "sdrnet-"+cc, sdrOut); err != nil {
-			fmt.Fprintf(os.Stderr, "tuntcp: keeping sdrnet's JSON: %v\n", err)
-		}
-	}
 	var sr struct {
 		Bytes   int64   `json:"bytes"`
 		Goodput float64 `json:"goodput_bps"`
@@ -411,7 +414,7 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	st := tun.Stats()
 	res := &result{CC: cc, Spec: spec, Seconds: rep.End.SumReceived.Seconds,
 		GoodputBps: rep.End.SumReceived.BitsPerSecond, SentBps: rep.End.SumSent.BitsPerSecond,
-		Retransmits: rep.End.SumSent.Retransmits, ForwardPkts: st.Forward.Forwarded,
+		Retransmits: rep.End.SumSent.Retransmits, ForwardPkts: st.Forward.Forwarded, sdrnetJSON: sdrOut,
 		DroppedLoss: st.Forward.DroppedLoss, DroppedQ: st.Forward.DroppedQueue, Paths: len(st.Paths),
 		Mix: &mix{SdrnetArgs: strings.Join(sdrArgs, " "), Seconds: dt, TCPBps: tcpB * 8 / dt, SdrnetBps: (allB - tcpB) * 8 / dt,
 			SdrnetGoodput: sr.Goodput, SdrnetRTOs: sr.RTOs, SdrnetCompete: sr.Compete}}

@@ -58,12 +58,13 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     cap, the queue NSCC steers to stays a fixed delay, whatever the
 //     propagation delay (L4S aims at 1 ms; CoDel at 5 ms), except on a
 //     real host, where it is at least a twentieth of the base RTT
-//     (hostTarget: a host's noise does not shrink with the path). The scaling b
-//     (Target / 12 us) takes the capped target, and the proportional
-//     gain is bounded (MaxGain): one base RTT of ACKs at a delay d below
-//     the target adds at most MaxGain x (Target - d) x the line rate, the
-//     bytes the missing queue would hold, so the window closes at most
-//     the gap per round trip instead of overshooting it many times over
+//     (hostTarget: a host's noise does not shrink with the path). The
+//     scaling b (Target / 12 us) takes the capped target, and the
+//     proportional gain is bounded (MaxGain): one base RTT of ACKs at a
+//     delay d below the target adds at most MaxGain x (Target - d) x the
+//     line rate, the bytes the missing queue would hold, so the window
+//     closes at most the gap per round trip instead of overshooting it
+//     many times over
 //     (uec.cpp's gain, scaled by a and b, grows with the square of the
 //     RTT). Below a 109 us base RTT at 4 KiB packets the bound is above
 //     uec.cpp's gain and changes nothing. The fast increase (an idle

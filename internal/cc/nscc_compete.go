@@ -84,8 +84,8 @@ const (
 	// from the one that confirms it: longer than BBR's PROBE_RTT (at
 	// least 200 ms at a window of four packets, every 10 s), which
 	// empties the queue for a moment. A single listen that fell in one
-	// left the mode beside kernel BBR, the delay law cut the window to its
-	// floor, and the mode, back 2 s later, started over from 24 Mbit/s.
+	// would end the mode beside kernel BBR, and the delay law would cut
+	// the window to its floor until the mode started over.
 	competeConfirmGap = 300 * monotime.Millisecond
 )
 

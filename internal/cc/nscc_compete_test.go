@@ -166,8 +166,8 @@ func TestNSCCCompeteEndsOnECN(t *testing.T) {
 // TestNSCCCompeteEntersWithoutSamples: beside kernel BBR most chunks
 // lose a packet and are resent, and a resent chunk's ACK carries no RTT
 // sample. A round trip without a sample says nothing of the queue: it
-// must not count against entering (it did, and beside BBR the mode
-// started 4.7-6.5 s into a 20 s run, or never).
+// must not count against entering (it did, and beside BBR the mode did
+// not start in two runs of three).
 func TestNSCCCompeteEntersWithoutSamples(t *testing.T) {
 	const queue = 10 * monotime.Millisecond
 	c := newCompetePath()
@@ -187,9 +187,8 @@ func TestNSCCCompeteEntersWithoutSamples(t *testing.T) {
 // TestNSCCCompeteStaysThroughProbeRTT: kernel BBR empties the queue for
 // about 200 ms every 10 s (PROBE_RTT). A listen that falls in one finds
 // the queue empty; the mode leaves only if a listen competeConfirmGap
-// later finds it empty again, so it stays beside BBR (it had left, the
-// delay law cut the window to its floor, and two seconds later the mode
-// started over from 24 Mbit/s).
+// later finds it empty again, so it stays beside BBR (one empty listen
+// ended it, and the delay law cut the window to its floor).
 func TestNSCCCompeteStaysThroughProbeRTT(t *testing.T) {
 	c := newCompetePath()
 	c.press()
