@@ -70,10 +70,13 @@ func printLinkem(w io.Writer, s linkem.Stats) {
 	for _, d := range []struct {
 		name string
 		s    linkem.DirStats
-	}{{"forward", s.Forward}, {"reverse", s.Reverse}} {
-		fmt.Fprintf(w, "%s: received %d, forwarded %d, dropped %d (loss %d, queue %d, failed path %d), duplicated %d, reordered %d\n",
+		late linkem.Lateness
+	}{{"forward", s.Forward, s.ForwardLate}, {"reverse", s.Reverse, s.ReverseLate}} {
+		// Lateness is the emulator's own delay noise: a user reading RTTs
+		// through it needs to know how much of their spread it adds.
+		fmt.Fprintf(w, "%s: received %d, forwarded %d, dropped %d (loss %d, queue %d, failed path %d), duplicated %d, reordered %d; late writes %d of %d over 100us, %d over 1ms, max %v\n",
 			d.name, d.s.Received, d.s.Forwarded, d.s.Dropped(), d.s.DroppedLoss, d.s.DroppedQueue, d.s.DroppedFail,
-			d.s.Duplicated, d.s.Reordered)
+			d.s.Duplicated, d.s.Reordered, d.late.Over100us, d.late.Writes, d.late.Over1ms, d.late.Max.Round(time.Microsecond))
 	}
 	if s.Rejected > 0 || s.Foreign > 0 {
 		fmt.Fprintf(w, "refused: %d from clients beyond the path limit, %d from hosts other than the target\n",

@@ -109,9 +109,11 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 //     round trip in proportion to the delivery rate, not the guessed line
 //     rate (delayLaw), with a constant additive DelayEta for fairness;
 //     (4) paces at PacingGain x the window per round trip, so a window
-//     released by an ACK does not leave at loopback speed; and (5) with a
+//     released by an ACK does not leave at loopback speed; (5) with a
 //     guessed line rate, starts from InitialWindow in slow start instead
-//     of at 1.5 x a guessed BDP.
+//     of at 1.5 x a guessed BDP; and (6) lets the window admit, past slow
+//     start, what the host's ACK lateness holds in flight (ackRoom), so
+//     the pacer sets the rate.
 //     Through a 1 Gbit/s, 20 ms emulated path with a 256 KiB drop-tail
 //     queue it resends a fraction of a percent of the data where none
 //     resends a third (docs/benchmarks.md, round 3); in simulation none
@@ -264,6 +266,9 @@ type NSCCConfig struct {
 	// holds the queue whatever NSCC does by competing as BBR does
 	// (nscc_compete.go). Ours; on a real host (HostNoise set).
 	Compete bool
+	// AckRoom lets a paced window admit the bytes the host's ACK
+	// lateness holds in flight (ackRoom). Ours; on a real host.
+	AckRoom bool
 	// LearnBaseRTT, on a real host whose base RTT nobody measured (a
 	// listener: only the dialer times the handshake), rederives this
 	// configuration from the first RTT sample, above the default or not
@@ -331,6 +336,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 		SlowStart:           p.HostNoise > 0 && p.LearnLineRate,
 		InitialWindow:       16 * mss,
 		Compete:             p.HostNoise > 0,
+		AckRoom:             p.HostNoise > 0,
 		LearnBaseRTT:        p.HostNoise > 0 && p.baseRTTGuessed,
 		params:              p,
 	}
@@ -528,8 +534,9 @@ func (n *NSCC) OnTimer(monotime.Time) {}
 func (n *NSCC) NextTimer() monotime.Time { return monotime.Never }
 
 // Window is the congestion window in bytes, between one MSS and the
-// maximum window.
-func (n *NSCC) Window() int64 { return int64(n.cwnd) }
+// maximum window; on a real host, past slow start, with room for ACKs
+// the host delays (ackRoom).
+func (n *NSCC) Window() int64 { return int64(min(n.cwnd+n.ackRoom(), n.maxWnd)) }
 
 // NextSend is when the next data packet may leave: 0 unless PacingGain
 // is set (real hosts) or the window fell below a quantum (paceChunk).

@@ -101,6 +101,26 @@ func (n *NSCC) pacingRate() (float64, monotime.Duration) {
 	return gain * max(n.cwnd, n.cfg.Quantum) * 8 / rtt.Seconds(), n.cfg.Target / 2
 }
 
+// ackRoom is what a paced window admits beyond itself on a real host:
+// the bytes the pacer sends while the mean delay exceeds the standing
+// queue, so the pacer, not the window, sets the rate. Pacing assumes a
+// round trip of base RTT + standing queue; an ACK the host's noise
+// delays holds its bytes in flight longer (the mean delay), and a
+// window of exactly cwnd then stalls a pacer that the law thinks is
+// sending at cwnd per round trip. Zero in simulation, in slow start
+// (its window is the measure of the path) and in the competitive mode
+// (its window already has room).
+func (n *NSCC) ackRoom() float64 {
+	if !n.cfg.AckRoom || n.cfg.PacingGain <= 0 || n.slowStart || n.comp.active || n.standN+n.standNPrev == 0 {
+		return 0
+	}
+	late := n.meanDelay() - n.queue
+	if late <= 0 {
+		return 0
+	}
+	return n.cwnd*float64(late)/float64(n.baseRTT+n.queue) + n.cfg.Quantum
+}
+
 // paceChunk spreads a chunk the window cannot hold back. The core admits
 // one whole chunk into any window (the receiver acknowledges whole
 // chunks), so a window below a chunk limits nothing: in incast-buffers,
