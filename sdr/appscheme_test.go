@@ -39,6 +39,11 @@ func TestApplicationSchemeThroughLoss(t *testing.T) {
 	var wg sync.WaitGroup
 	var sendErr error
 	var st sdr.Stats
+	// The sender hangs up only once the receiver is through: it may hear
+	// the final report before the receiver hears it acknowledged, and a
+	// CLOSE then would fail the receiver's send of it (under 2% loss,
+	// one run in a loaded full suite did).
+	received := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -50,6 +55,10 @@ func TestApplicationSchemeThroughLoss(t *testing.T) {
 		defer conn.Close()
 		sendErr = sendRepaired(ctx, conn, msg)
 		st = conn.Stats()
+		select {
+		case <-received:
+		case <-ctx.Done(): // the test failed before receiving
+		}
 	}()
 	conn, err := l.Accept(ctx)
 	if err != nil {
@@ -57,6 +66,7 @@ func TestApplicationSchemeThroughLoss(t *testing.T) {
 	}
 	buf := make([]byte, len(msg))
 	n, err := recvRepaired(ctx, conn, buf, 60*time.Millisecond)
+	close(received)
 	wg.Wait()
 	if err != nil || sendErr != nil {
 		t.Fatalf("receive: %v; send: %v", err, sendErr)

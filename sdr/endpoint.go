@@ -54,6 +54,7 @@ type rxBatch struct {
 	msgs []udp.Message
 	n    int
 	err  error
+	read time.Time // when Receive returned: the arrival of datagrams the kernel did not stamp
 }
 
 const rxBatches = 4
@@ -110,7 +111,31 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 }
 
 // now is the endpoint's clock: picoseconds since it started.
-func (e *endpoint) now() monotime.Time { return monotime.Time(monotime.FromStd(time.Since(e.start))) }
+func (e *endpoint) now() monotime.Time { return e.at(time.Now()) }
+
+// at is t on the endpoint's clock (t from time.Now: monotonic).
+func (e *endpoint) at(t time.Time) monotime.Time {
+	return monotime.Time(monotime.FromStd(t.Sub(e.start)))
+}
+
+// maxStampAge bounds how long ago a kernel receive stamp may say a
+// datagram arrived: an older one (the wall clock stepped) is not trusted.
+const maxStampAge = time.Second
+
+// arrival is when a datagram handled at now (wall: the same instant on
+// the wall clock) reached the host: by the kernel's stamp (Unix
+// nanoseconds, CLOCK_REALTIME) where there is one and it is sane, else
+// when the reader's Receive returned (read). The stamp is turned into the
+// endpoint's monotonic clock by its age, so a wall clock that is merely
+// wrong cancels out.
+func (e *endpoint) arrival(wall time.Time, now monotime.Time, read time.Time, stamp int64) monotime.Time {
+	if stamp > 0 {
+		if age := time.Duration(wall.UnixNano() - stamp); age >= 0 && age < maxStampAge {
+			return now - monotime.Time(monotime.FromStd(age))
+		}
+	}
+	return e.at(read)
+}
 
 func (e *endpoint) read() {
 	for {
@@ -121,6 +146,7 @@ func (e *endpoint) read() {
 			return
 		}
 		b.n, b.err = e.bind.Receive(b.msgs)
+		b.read = time.Now()
 		select {
 		case e.rx <- b:
 		case <-e.quit:
@@ -240,7 +266,8 @@ func (e *endpoint) receive(b *rxBatch) bool {
 		e.fail(fmt.Errorf("sdr: receive: %w", b.err))
 		return false
 	}
-	now := e.now()
+	wall := time.Now()
+	now := e.at(wall)
 	refused := false
 	for i := range b.n {
 		m := &b.msgs[i]
@@ -248,7 +275,7 @@ func (e *endpoint) receive(b *rxBatch) bool {
 			refused = true
 			continue
 		}
-		_ = e.core.HandleDatagramFrom(now, m.Addr, core.Path(m.Path), m.Buf[:m.N], m.CE)
+		_ = e.core.HandleDatagramAt(now, e.arrival(wall, now, b.read, m.Stamp), m.Addr, core.Path(m.Path), m.Buf[:m.N], m.CE)
 	}
 	// ICMP unreachables for datagrams we sent, after the datagrams: the
 	// kernel reports them ahead of what the peer sent before it left, and

@@ -359,7 +359,7 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 	case ctrlCredit:
 		return c.rcv.encodeCredit(now, it.seq, buf)
 	case ctrlAck:
-		return c.rcv.encodeAck(it.seq, buf)
+		return c.rcv.encodeAck(now, it.seq, buf)
 	case ctrlNack:
 		return c.rcv.encodeNack(now, it.seq, buf)
 	case ctrlDoneAck:

@@ -105,6 +105,9 @@ type Endpoint struct {
 	reapDue bool                 // a closed connection waits to be reaped
 	steps   [stepTable]stepState // collective steps (steps.go)
 	sched   schedule             // which connections to look at (schedule.go)
+	// arrived is when the datagram being handled reached the host
+	// (HandleDatagramAt); 0: unknown, take now.
+	arrived monotime.Time
 }
 
 // NewEndpoint returns an endpoint with no connections.
@@ -173,6 +176,31 @@ func (e *Endpoint) HandleDatagramFrom(now monotime.Time, from netip.AddrPort, pa
 		return e.hello(now, from, &h)
 	}
 	return e.HandleMarked(now, path, b, nil, ce)
+}
+
+// HandleDatagramAt is HandleDatagramFrom for a datagram that reached the
+// host at arrived, no later than now: on a real host the kernel's receive
+// time, the datagram then having waited for the process until now. The
+// connection times round trips from arrived, and its ACKs tell the peer
+// how long after arrived they left (wire.Ack.Delay), so neither end's
+// wait for its process reads as queueing delay on the path. An arrived
+// of 0 or after now means now.
+func (e *Endpoint) HandleDatagramAt(now, arrived monotime.Time, from netip.AddrPort, path Path, b []byte, ce bool) error {
+	if arrived > 0 && arrived <= now {
+		e.arrived = arrived
+	}
+	err := e.HandleDatagramFrom(now, from, path, b, ce)
+	e.arrived = 0
+	return err
+}
+
+// arrival is when the datagram being handled reached the host: as
+// HandleDatagramAt was told, else now.
+func (e *Endpoint) arrival(now monotime.Time) monotime.Time {
+	if e.arrived != 0 {
+		return e.arrived
+	}
+	return now
 }
 
 // HandleSplit is HandleDatagram for a datagram that arrives as a header

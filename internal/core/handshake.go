@@ -157,9 +157,9 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 		return // an ACCEPT we cannot honour (MTU below MinMTU, a zero window) is not our peer's
 	}
 	if rtt := now.Sub(monotime.Time(h.Echo)); rtt > 0 && monotime.Time(h.Echo) >= c.dialStart {
-		cfg.InitialRTT = rtt
-		if cfg.BaseRTT == 0 { // the congestion controller's first estimate
-			cfg.BaseRTT = rtt
+		cfg.InitialRTT = rtt  // the timers' seed: the whole wait, our read included
+		if cfg.BaseRTT == 0 { // the congestion controller's first estimate: the path's
+			cfg.BaseRTT = c.ep.arrival(now).Sub(monotime.Time(h.Echo))
 		}
 	}
 	c.adopt(cfg)

@@ -57,7 +57,8 @@ type recvMsg struct {
 	firstPos, maxPos  uint64
 
 	ackQueued    bool
-	ackLo, ackHi uint32 // chunks completed since the last ACK
+	ackLo, ackHi uint32        // chunks completed since the last ACK
+	ackAt        monotime.Time // when the newest packet the ACK answers reached the host; 0: unknown
 	// The chunk the latest packet went into, when it is not whole yet: the
 	// next ACK carries its packet bits. An ACK also goes out after every
 	// chunk's worth of packets, even if no chunk completes.

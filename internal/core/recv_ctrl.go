@@ -16,6 +16,9 @@ func (r *receiver) queueAck(m *recvMsg, c uint32) {
 		return
 	}
 	m.ackLo, m.ackHi = min(m.ackLo, c), max(m.ackHi, c)
+	// The ACK's delay counts from the newest packet it answers, when the
+	// host said when that arrived (HandleDatagramAt).
+	m.ackAt = r.c.ep.arrived
 	if !m.ackQueued {
 		m.ackQueued = true
 		r.c.ctrl.push(ctrlItem{kind: ctrlAck, seq: m.seq})
@@ -76,7 +79,16 @@ func (r *receiver) ecnEcho() uint8 {
 	return wire.FlagECNEcho
 }
 
-func (r *receiver) encodeAck(seq uint32, buf []byte) int {
+// ackDelay is wire.Ack.Delay for an ACK leaving at now that answers a
+// packet that arrived at at (0: unknown): microseconds, at most 65,535.
+func ackDelay(now, at monotime.Time) uint16 {
+	if at == 0 || at > now {
+		return 0
+	}
+	return uint16(min(now.Sub(at)/monotime.Microsecond, 1<<16-1))
+}
+
+func (r *receiver) encodeAck(now monotime.Time, seq uint32, buf []byte) int {
 	m := &r.slots[seq&r.c.slotMask]
 	if m.seq != seq || m.state != recvPosted || !m.ackQueued {
 		return 0
@@ -93,7 +105,7 @@ func (r *receiver) encodeAck(seq uint32, buf []byte) int {
 		}
 	}
 	m.ackQueued = false
-	a := wire.Ack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Flags: r.ecnEcho()}
+	a := wire.Ack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Flags: r.ecnEcho(), Delay: ackDelay(now, m.ackAt)}
 	if m.scheme.InOrder() {
 		a.Cum = m.pktCount // in order: every packet below is here
 		n, _ := wire.EncodeAck(buf, &a, nil)

@@ -375,14 +375,30 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 	}
 	var rtt monotime.Duration
 	if newest != 0 {
-		rtt = now.Sub(newest)
+		rtt = s.c.ep.arrival(now).Sub(newest)
 		s.rtt.Update(rtt)
+		rtt = lessAckDelay(rtt, a.Delay)
 	}
 	if m.nacked == m.nchunks || m.cum == m.npkts {
 		s.justAcked += m.inflight
 		s.finish(m)
 	}
 	s.ccAcked(now, s.justAcked, rtt, ecn)
+}
+
+// lessAckDelay is an RTT sample for the congestion controller: rtt less
+// the time the receiver says it held the ACK (delay, microseconds), as
+// QUIC takes ack_delay off. Not QUIC's floor, the least raw sample: that
+// holds the receiver's own steady delay, so a host that always reads
+// late would keep it in every sample. The receiver is trusted here as it
+// is with what its ACKs say arrived; a delay as long as the whole round
+// trip is nonsense and is ignored. The retransmission timer keeps the
+// whole sample: a receiver's delay is part of how long an answer takes.
+func lessAckDelay(rtt monotime.Duration, delay uint16) monotime.Duration {
+	if d := monotime.Duration(delay) * monotime.Microsecond; d < rtt {
+		return rtt - d
+	}
+	return rtt
 }
 
 // finish reports m delivered and frees its slot.

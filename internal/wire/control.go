@@ -5,13 +5,18 @@ package wire
 // chunk when FlagChunkUnits is set, else a packet.
 //
 //	12..15 message      16..19 cumulative    20..23 bitmap base
-//	24..25 bitmap words (0..32)   26..27 reserved (0)   28.. bitmap
+//	24..25 bitmap words (0..32)   26..27 delay (microseconds)   28.. bitmap
 type Ack struct {
 	Conn  uint64
 	Flags uint8
 	Msg   MsgID
 	Cum   uint32
 	Base  uint32
+	// Delay is how long, in microseconds, the receiver held this ACK
+	// after the newest packet it reports arrived (its host's read and
+	// processing time, up to 65.535 ms), or 0: the sender takes it off
+	// the round trip it measures, as QUIC's ack_delay.
+	Delay uint16
 	bits  []byte
 	// With FlagPacketBits: packet j of chunk PktChunk arrived when bit j of
 	// PktBits is set (chunks of up to 64 packets). 12 more bytes on the
@@ -59,7 +64,7 @@ func EncodeAck(b []byte, a *Ack, words []uint64) (int, error) {
 	be.PutUint32(b[16:], a.Cum)
 	be.PutUint32(b[20:], a.Base)
 	be.PutUint16(b[24:], uint16(len(words)))
-	be.PutUint16(b[26:], 0)
+	be.PutUint16(b[26:], a.Delay)
 	for i, w := range words {
 		be.PutUint64(b[AckLen+8*i:], w)
 	}
@@ -84,7 +89,7 @@ func ParseAck(b []byte) (Ack, error) {
 		return Ack{}, ErrTruncated
 	}
 	words := int(be.Uint16(b[24:]))
-	if words > MaxAckWords || be.Uint16(b[26:]) != 0 {
+	if words > MaxAckWords {
 		return Ack{}, ErrInconsistent
 	}
 	want := AckLen + 8*words
@@ -98,7 +103,7 @@ func ParseAck(b []byte) (Ack, error) {
 		return Ack{}, ErrInconsistent
 	}
 	a := Ack{Conn: h.Conn, Flags: h.Flags, Msg: getMsg(b), Cum: be.Uint32(b[16:]),
-		Base: be.Uint32(b[20:]), bits: b[AckLen : AckLen+8*words]}
+		Base: be.Uint32(b[20:]), Delay: be.Uint16(b[26:]), bits: b[AckLen : AckLen+8*words]}
 	if h.Flags&FlagPacketBits != 0 {
 		t := b[AckLen+8*words:]
 		a.PktChunk, a.PktBits = be.Uint32(t), be.Uint64(t[4:])

@@ -145,7 +145,7 @@ func parityEqual(a, b wire.Parity) bool {
 
 func ackEqual(a, b wire.Ack) bool {
 	return a.Conn == b.Conn && a.Flags == b.Flags && a.Msg == b.Msg && a.Cum == b.Cum &&
-		a.Base == b.Base && slices.Equal(ackWords(a), ackWords(b)) &&
+		a.Base == b.Base && a.Delay == b.Delay && slices.Equal(ackWords(a), ackWords(b)) &&
 		a.PktChunk == b.PktChunk && a.PktBits == b.PktBits
 }
 
@@ -357,7 +357,7 @@ func FuzzEncode(f *testing.F) {
 				t.Fatalf("ParseParity = %+v, want %+v", got, in)
 			}
 		case wire.TypeAck:
-			in, ws := wire.Ack{Conn: conn, Flags: flags, Msg: m, Cum: x, Base: uint32(w)}, words(payload)
+			in, ws := wire.Ack{Conn: conn, Flags: flags, Msg: m, Cum: x, Base: uint32(w), Delay: uint16(w >> 32)}, words(payload)
 			size := wire.AckLen + 8*len(ws)
 			if flags&wire.FlagPacketBits != 0 {
 				in.PktChunk, in.PktBits = uint32(y), z
@@ -369,7 +369,7 @@ func FuzzEncode(f *testing.F) {
 				t.Fatalf("ParseAck accepted=%v, oracle says valid=%v for %+v %x", ok, !ok, in, ws)
 			}
 			if ok && (got.Conn != in.Conn || got.Flags != in.Flags || got.Msg != in.Msg || got.Cum != in.Cum ||
-				got.Base != in.Base || got.PktChunk != in.PktChunk || got.PktBits != in.PktBits ||
+				got.Base != in.Base || got.Delay != in.Delay || got.PktChunk != in.PktChunk || got.PktBits != in.PktBits ||
 				!slices.Equal(ackWords(got), ws)) {
 				t.Fatalf("ParseAck = %+v %x, want %+v %x", got, ackWords(got), in, ws)
 			}

@@ -27,8 +27,9 @@ import (
 // Version is the only protocol version this package speaks. Version 2
 // has the 40- and 48-byte DATA and PARITY headers: a peer of version 1
 // would pass the handshake and then drop every data packet, so it is
-// refused at the HELLO instead.
-const Version = 2
+// refused at the HELLO instead. Version 3 gives the ACK's reserved bytes
+// to its delay (Ack.Delay), which a version 2 peer rejects.
+const Version = 3
 
 // Type is a packet type.
 type Type uint8

@@ -226,10 +226,10 @@ func TestAckRoundTrip(t *testing.T) {
 		words []uint64
 	}{
 		{"cumulative only", wire.Ack{Conn: 1, Msg: wire.MsgID{Slot: 1, Gen: 2}, Cum: 17}, nil},
-		{"one word", wire.Ack{Conn: 1, Flags: wire.FlagECNEcho, Cum: 3, Base: 4}, []uint64{0x8000000000000001}},
+		{"one word", wire.Ack{Conn: 1, Flags: wire.FlagECNEcho, Cum: 3, Base: 4, Delay: 1234}, []uint64{0x8000000000000001}},
 		{"max words", wire.Ack{Conn: 1, Flags: wire.FlagChunkUnits | wire.FlagDone, Cum: 1 << 31, Base: 1 << 31}, full},
 		{"window ends at 2^32", wire.Ack{Conn: 1<<64 - 1, Flags: 0xFF, Msg: wire.MsgID{Slot: 0xFFFF, Gen: 0xFFFF},
-			Cum: 1<<32 - 1, Base: 1<<32 - 64, PktChunk: 9, PktBits: 0xF0F0}, []uint64{1<<64 - 1}},
+			Cum: 1<<32 - 1, Base: 1<<32 - 64, Delay: 1<<16 - 1, PktChunk: 9, PktBits: 0xF0F0}, []uint64{1<<64 - 1}},
 		{"packet bits", wire.Ack{Conn: 2, Flags: wire.FlagChunkUnits | wire.FlagPacketBits, Cum: 3, Base: 0,
 			PktChunk: 1<<32 - 1, PktBits: 1<<63 | 5}, []uint64{7}},
 	}
@@ -242,7 +242,7 @@ func TestAckRoundTrip(t *testing.T) {
 				t.Fatalf("ParseAck: %v", err)
 			}
 			if got.Conn != tt.a.Conn || got.Flags != tt.a.Flags || got.Msg != tt.a.Msg ||
-				got.Cum != tt.a.Cum || got.Base != tt.a.Base {
+				got.Cum != tt.a.Cum || got.Base != tt.a.Base || got.Delay != tt.a.Delay {
 				t.Errorf("ParseAck = %+v, want %+v", got, tt.a)
 			}
 			if w := ackWords(got); !slices.Equal(w, tt.words) {
@@ -367,7 +367,8 @@ func TestParseBadHeader(t *testing.T) {
 	}{
 		{"version 0", 0, 0, wire.ErrVersion},
 		{"version 1 (36-byte DATA headers)", 0, 1, wire.ErrVersion},
-		{"version 3", 0, 3, wire.ErrVersion},
+		{"version 2 (ACKs without a delay)", 0, 2, wire.ErrVersion},
+		{"version 4", 0, 4, wire.ErrVersion},
 		{"version 255", 0, 255, wire.ErrVersion},
 		{"type 0", 1, 0, wire.ErrType},
 		{"type 10", 1, 10, wire.ErrType},
@@ -486,7 +487,6 @@ func TestParseInconsistent(t *testing.T) {
 
 		{"ack 33 words", wire.TypeAck, ack33, wire.ErrInconsistent},
 		{"ack 0xffff words", wire.TypeAck, patch(okAck, 24, 0xFF, 0xFF), wire.ErrInconsistent},
-		{"ack reserved bytes", wire.TypeAck, patch(okAck, 26, 0, 1), wire.ErrInconsistent},
 		{"ack window beyond 2^32", wire.TypeAck, ack(1<<32-64, 2), wire.ErrInconsistent},
 		{"ack trailing bytes", wire.TypeAck, plus(okAck, 8), wire.ErrInconsistent},
 		{"ack trailing partial word", wire.TypeAck, plus(okAck, 1), wire.ErrInconsistent},

@@ -24,7 +24,15 @@ type Side struct {
 	out  *link // the link this side transmits on
 	// OnEvent, when set, sees every event of this side's endpoint.
 	OnEvent func(core.Event)
-	buf     []byte
+	// ReadLate is how long this side's host takes to read a datagram
+	// after it arrived (a busy real host's wait for its process): it
+	// hands each in that much later, saying when it arrived
+	// (HandleDatagramAt), as a host with kernel receive stamps does.
+	ReadLate monotime.Duration
+	// Unstamped hands datagrams in without their arrival time
+	// (HandleDatagramFrom), as a host without kernel receive stamps.
+	Unstamped bool
+	buf       []byte
 	// active is false once PollTransmit had nothing; any input re-arms it.
 	active bool
 }
@@ -109,13 +117,14 @@ func (p *Pair) Wake() { p.A.active, p.B.active = true, true }
 // thing to do, or Never when both sides are idle.
 func (p *Pair) step() monotime.Time {
 	for _, s := range []*Side{p.A, p.B} {
-		peer := p.B
-		if s == p.B {
-			peer = p.A
-		}
-		for l := s.out; l.next() <= p.Now; {
+		peer := p.peer(s)
+		for l := s.out; l.next() != monotime.Never && l.next().Add(peer.ReadLate) <= p.Now; {
 			pk := l.pop()
-			if err := peer.EP.HandleDatagramFrom(p.Now, s.Addr, 0, pk.buf, false); err != nil {
+			at := pk.at
+			if peer.Unstamped {
+				at = 0
+			}
+			if err := peer.EP.HandleDatagramAt(p.Now, at, s.Addr, 0, pk.buf, false); err != nil {
 				p.DeliverErrors++
 			}
 			l.recycle(pk.buf)
@@ -152,7 +161,9 @@ func (p *Pair) step() monotime.Time {
 	}
 	next := monotime.Never
 	for _, s := range []*Side{p.A, p.B} {
-		next = min(next, s.out.next())
+		if t := s.out.next(); t != monotime.Never {
+			next = min(next, t.Add(p.peer(s).ReadLate))
+		}
 		if t, ok := s.EP.NextTimeout(); ok {
 			next = min(next, max(t, p.Now))
 		}
@@ -161,6 +172,14 @@ func (p *Pair) step() monotime.Time {
 		}
 	}
 	return next
+}
+
+// peer is the other side of s.
+func (p *Pair) peer(s *Side) *Side {
+	if s == p.A {
+		return p.B
+	}
+	return p.A
 }
 
 // ErrIdle says both sides went idle before the goal was reached: nothing

@@ -91,6 +91,12 @@ type Message struct {
 	Addr    netip.AddrPort
 	Path    int
 	CE      bool
+	// Stamp, from Receive, is when the kernel received the datagram, in
+	// Unix nanoseconds (CLOCK_REALTIME), or 0 where the Bind cannot tell
+	// (Stats().Stamps false). The time between it and the read is the
+	// receiving host's own delay: an RTT measured from the read carries
+	// it, one measured from the stamp does not.
+	Stamp int64
 	// Refused, from Receive, says this is no datagram: a datagram we
 	// sent to Addr came back refused (ICMP port, host or network
 	// unreachable), where the Bind can tell (Linux). N is 0.
@@ -177,7 +183,10 @@ type Stats struct {
 	// marks are sent and CE is always false.
 	ECN        bool
 	CEReceived uint64 // datagrams Receive returned with CE set
-	Refusals   uint64 // Refused messages Receive returned (ICMP unreachables)
+	// Stamps: Receive gives each datagram the kernel's receive time
+	// (Message.Stamp; Linux SO_TIMESTAMPNS on every path).
+	Stamps   bool
+	Refusals uint64 // Refused messages Receive returned (ICMP unreachables)
 
 	RecvBuffer, SendBuffer int // socket buffer sizes the kernel reports (path 0)
 }

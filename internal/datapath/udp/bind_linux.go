@@ -49,13 +49,14 @@ import (
 // or EINVAL (older kernels), which a segment larger than the route's MTU
 // causes, it only stops coalescing datagrams that large.
 type UDPBind struct {
-	cfg   Config
-	mu    sync.Mutex // Open, Close
-	state atomic.Int32
-	socks []udpSocket
-	v6    bool // the sockets are AF_INET6
-	gro   bool
-	ecn   bool // every path marks ECT(0) and reads the TOS
+	cfg    Config
+	mu     sync.Mutex // Open, Close
+	state  atomic.Int32
+	socks  []udpSocket
+	v6     bool // the sockets are AF_INET6
+	gro    bool
+	ecn    bool // every path marks ECT(0) and reads the TOS
+	stamps bool // every path has the kernel stamp what it receives
 	// gsoMax is the largest datagram GSO coalesces; 0: GSO off.
 	gsoMax         atomic.Int64
 	rcvbuf, sndbuf int
@@ -203,6 +204,7 @@ func (b *UDPBind) setup(i, fd, size int) error {
 		// ECN is a nicety: a kernel or sandbox refusing it costs the
 		// congestion controller its early signal, not the connection.
 		b.ecn = !b.cfg.DisableECN && enableECN(fd, b.v6) == nil
+		b.stamps = enableStamps(fd) == nil
 	} else {
 		if b.gro {
 			// Path 0 took it; another path refusing only means its
@@ -213,6 +215,9 @@ func (b *UDPBind) setup(i, fd, size int) error {
 			// Paths with and without ECN mix fine (Receive reads the
 			// mark per datagram), but Stats().ECN promises every path.
 			b.ecn = false
+		}
+		if b.stamps && enableStamps(fd) != nil {
+			b.stamps = false // as with ECN: stamps are per datagram
 		}
 	}
 	if err := enableRecvErr(fd, b.v6); err != nil {
@@ -297,6 +302,7 @@ func (b *UDPBind) Stats() Stats {
 	b.mu.Lock()
 	s.GRO = b.gro
 	s.ECN = b.ecn
+	s.Stamps = b.stamps
 	s.RecvBuffer, s.SendBuffer = b.rcvbuf, b.sndbuf
 	b.mu.Unlock()
 	return s

@@ -222,7 +222,7 @@ func (b *StdBind) deliver(msgs []Message, n int, p *stdPacket) (int, error) {
 		m.N = copy(m.Buf, p.buf[:size])
 		m.Addr = p.addr
 		m.Path = p.path
-		m.CE = false
+		m.CE, m.Stamp = false, 0
 		b.stats.received.Add(1)
 		b.stats.receivedBytes.Add(uint64(size))
 		n++

@@ -94,17 +94,26 @@ func disableECN(fd int) {
 
 // rxControl holds the control messages of one received datagram: at most
 // UDP_GRO's and IP_TOS's or IPV6_TCLASS's, CMSG_SPACE(4) = 24 bytes each on
-// 64-bit systems. The uint64s keep the headers aligned.
-type rxControl [8]uint64
+// 64-bit systems, and SCM_TIMESTAMPNS's, CMSG_SPACE(16) = 32. The uint64s
+// keep the headers aligned.
+type rxControl [10]uint64
 
 const rxControlLen = int(unsafe.Sizeof(rxControl{}))
 
-// parseControl reads the first n bytes of c, as the kernel filled them:
-// seg is the segment size of a coalesced datagram (0 without a UDP_GRO
-// message), ce whether the datagram arrived marked CE (false without a
-// TOS or traffic class message). A malformed or cut message ends the walk
-// with what was found before it.
-func parseControl(c *rxControl, n int) (seg int, ce bool) {
+// rxMeta is what a datagram's control messages say: seg is the segment
+// size of a coalesced datagram (0 without a UDP_GRO message), ce whether
+// it arrived marked CE (false without a TOS or traffic class message),
+// stamp the kernel's receive time in Unix nanoseconds (0 without
+// SCM_TIMESTAMPNS).
+type rxMeta struct {
+	seg   int
+	ce    bool
+	stamp int64
+}
+
+// parseControl reads the first n bytes of c, as the kernel filled them.
+// A malformed or cut message ends the walk with what was found before it.
+func parseControl(c *rxControl, n int) (m rxMeta) {
 	hlen := unix.CmsgLen(0)
 	n = min(n, rxControlLen)
 	for off := 0; off+hlen <= n; {
@@ -116,13 +125,15 @@ func parseControl(c *rxControl, n int) (seg int, ce bool) {
 		data := unsafe.Add(unsafe.Pointer(c), off+hlen)
 		switch {
 		case h.Level == unix.SOL_UDP && h.Type == unix.UDP_GRO && l >= unix.CmsgLen(4):
-			seg = int(*(*int32)(data))
+			m.seg = int(*(*int32)(data))
 		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_TOS && l >= unix.CmsgLen(1):
-			ce = *(*byte)(data)&ecnMask == ecnCE
+			m.ce = *(*byte)(data)&ecnMask == ecnCE
 		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && l >= unix.CmsgLen(4):
-			ce = *(*int32)(data)&ecnMask == ecnCE
+			m.ce = *(*int32)(data)&ecnMask == ecnCE
+		case h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && l >= unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{}))):
+			m.stamp = (*unix.Timespec)(data).Nano()
 		}
 		off += unix.CmsgSpace(l - hlen)
 	}
-	return seg, ce
+	return m
 }

@@ -43,12 +43,15 @@ func TestParseControl(t *testing.T) {
 	gro := cmsg{unix.SOL_UDP, unix.UDP_GRO, int32Data(1400)}
 	tos := func(v byte) cmsg { return cmsg{unix.IPPROTO_IP, unix.IP_TOS, []byte{v}} }
 	tclass := func(v int32) cmsg { return cmsg{unix.IPPROTO_IPV6, unix.IPV6_TCLASS, int32Data(v)} }
+	ts := unix.NsecToTimespec(1_764_000_000_123_456_789)
+	stamp := cmsg{unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts))}
 	for _, tc := range []struct {
-		name string
-		msgs []cmsg
-		cut  int // bytes to cut off the end
-		seg  int
-		ce   bool
+		name  string
+		msgs  []cmsg
+		cut   int // bytes to cut off the end
+		seg   int
+		ce    bool
+		stamp int64
 	}{
 		{name: "none"},
 		{name: "gro", msgs: []cmsg{gro}, seg: 1400},
@@ -63,19 +66,22 @@ func TestParseControl(t *testing.T) {
 		{name: "gro-cut", msgs: []cmsg{tos(ecnCE), gro}, cut: cutInto(4), ce: true},
 		{name: "tos-cut", msgs: []cmsg{gro, tos(ecnCE)}, cut: cutInto(1), seg: 1400},
 		{name: "unknown", msgs: []cmsg{{unix.IPPROTO_IP, unix.IP_TTL, int32Data(64)}, tos(ecnCE)}, ce: true},
+		{name: "stamp", msgs: []cmsg{stamp}, stamp: 1_764_000_000_123_456_789},
+		{name: "all three", msgs: []cmsg{gro, tos(ecnCE), stamp}, seg: 1400, ce: true, stamp: 1_764_000_000_123_456_789},
+		{name: "stamp-cut", msgs: []cmsg{gro, stamp}, cut: cutInto(16), seg: 1400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c rxControl
 			n := putControl(&c, tc.msgs) - tc.cut
-			seg, gotCE := parseControl(&c, n)
-			if seg != tc.seg || gotCE != tc.ce {
-				t.Errorf("parseControl = %d, %v; want %d, %v", seg, gotCE, tc.seg, tc.ce)
+			got := parseControl(&c, n)
+			if want := (rxMeta{tc.seg, tc.ce, tc.stamp}); got != want {
+				t.Errorf("parseControl = %+v; want %+v", got, want)
 			}
 		})
 	}
-	// Room for the two messages the kernel may write.
-	if need := 2 * unix.CmsgSpace(4); rxControlLen < need {
-		t.Errorf("rxControl is %d bytes, UDP_GRO and IPV6_TCLASS take %d", rxControlLen, need)
+	// Room for the three messages the kernel may write.
+	if need := 2*unix.CmsgSpace(4) + unix.CmsgSpace(int(unsafe.Sizeof(ts))); rxControlLen < need {
+		t.Errorf("rxControl is %d bytes, UDP_GRO, IPV6_TCLASS and SCM_TIMESTAMPNS take %d", rxControlLen, need)
 	}
 }
 

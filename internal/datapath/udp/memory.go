@@ -308,7 +308,7 @@ func (b *MemoryBind) deliver(msgs []Message, n int, d memDatagram) int {
 	m.N = copy(m.Buf, d.data)
 	m.Addr = d.from
 	m.Path = d.path
-	m.CE = d.ce
+	m.CE, m.Stamp = d.ce, 0
 	b.stats.received.Add(1)
 	b.stats.receivedBytes.Add(uint64(m.N))
 	if d.ce {

@@ -43,7 +43,8 @@ type groPending struct {
 	slot, n, seg int
 	addr         netip.AddrPort
 	path         int
-	ce           bool // every segment shares the datagram's mark
+	ce           bool  // every segment shares the datagram's mark
+	stamp        int64 // and its receive time
 }
 
 func (rx *rxState) grow(n int) {
@@ -218,7 +219,8 @@ func (b *UDPBind) read(path int) error {
 		m.N = int(h.Len)
 		m.Addr = getSockaddr(&rx.names[i])
 		m.Path, m.Refused = path, false
-		_, m.CE = parseControl(&rx.ctrls[i], int(h.Hdr.Controllen))
+		meta := parseControl(&rx.ctrls[i], int(h.Hdr.Controllen))
+		m.CE, m.Stamp = meta.ce, meta.stamp
 		if m.CE {
 			rx.ce++
 		}
@@ -253,7 +255,8 @@ func (b *UDPBind) split(path int) {
 			continue
 		}
 		p := groPending{slot: i, n: int(h.Len), addr: getSockaddr(&rx.names[i]), path: path}
-		p.seg, p.ce = parseControl(&rx.ctrls[i], int(h.Hdr.Controllen))
+		meta := parseControl(&rx.ctrls[i], int(h.Hdr.Controllen))
+		p.seg, p.ce, p.stamp = meta.seg, meta.ce, meta.stamp
 		if p.seg <= 0 || p.seg >= p.n {
 			p.seg = p.n
 		} else {
@@ -278,7 +281,7 @@ func (b *UDPBind) drain() {
 			m.N = copy(m.Buf, d)
 			m.Addr = p.addr
 			m.Path = p.path
-			m.CE = p.ce
+			m.CE, m.Stamp = p.ce, p.stamp
 			if p.ce {
 				rx.ce++
 			}

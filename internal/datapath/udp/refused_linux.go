@@ -73,7 +73,7 @@ func (b *UDPBind) readRefusals(path int) error {
 			continue // not an unreachable (a too-big message, say): nothing to report
 		}
 		m := &rx.msgs[rx.n]
-		m.N, m.Addr, m.Path, m.CE, m.Refused = 0, addr, path, false, true
+		m.N, m.Addr, m.Path, m.CE, m.Stamp, m.Refused = 0, addr, path, false, 0, true
 		rx.n++
 		b.stats.refusals.Add(1)
 	}

@@ -1,0 +1,54 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/cc"
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/core/coretest"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
+
+// TestReadLatenessIsNotQueue: hosts that read datagrams late (the
+// receiver 2 ms after they arrive, the sender 1 ms) on a 1 Gbit/s, 20 ms
+// path. Told when each datagram arrived (a kernel's receive stamp), the
+// sender times ACKs from their arrival and takes off the delay the
+// receiver reports in them, so NSCC reads the path, not the hosts; handed
+// in unstamped, the 3 ms read as queue, three times NSCC's 1 ms target.
+func TestReadLatenessIsNotQueue(t *testing.T) {
+	alg, err := cc.Parse("nscc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := monotime.Millisecond
+	run := func(unstamped bool) (queue, srtt monotime.Duration, took monotime.Duration) {
+		cfg := core.Config{CC: alg, LineRate: 1e9, BaseRTT: 20 * ms, HostNoise: ms, MinRTO: 100 * ms}
+		p, err := coretest.NewPair(coretest.Config{Seed: 1, A: cfg, B: cfg,
+			Link: coretest.LinkConfig{Delay: 10 * ms, Rate: 1e9}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.A.ReadLate, p.B.ReadLate = ms, 2*ms
+		p.A.Unstamped, p.B.Unstamped = unstamped, unstamped
+		const size = 16 << 20
+		res, err := p.Transfer(message(size), size, nil, coretest.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.A.Conn.CCStats().Queue, p.A.Conn.Stats().SmoothedRTT, res.Duration
+	}
+	q, srtt, took := run(false)
+	uq, usrtt, utook := run(true)
+	t.Logf("stamped: queue %v, smoothed RTT %v, 16 MiB in %v; unstamped: %v, %v, %v", q, srtt, took, uq, usrtt, utook)
+	if q >= ms {
+		t.Errorf("stamped: NSCC reads a queue of %v; want under its 1 ms target", q)
+	}
+	if uq < 2*ms {
+		t.Errorf("unstamped: NSCC reads a queue of %v; want the hosts' 3 ms (the test shows nothing)", uq)
+	}
+	// The retransmission timer keeps the receiver's delay: it is part of
+	// how long an answer takes.
+	if srtt < 22*ms {
+		t.Errorf("stamped: smoothed RTT %v; want at least the path's 20 ms and the receiver's 2 ms", srtt)
+	}
+}
