@@ -193,7 +193,9 @@ func (b *UDPBind) read(path int) error {
 		if err := b.readRefusals(path); err != nil {
 			return err
 		}
-		if rx.n < len(rx.msgs) && !b.gro {
+		// With GRO the slots are free to read into again unless
+		// segments still wait in them (TestReadAfterRefusal).
+		if rx.n < len(rx.msgs) && (!b.gro || rx.pcur >= rx.npend) {
 			return b.read(path)
 		}
 		return nil
