@@ -22,13 +22,21 @@ import (
 
 // benchResult is what sdrnet bench measured, as --json prints it.
 type benchResult struct {
-	Scheme      string        `json:"scheme"`
-	Paths       int           `json:"paths"`
-	MsgBytes    int64         `json:"message_bytes"`
-	Messages    int           `json:"messages"`
-	Bytes       int64         `json:"bytes"`
-	Seconds     float64       `json:"seconds"`
-	GoodputBps  float64       `json:"goodput_bps"`
+	Scheme     string  `json:"scheme"`
+	Paths      int     `json:"paths"`
+	MsgBytes   int64   `json:"message_bytes"`
+	Messages   int     `json:"messages"`
+	Bytes      int64   `json:"bytes"`
+	Seconds    float64 `json:"seconds"`
+	GoodputBps float64 `json:"goodput_bps"`
+	// Past --omit (iperf3's -O): the goodput of the messages completed
+	// after the first completion at or past Omit seconds, over the time
+	// since that completion, so a start-up (slow start) is left out.
+	// Zero when --omit is 0 or too long for the transfer.
+	Omit        float64       `json:"omit_s,omitempty"`
+	OmitGoodput float64       `json:"after_omit_goodput_bps,omitempty"`
+	OmitSeconds float64       `json:"after_omit_seconds,omitempty"`
+	OmitBytes   int64         `json:"after_omit_bytes,omitempty"`
 	Completion  latency       `json:"message_completion_s"`
 	RetxBytes   uint64        `json:"retransmitted_bytes"`
 	ParityBytes uint64        `json:"parity_bytes"`
@@ -70,6 +78,7 @@ func newBenchCmd() *cobra.Command {
 	var asJSON bool
 	var completions string
 	interval := durationFlag{max: time.Hour, d: time.Second, text: "1s"}
+	omit := durationFlag{max: time.Hour, text: "0s"}
 	total := sizeFlag{min: 1, max: 1 << 50, n: 1 << 30, text: "1GiB"}
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -112,6 +121,7 @@ the receiving end (it serves one connection after another), with
 			if err != nil {
 				return err
 			}
+			res.afterOmit(omit.d)
 			if completions != "" {
 				if err := writeCompletions(completions, res); err != nil {
 					return err
@@ -133,7 +143,40 @@ the receiving end (it serves one connection after another), with
 	cmd.Flags().StringVar(&completions, "completions", "", "write each message's post and completion times to this CSV file (message,posted_s,completion_s,bytes), to see when a tail happened")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: sdrnet's fields, and iperf3's -J layout (start, intervals, end.sum_sent, end.sum_received)")
 	cmd.Flags().VarP(&interval, "interval", "i", "report goodput every this often (0: only at the end)")
+	cmd.Flags().VarP(&omit, "omit", "O", "also report the goodput after this long, leaving out the start (slow start), as iperf3's -O (0..1h; 0: no)")
 	return cmd
+}
+
+// afterOmit fills the Omit fields: the messages completed after the
+// first completion at or past omit, over the time from that completion
+// to the end. Counting from a completion, not from omit itself, leaves
+// no message half in and half out.
+func (r *benchResult) afterOmit(omit time.Duration) {
+	if omit <= 0 {
+		return
+	}
+	r.Omit = omit.Seconds()
+	done := make([]float64, len(r.posted))
+	for i := range done {
+		done[i] = r.posted[i] + r.took[i]
+	}
+	from := -1.0
+	for _, t := range done {
+		if t >= r.Omit && (from < 0 || t < from) {
+			from = t
+		}
+	}
+	if from < 0 || from >= r.Seconds {
+		return // nothing completed past omit, or only the last message
+	}
+	var bytes int64
+	for i, t := range done {
+		if t > from {
+			bytes += min(r.MsgBytes, r.Bytes-int64(i)*r.MsgBytes)
+		}
+	}
+	r.OmitBytes, r.OmitSeconds = bytes, r.Seconds-from
+	r.OmitGoodput = float64(bytes) * 8 / r.OmitSeconds
 }
 
 // benchServe receives connection after connection until ctx ends.
@@ -273,6 +316,12 @@ func printBench(w io.Writer, r *benchResult) {
 	fmt.Fprintf(w, "scheme %s, %d path(s): %s in %d messages of %s, %v\n", r.Scheme, r.Paths,
 		units.FormatSize(r.Bytes), r.Messages, units.FormatSize(r.MsgBytes), d(r.Seconds))
 	fmt.Fprintf(w, "goodput %s\n", units.FormatRate(r.GoodputBps))
+	if r.OmitGoodput > 0 {
+		fmt.Fprintf(w, "goodput after the first %s: %s (%s in the last %s)\n", d(r.Omit), units.FormatRate(r.OmitGoodput),
+			units.FormatSize(r.OmitBytes), d(r.OmitSeconds))
+	} else if r.Omit > 0 {
+		fmt.Fprintf(w, "goodput after the first %s: none measured (the transfer ended too soon)\n", d(r.Omit))
+	}
 	fmt.Fprintf(w, "message completion: p50 %s  p99 %s  p99.9 %s  max %s\n", d(r.Completion.P50), d(r.Completion.P99),
 		d(r.Completion.P999), d(r.Completion.Max))
 	fmt.Fprintf(w, "retransmitted %s, parity %s, %d RTOs, smoothed RTT %s\n", units.FormatSize(int64(r.RetxBytes)),
