@@ -30,8 +30,9 @@
 //     the wire (header and payload);
 //   - OnAck for every ACK that newly acknowledges bytes, with how many, an
 //     RTT sample when the ACK gives a clean one (never for a retransmitted
-//     chunk, Karn), whether the receiver echoed a congestion mark (ECN),
-//     and the bytes still in flight after it;
+//     chunk, Karn; on a real host without the hosts' own hold on the
+//     ACK, which comes beside it), whether the receiver echoed a
+//     congestion mark (ECN), and the bytes still in flight after it;
 //   - OnLoss when the receiver NACKs bytes (Timeout false) or a
 //     retransmission timer fires (Timeout true), with the bytes to resend;
 //   - OnTimer at or after the time NextTimer returned, when that is not
@@ -79,10 +80,15 @@ type Controller interface {
 
 // Ack is what an acknowledgement tells the controller.
 type Ack struct {
-	Bytes    int64             // newly acknowledged payload bytes
-	RTT      monotime.Duration // a clean round-trip sample, or 0
-	ECN      bool              // the receiver echoed a congestion mark
-	InFlight int64             // bytes still in flight after this ACK
+	Bytes int64             // newly acknowledged payload bytes
+	RTT   monotime.Duration // a clean round-trip sample, or 0
+	// HostDelay, with an RTT sample, is how long the two hosts held the
+	// ACK on top of it (the receiver's reported delay, and the time from
+	// its arrival here to now): its bytes stayed in flight that long
+	// more. 0 in simulation.
+	HostDelay monotime.Duration
+	ECN       bool  // the receiver echoed a congestion mark
+	InFlight  int64 // bytes still in flight after this ACK
 }
 
 // Loss is bytes the core learned were lost.

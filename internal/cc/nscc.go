@@ -361,6 +361,7 @@ type NSCC struct {
 	// the current window's samples and the one before's (delayLaw).
 	standSum, standSumPrev float64 // picoseconds
 	standN, standNPrev     float64
+	hostDelay              float64       // picoseconds, a moving average of Ack.HostDelay (ackRoom)
 	nextSend               monotime.Time // PacingGain: when the next packet may leave
 	slowStart              bool          // SlowStart: still growing from the initial window
 	ss                     slowStartExit // SlowStart: its measure of the path, and the settling after it
@@ -458,6 +459,7 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 		}
 		delay = a.RTT - n.baseRTT
 		n.updateDelay(delay, marked)
+		n.hostDelay += nsccLossEW * (float64(a.HostDelay) - n.hostDelay)
 		queue = n.standingDelay(now, delay)
 	}
 	if n.learning {

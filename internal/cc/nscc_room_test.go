@@ -7,10 +7,11 @@ import (
 )
 
 // TestNSCCAckRoom: on a real host, past slow start, the window admits
-// what the pacer sends while ACKs run late: the mean delay's excess over
-// the standing queue, at the pacing rate, and a chunk for the core's
-// whole-chunk admission; never past the maximum window. Nothing in slow
-// start, in the competitive mode, without lateness or in simulation.
+// what the pacer sends while the hosts hold ACKs (their average
+// HostDelay, at the pacing rate), and a chunk for the core's whole-chunk
+// admission; never past the maximum window. A spread of the samples over
+// the standing queue (a swinging queue) adds nothing. Nothing in slow
+// start, in the competitive mode or in simulation.
 func TestNSCCAckRoom(t *testing.T) {
 	ms := monotime.Millisecond
 	us := monotime.Microsecond
@@ -21,33 +22,34 @@ func TestNSCCAckRoom(t *testing.T) {
 		p           Params
 		slowStart   bool
 		competing   bool
-		least, mean monotime.Duration // the delays the ACKs carry: half at each
+		least, most monotime.Duration // the queueing delays the ACKs carry, alternately
+		hold        monotime.Duration // the hosts' hold on each
 		cwnd        float64
 		want        float64
 	}{
-		// Pacing at 2.5 MB per 20.2 ms; ACKs 0.6 ms late on average hold
+		// Pacing at 2.5 MB per 20.2 ms; ACKs held 0.6 ms keep
 		// 2.5 MB x 0.6 / 20.2 = 74 KB more in flight.
-		{"late ACKs", host, false, false, 200 * us, 800 * us, 2.5e6, 2.5e6 + 2.5e6*0.6/20.2 + chunk},
-		{"no lateness", host, false, false, 300 * us, 300 * us, 2.5e6, 2.5e6},
-		{"slow start", host, true, false, 200 * us, 800 * us, 2.5e6, 2.5e6},
-		{"competing", host, false, true, 200 * us, 800 * us, 2.5e6, 2.5e6},
-		{"at the maximum", host, false, false, 200 * us, 800 * us, 3.7e6, 3.75e6 + chunk - mss},
-		{"simulation", Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, Quantum: chunk}, false, false, 200 * us, 800 * us, 2.5e6, 2.5e6},
+		{"held ACKs", host, false, false, 200 * us, 200 * us, 600 * us, 2.5e6, 2.5e6 + 2.5e6*0.6/20.2 + chunk},
+		{"a swinging queue", host, false, false, 200 * us, 1400 * us, 0, 2.5e6, 2.5e6 + chunk},
+		{"slow start", host, true, false, 200 * us, 200 * us, 600 * us, 2.5e6, 2.5e6},
+		{"competing", host, false, true, 200 * us, 200 * us, 600 * us, 2.5e6, 2.5e6},
+		{"at the maximum", host, false, false, 200 * us, 200 * us, 600 * us, 3.7e6, 3.75e6 + chunk - mss},
+		{"simulation", Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, Quantum: chunk}, false, false, 200 * us, 200 * us, 600 * us, 2.5e6, 2.5e6},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := NewNSCC(NSCCDefaults(tt.p))
 			n.slowStart = false
 			now := monotime.Time(0)
-			for i := range 100 {
+			for i := range 200 {
 				now = now.Add(10 * us)
-				d := tt.least
+				q := tt.least
 				if i%2 == 1 {
-					d = 2*tt.mean - tt.least
+					q = tt.most
 				}
-				n.standingDelay(now, d)
+				n.OnAck(now, Ack{Bytes: 1, RTT: 20*ms + q, HostDelay: tt.hold})
 			}
 			n.slowStart, n.comp.active, n.cwnd = tt.slowStart, tt.competing, tt.cwnd
-			if got := float64(n.Window()); got < tt.want-1 || got > tt.want+1 {
+			if got := float64(n.Window()); got < tt.want*0.999 || got > tt.want*1.001 {
 				t.Errorf("window %.0f with cwnd %.0f, want %.0f", got, tt.cwnd, tt.want)
 			}
 		})

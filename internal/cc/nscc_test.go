@@ -689,10 +689,10 @@ func TestNSCCSlowStartExit(t *testing.T) {
 	for range 300 {
 		ack(2 * ms)
 	}
-	before := n.Window()
+	before := n.cwnd // the law's window, without ackRoom's chunk
 	n.OnLoss(a.now, Loss{Bytes: mss})
-	if want := float64(before) * hostLossBeta; float64(n.Window()) > want+1 {
-		t.Fatalf("a loss after the settling: window %d -> %d, want %.0f", before, n.Window(), want)
+	if want := before * hostLossBeta; n.cwnd > want+1 {
+		t.Fatalf("a loss after the settling: window %.0f -> %.0f, want %.0f", before, n.cwnd, want)
 	}
 }
 
@@ -810,16 +810,16 @@ func TestNSCCHostLoss(t *testing.T) {
 	for range 30 { // a standing queue of 3 ms: congested
 		ack(3 * ms)
 	}
-	before = n.Window()
+	cwnd := n.cwnd // the law's window, without ackRoom's chunk
 	for range 50 {
 		n.OnLoss(a.now, Loss{Bytes: 16 * mss})
 	}
-	if want := int64(float64(before) * 0.7); n.Window() < want-1 || n.Window() > want+1 {
-		t.Fatalf("50 NACKs in one round trip: window %d -> %d, want one cut to %d", before, n.Window(), want)
+	if want := cwnd * 0.7; n.cwnd < want-1 || n.cwnd > want+1 {
+		t.Fatalf("50 NACKs in one round trip: window %.0f -> %.0f, want one cut to %.0f", cwnd, n.cwnd, want)
 	}
 	a.now = a.now.Add(4 * ms) // a period passes with NACKs and no ACK
 	n.OnLoss(a.now, Loss{Bytes: mss})
-	if n.Window() < int64(float64(before)*0.7)-1 {
+	if n.cwnd < cwnd*0.7-1 {
 		t.Fatalf("quick adapt on NACKs: window %d", n.Window())
 	}
 }

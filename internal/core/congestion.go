@@ -76,9 +76,9 @@ func (s *sender) ccSent(now monotime.Time, bytes int) {
 
 // ccAcked reports an ACK: bytes newly acknowledged, an RTT sample or 0,
 // and whether the receiver echoed a congestion mark.
-func (s *sender) ccAcked(now monotime.Time, bytes int64, rtt monotime.Duration, ecn bool) {
+func (s *sender) ccAcked(now monotime.Time, bytes int64, rtt, hostDelay monotime.Duration, ecn bool) {
 	if s.cc != nil && (bytes > 0 || ecn) {
-		s.cc.OnAck(now, cc.Ack{Bytes: bytes, RTT: rtt, ECN: ecn, InFlight: s.inflight})
+		s.cc.OnAck(now, cc.Ack{Bytes: bytes, RTT: rtt, HostDelay: hostDelay, ECN: ecn, InFlight: s.inflight})
 	}
 }
 

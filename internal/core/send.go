@@ -327,13 +327,13 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 	}
 	ecn := a.Flags&wire.FlagECNEcho != 0
 	if a.Flags&wire.FlagDone != 0 && m.open { // an open send ends when its application says
-		s.ccAcked(now, 0, 0, ecn)
+		s.ccAcked(now, 0, 0, 0, ecn)
 		return
 	}
 	if a.Flags&wire.FlagDone != 0 {
 		done := m.inflight
 		s.finish(m)
-		s.ccAcked(now, done, 0, ecn)
+		s.ccAcked(now, done, 0, 0, ecn)
 		return
 	}
 	s.justAcked = 0
@@ -373,17 +373,18 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 			}
 		}
 	}
-	var rtt monotime.Duration
+	var rtt, hostDelay monotime.Duration
 	if newest != 0 {
 		rtt = s.c.ep.arrival(now).Sub(newest)
 		s.rtt.Update(rtt)
 		rtt = lessAckDelay(rtt, a.Delay)
+		hostDelay = now.Sub(newest) - rtt // both hosts' hold on this ACK
 	}
 	if m.nacked == m.nchunks || m.cum == m.npkts {
 		s.justAcked += m.inflight
 		s.finish(m)
 	}
-	s.ccAcked(now, s.justAcked, rtt, ecn)
+	s.ccAcked(now, s.justAcked, rtt, hostDelay, ecn)
 }
 
 // lessAckDelay is an RTT sample for the congestion controller: rtt less

@@ -23,6 +23,12 @@ func Bursty(loss, burst float64) *GilbertElliott {
 type LinkConfig struct {
 	Delay monotime.Duration // one-way propagation delay
 	Rate  float64           // bits per second; zero: infinitely fast
+	// Queue, when set, makes the link a bottleneck the side does not
+	// wait for: it sends whenever its core lets it, the link holds up to
+	// Queue bytes waiting behind the one on the wire and drops what
+	// comes on top (drop-tail), as a switch with a shallow buffer. Zero:
+	// the side's own link, which it sends no faster than Rate.
+	Queue int
 	// Loss is the Bernoulli drop probability; Burst, when set, replaces it.
 	Loss  float64
 	Burst *GilbertElliott
@@ -48,6 +54,7 @@ type LinkConfig struct {
 // LinkStats counts what a link did.
 type LinkStats struct {
 	Sent, Bytes, Lost, Duplicated, Reordered uint64
+	QueueDrops                               uint64 // of Lost: dropped by a full Queue
 }
 
 // packet is a datagram in flight.
@@ -104,6 +111,12 @@ func (l *link) send(now monotime.Time, pth core.Path, header, payload []byte) {
 	l.gather = append(append(l.gather[:0], header...), payload...)
 	b := l.gather
 	start := max(now, l.free)
+	if q := l.cfg.Queue; q > 0 && float64(start.Sub(now))*l.cfg.Rate/8/float64(monotime.Second) > float64(q) {
+		l.stats.Sent++
+		l.stats.Lost++
+		l.stats.QueueDrops++
+		return
+	}
 	l.free = start.Add(monotime.TransmitTime(len(b), l.cfg.Rate))
 	l.stats.Sent++
 	l.stats.Bytes += uint64(len(b))

@@ -136,7 +136,7 @@ func (p *Pair) step() monotime.Time {
 		}
 	}
 	for _, s := range []*Side{p.A, p.B} {
-		for s.active && s.out.free <= p.Now {
+		for s.active && (s.out.cfg.Queue > 0 || s.out.free <= p.Now) {
 			var t core.Transmit
 			ok := s.EP.PollTransmit(p.Now, s.buf, &t)
 			if !ok {
