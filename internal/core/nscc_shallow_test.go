@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/core/coretest"
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
 // TestNSCCShallowBottleneck: a lone NSCC sender on a real host (a
@@ -25,7 +26,8 @@ func TestNSCCShallowBottleneck(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := monotime.Millisecond
-	cfg := core.Config{CC: alg, LineRate: 10e9, LearnLineRate: true, HostNoise: ms, MinRTO: 25 * ms, MaxBytesInFlight: 4 << 20}
+	scheme, _ := reliability.Parse("sr-nack") // what sdrnet bench sends with
+	cfg := core.Config{Scheme: scheme, CC: alg, LineRate: 10e9, LearnLineRate: true, HostNoise: ms, MinRTO: 25 * ms, MaxBytesInFlight: 4 << 20}
 	p, err := coretest.NewPair(coretest.Config{Seed: 1, A: cfg, B: cfg, Handshake: true,
 		Link:    coretest.LinkConfig{Delay: 10 * ms, Rate: 1e9, Queue: 256 << 10},
 		Reverse: &coretest.LinkConfig{Delay: 10 * ms}})
