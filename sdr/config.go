@@ -168,9 +168,13 @@ const DefaultHostNoise = time.Millisecond
 // EPYC, whose RTT samples run about a millisecond late with no queue
 // (docs/benchmarks.md, "A second machine"), the long haul runs at
 // 0.97-1.01 of its goal (its target now grows with the RTT), loopback at
-// 0.99-1.04 of none, but one connection through the shallow queue at
-// only 0.73-0.87 of the link (none paced at 950 Mbit/s: 0.92), two at
-// 0.70-0.75, and beside BBR NSCC keeps 0.05-0.11. "none" remains for a
+// 0.99-1.04 of none, one connection through the shallow queue settles
+// at 0.84-0.95 of the link past its first second (0.90-0.95 while the VM
+// was calm) but runs the whole 512 MiB at 0.82-0.90, slow start's exit
+// costing the rest (kernel receive stamps, the ACK's delay and the
+// window's room for the hosts' hold took it from 0.73-0.87), two use
+// 0.75-0.89, and beside BBR NSCC keeps 0.05-0.11 (docs/benchmarks.md,
+// "The lone connection on the AMD VM"). "none" remains for a
 // path the user owns (a dedicated long-haul link, where only the
 // receiver's clear-to-send and the window limit).
 const DefaultCC = "nscc"
