@@ -130,8 +130,9 @@ const maxStampAge = time.Second
 // wrong cancels out.
 func (e *endpoint) arrival(wall time.Time, now monotime.Time, read time.Time, stamp int64) monotime.Time {
 	if stamp > 0 {
-		if age := time.Duration(wall.UnixNano() - stamp); age >= 0 && age < maxStampAge {
-			return now - monotime.Time(monotime.FromStd(age))
+		age := time.Duration(wall.UnixNano() - stamp)
+		if at := now - monotime.Time(monotime.FromStd(age)); age >= 0 && age < maxStampAge && at > 0 {
+			return at
 		}
 	}
 	return e.at(read)

@@ -375,10 +375,13 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 	}
 	var rtt, hostDelay monotime.Duration
 	if newest != 0 {
-		rtt = s.c.ep.arrival(now).Sub(newest)
-		s.rtt.Update(rtt)
-		rtt = lessAckDelay(rtt, a.Delay)
-		hostDelay = now.Sub(newest) - rtt // both hosts' hold on this ACK
+		// The retransmission timer takes the whole wait, this end's
+		// read included, as its other samples (PONG, CTS) do; the
+		// controller the path's share (lessAckDelay).
+		whole := now.Sub(newest)
+		s.rtt.Update(whole)
+		rtt = lessAckDelay(s.c.ep.arrival(now).Sub(newest), a.Delay, s.rtt.Min())
+		hostDelay = whole - rtt // both hosts' hold on this ACK
 	}
 	if m.nacked == m.nchunks || m.cum == m.npkts {
 		s.justAcked += m.inflight
@@ -387,19 +390,19 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 	s.ccAcked(now, s.justAcked, rtt, hostDelay, ecn)
 }
 
-// lessAckDelay is an RTT sample for the congestion controller: rtt less
-// the time the receiver says it held the ACK (delay, microseconds), as
-// QUIC takes ack_delay off. Not QUIC's floor, the least raw sample: that
-// holds the receiver's own steady delay, so a host that always reads
-// late would keep it in every sample. The receiver is trusted here as it
-// is with what its ACKs say arrived; a delay as long as the whole round
-// trip is nonsense and is ignored. The retransmission timer keeps the
-// whole sample: a receiver's delay is part of how long an answer takes.
-func lessAckDelay(rtt monotime.Duration, delay uint16) monotime.Duration {
-	if d := monotime.Duration(delay) * monotime.Microsecond; d < rtt {
-		return rtt - d
-	}
-	return rtt
+// lessAckDelay is an RTT sample for the congestion controller: rtt (from
+// the ACK's arrival) less the time the receiver says it held the ACK
+// (delay, microseconds), as QUIC takes ack_delay off, but not below half
+// the least whole sample seen (least). QUIC's floor is the least itself;
+// that holds the receiver's own steady delay, so a host that always reads
+// late would keep it in every sample. Half of it lets a receiver's steady
+// delay of up to the path's own round trip come off, yet one delay
+// overstated (a peer's bug, a wall clock stepped between the kernel's
+// stamp and the read) can lower the controller's base RTT, and its
+// window's ceiling with it, by half at most, not to nothing.
+func lessAckDelay(rtt monotime.Duration, delay uint16, least monotime.Duration) monotime.Duration {
+	d := monotime.Duration(delay) * monotime.Microsecond
+	return max(rtt-d, min(rtt, least/2))
 }
 
 // finish reports m delivered and frees its slot.
