@@ -88,9 +88,9 @@ for c in $CCS; do
   if through "bn-$c" "$spec" $(ccargs "$c") --window "$WINDOW" --size "$SIZE" -O "$OMIT"; then
     f="$tmp/bn-$c.json"
     g=$(calc "$(jnum "$f" goodput_bps) / 1e6")
-    go=$(calc "$(jnum "$f" after_omit_goodput_bps | sed s/null/0/) / 1e6")
+    gomit=$(calc "$(jnum "$f" after_omit_goodput_bps | sed s/null/0/) / 1e6")
     pct=$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")
-    rows+=("bottleneck|$c|\"$spec\", $(ccargs "$c") --window $WINDOW --size $SIZE|$(printf %.0f "$g"); past the first $OMIT: $(printf %.0f "$go")|$(printf %.2f "$(calc "$g / 1000")"); past $OMIT: $(printf %.2f "$(calc "$go / 1000")") (goal 0.9)|$(printf %.2f "$pct") (goal < 1)|$(jnum "$f" rtos)|$(lkstat "bn-$c" queue)")
+    rows+=("bottleneck|$c|\"$spec\", $(ccargs "$c") --window $WINDOW --size $SIZE|$(printf %.0f "$g"); past the first $OMIT: $(printf %.0f "$gomit")|$(printf %.2f "$(calc "$g / 1000")"); past $OMIT: $(printf %.2f "$(calc "$gomit / 1000")") (goal 0.9)|$(printf %.2f "$pct") (goal < 1)|$(jnum "$f" rtos)|$(lkstat "bn-$c" queue)")
     echo "bottleneck $c: ${rows[-1]}" >&2
   fi
   if [ "$FAIR" = 1 ]; then

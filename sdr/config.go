@@ -77,9 +77,9 @@ type Config struct {
 	LineRate float64
 	// TargetDelay is the queueing delay a delay-steered controller (nscc)
 	// steers to; zero means its default (1 ms, or a twentieth of the
-	// round trip where that is more). Lower
-	// leaves more of a shallow shared queue to loss-based TCP beside it;
-	// higher keeps a lone connection's path fuller. Negative is an error.
+	// round trip where that is more). Lower leaves more of a shallow
+	// shared queue to loss-based TCP beside it; higher keeps a lone
+	// connection's path fuller. Negative is an error.
 	TargetDelay time.Duration
 	// MinRTO is the least retransmission timeout; zero means
 	// DefaultMinRTO. Negative is an error.
@@ -173,10 +173,10 @@ const DefaultHostNoise = time.Millisecond
 // was calm) but runs the whole 512 MiB at 0.82-0.90, slow start's exit
 // costing the rest (kernel receive stamps, the ACK's delay and the
 // window's room for the hosts' hold took it from 0.73-0.87), two use
-// 0.75-0.89, and beside BBR NSCC keeps 0.05-0.11 (docs/benchmarks.md,
-// "The lone connection on the AMD VM"). "none" remains for a
-// path the user owns (a dedicated long-haul link, where only the
-// receiver's clear-to-send and the window limit).
+// 0.75-0.89, and beside BBR NSCC gets 0.01-0.13 (docs/benchmarks.md,
+// "The lone connection on the AMD VM"). "none" remains for a path the
+// user owns (a dedicated long-haul link, where only the receiver's
+// clear-to-send and the window limit).
 const DefaultCC = "nscc"
 
 // DefaultWindow is the default MaxBytesInFlight, 2 MiB: half the socket

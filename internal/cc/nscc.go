@@ -135,6 +135,7 @@ const (
 	nsccAdjMSS  = 8                         // fulfill every 8 MSS acked
 	nsccQAGate  = 3                         // quick adapt below maxwnd>>3
 	nsccLossEW  = 1.0 / 8                   // weight of the loss-judging delay EWMA
+	nsccHoldEW  = 1.0 / 8                   // weight of a sample in the hosts' hold average (ackRoom)
 	nsccMaxRate = 1e12                      // bit/s, the most a learned line rate reaches
 	// nsccMaxTarget caps the default target: a shallow WAN queue
 	// (256 KiB at 1 Gbit/s is 2.1 ms) holds it with room for a host's
@@ -459,7 +460,7 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 		}
 		delay = a.RTT - n.baseRTT
 		n.updateDelay(delay, marked)
-		n.hostDelay += nsccLossEW * (float64(a.HostDelay) - n.hostDelay)
+		n.hostDelay += nsccHoldEW * (float64(a.HostDelay) - n.hostDelay)
 		queue = n.standingDelay(now, delay)
 	}
 	if n.learning {

@@ -111,9 +111,9 @@ func (n *NSCC) pacingRate() (float64, monotime.Duration) {
 // stopped a pacer the law thought was sending at cwnd per round trip.
 // Only the hosts' own hold, not the samples' spread over the standing
 // queue: a queue that swings also spreads them, and room for it let the
-// pacer, paced by the lagging least delay, overfill a 256 KiB queue about
-// every 100 ms in the core's harness with no noise at all (the link 0.95
-// full past slow start, against 1.00; TestNSCCShallowBottleneck).
+// pacer, paced by the lagging least delay, overfill a 256 KiB queue in
+// the core's harness with no noise at all (the link 0.87 full past slow
+// start, against 1.00; TestNSCCShallowBottleneck).
 // Through linkem on a noisy VM, room for the hosts' hold alone did as
 // well as or better than room for the spread (docs/benchmarks.md). Zero
 // in simulation, in slow start (its window is the measure of the path)

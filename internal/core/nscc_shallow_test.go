@@ -18,8 +18,8 @@ import (
 // stays at least 0.95 full and the queue never overflows again; every
 // byte arrives. With the window's room sized by the samples' spread over
 // the standing queue (ackRoom before), the pacer overfilled the queue
-// about every 100 ms: the link 0.952 full from 400 ms on, and 67 drops
-// after slow start's 352.
+// again: the link 0.869 full from 400 ms on, and 12 drops after slow
+// start's 352.
 func TestNSCCShallowBottleneck(t *testing.T) {
 	alg, err := cc.Parse("nscc")
 	if err != nil {
