@@ -48,6 +48,12 @@ type ConnStats struct {
 	AckedBytes                          uint64 // bytes of our messages the peer holds whole
 	RecvBytes                           uint64 // payload bytes of DATA packets accepted
 	SmoothedRTT                         time.Duration
+	// What the sender's time went to, as Linux's tcp_info chronographs
+	// (ss -i's busy, rwnd_limited, sndbuf_limited): sending or waiting
+	// for the pacer; held back by the congestion window; by the
+	// receiver's grant; by Config.MaxBytesInFlight. The rest it had
+	// nothing to send.
+	Busy, WindowLimited, CreditLimited, InflightLimited time.Duration
 }
 
 // PathStats are one path's counters (a path is a UDP source port).
@@ -125,7 +131,9 @@ func connStats(s core.ConnStats) ConnStats {
 		OutOfOrder: s.OutOfOrder, Reordered: s.Reordered, ReorderDepth: s.ReorderDepth, MaxReorder: s.MaxReorder,
 		SpuriousNacks: s.SpuriousNacks, StalePackets: s.StalePackets, DroppedOutOfOrder: s.DroppedOutOfOrder,
 		RecoveredPackets: s.RecoveredPackets, Fallbacks: s.Fallbacks, RTOs: s.RTOs, AckedBytes: s.AckedBytes,
-		RecvBytes: s.RecvBytes, SmoothedRTT: s.SmoothedRTT.Std()}
+		RecvBytes: s.RecvBytes, SmoothedRTT: s.SmoothedRTT.Std(),
+		Busy: s.Busy.Std(), WindowLimited: s.WindowLimited.Std(), CreditLimited: s.CreditLimited.Std(),
+		InflightLimited: s.InflightLimited.Std()}
 }
 
 func pathStats(ps []path.Stats) []PathStats {

@@ -33,20 +33,27 @@ type benchResult struct {
 	// after the first completion at or past Omit seconds, over the time
 	// since that completion, so a start-up (slow start) is left out.
 	// Zero when --omit is 0 or too long for the transfer.
-	Omit        float64       `json:"omit_s,omitempty"`
-	OmitGoodput float64       `json:"after_omit_goodput_bps,omitempty"`
-	OmitSeconds float64       `json:"after_omit_seconds,omitempty"`
-	OmitBytes   int64         `json:"after_omit_bytes,omitempty"`
-	Completion  latency       `json:"message_completion_s"`
-	RetxBytes   uint64        `json:"retransmitted_bytes"`
-	ParityBytes uint64        `json:"parity_bytes"`
-	RTOs        uint64        `json:"rtos"`
-	SRTT        float64       `json:"srtt_s"`
-	CC          string        `json:"cc"`
-	CCWindow    int64         `json:"cc_window_bytes"`
-	CCDecreases uint64        `json:"cc_decreases"`
-	CCCompete   uint64        `json:"cc_competitive"`
-	PathStats   []pathSummary `json:"paths_detail,omitempty"`
+	Omit        float64 `json:"omit_s,omitempty"`
+	OmitGoodput float64 `json:"after_omit_goodput_bps,omitempty"`
+	OmitSeconds float64 `json:"after_omit_seconds,omitempty"`
+	OmitBytes   int64   `json:"after_omit_bytes,omitempty"`
+	Completion  latency `json:"message_completion_s"`
+	RetxBytes   uint64  `json:"retransmitted_bytes"`
+	ParityBytes uint64  `json:"parity_bytes"`
+	RTOs        uint64  `json:"rtos"`
+	SRTT        float64 `json:"srtt_s"`
+	CC          string  `json:"cc"`
+	CCWindow    int64   `json:"cc_window_bytes"`
+	CCDecreases uint64  `json:"cc_decreases"`
+	CCCompete   uint64  `json:"cc_competitive"`
+	// What the sender's time went to (Linux's tcp_info busy and limited
+	// times): sending or pacing; held by the congestion window, the
+	// receiver's grant or --window (MaxBytesInFlight).
+	BusyS            float64       `json:"busy_s"`
+	WindowLimitedS   float64       `json:"window_limited_s"`
+	CreditLimitedS   float64       `json:"credit_limited_s"`
+	InflightLimitedS float64       `json:"inflight_limited_s"`
+	PathStats        []pathSummary `json:"paths_detail,omitempty"`
 	// Schemes counts the messages --scheme auto gave each scheme.
 	Schemes map[string]uint64 `json:"schemes,omitempty"`
 	// posted and took are each message's post time (since the start) and
@@ -299,7 +306,8 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
 		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds(),
 		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, CCCompete: st.CC.Competitive, Schemes: st.Schemes,
-		posted: posted, took: took}
+		BusyS: st.Busy.Seconds(), WindowLimitedS: st.WindowLimited.Seconds(), CreditLimitedS: st.CreditLimited.Seconds(),
+		InflightLimitedS: st.InflightLimited.Seconds(), posted: posted, took: took}
 	sum := iperfSum{End: elapsed.Seconds(), Seconds: elapsed.Seconds(), Bytes: total, BitsPerSecond: res.GoodputBps,
 		Retransmits: st.RetxPackets, Sender: true, Messages: int64(count)}
 	res.Start = newIperfStart(addr, msgSize, total, start)
@@ -336,6 +344,8 @@ func printBench(w io.Writer, r *benchResult) {
 		}
 		fmt.Fprintf(w, "auto chose: %s messages\n", strings.Join(parts, ", "))
 	}
+	fmt.Fprintf(w, "sender: busy %s, held by the congestion window %s, by the receiver %s, by --window %s\n",
+		d(r.BusyS), d(r.WindowLimitedS), d(r.CreditLimitedS), d(r.InflightLimitedS))
 	if r.CC != "none" {
 		fmt.Fprintf(w, "congestion control %s: window %s at the end, %d decreases, %d competitive spells\n", r.CC, units.FormatSize(r.CCWindow), r.CCDecreases, r.CCCompete)
 	}

@@ -61,6 +61,14 @@ type iperfSum struct {
 	CCRate      float64 `json:"cc_rate_bps,omitempty"`
 	CCQueueUs   float64 `json:"cc_queue_us,omitempty"`
 	CCCompeting bool    `json:"cc_competing,omitempty"`
+	// An interval's: the sender's rate on the wire (first passes,
+	// resends and parity), and how long in it the congestion window, the
+	// receiver's grant and --window held it back (bench's busy_s and
+	// the rest, per interval).
+	SentBps          float64 `json:"sent_bps,omitempty"`
+	WindowLimitedS   float64 `json:"window_limited_s,omitempty"`
+	CreditLimitedS   float64 `json:"credit_limited_s,omitempty"`
+	InflightLimitedS float64 `json:"inflight_limited_s,omitempty"`
 }
 
 type iperfInterval struct {
@@ -89,7 +97,8 @@ type intervalMeter struct {
 
 	mu        sync.Mutex
 	intervals []iperfInterval
-	last      iperfSum // totals at the last cut
+	last      iperfSum  // totals at the last cut
+	lastStats sdr.Stats // the connection's counters then
 	start     time.Time
 	print     io.Writer // text lines as intervals end, or nil
 }
@@ -114,6 +123,12 @@ func (m *intervalMeter) cut(now time.Time) {
 	}
 	s.SndCwnd, s.CCRate, s.CCCompeting = st.CC.Window, st.CC.Rate, st.CC.Competing
 	s.CCQueueUs = float64(st.CC.Queue) / float64(time.Microsecond)
+	p := m.lastStats
+	s.SentBps = float64(wireBytes(st)-wireBytes(p)) * 8 / s.Seconds
+	s.WindowLimitedS = (st.WindowLimited - p.WindowLimited).Seconds()
+	s.CreditLimitedS = (st.CreditLimited - p.CreditLimited).Seconds()
+	s.InflightLimitedS = (st.InflightLimited - p.InflightLimited).Seconds()
+	m.lastStats = st
 	s.BitsPerSecond = float64(s.Bytes) * 8 / s.Seconds
 	m.intervals = append(m.intervals, iperfInterval{Streams: []iperfSum{s}, Sum: s})
 	m.last = iperfSum{End: end, Bytes: m.last.Bytes + s.Bytes, Messages: m.last.Messages + s.Messages, Retransmits: retx}
@@ -126,6 +141,9 @@ func (m *intervalMeter) cut(now time.Time) {
 		fmt.Fprintln(m.print)
 	}
 }
+
+// wireBytes is the payload bytes st's sender put on the wire.
+func wireBytes(st sdr.Stats) uint64 { return st.DataBytes + st.RetxBytes + st.ParityBytes }
 
 // run cuts an interval every d until stop is closed.
 func (m *intervalMeter) run(d time.Duration, stop <-chan struct{}) {

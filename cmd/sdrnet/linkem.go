@@ -77,6 +77,10 @@ func printLinkem(w io.Writer, s linkem.Stats) {
 		fmt.Fprintf(w, "%s: received %d, forwarded %d, dropped %d (loss %d, queue %d, failed path %d), duplicated %d, reordered %d; late writes %d of %d over 100us, %d over 1ms, max %v\n",
 			d.name, d.s.Received, d.s.Forwarded, d.s.Dropped(), d.s.DroppedLoss, d.s.DroppedQueue, d.s.DroppedFail,
 			d.s.Duplicated, d.s.Reordered, d.late.Over100us, d.late.Writes, d.late.Over1ms, d.late.Max.Round(time.Microsecond))
+		if d.s.Queued > 0 {
+			fmt.Fprintf(w, "%s: queue wait mean %v over %d datagrams, max %v\n", d.name,
+				d.s.MeanQueueWait().Round(time.Microsecond), d.s.Queued, d.s.MaxQueueWait.Round(time.Microsecond))
+		}
 	}
 	if s.Rejected > 0 || s.Foreign > 0 {
 		fmt.Fprintf(w, "refused: %d from clients beyond the path limit, %d from hosts other than the target\n",

@@ -136,14 +136,23 @@ func TestBenchIntervals(t *testing.T) {
 	}
 	var r struct {
 		Intervals []struct{ Sum iperfSum } `json:"intervals"`
+		BusyS     float64                  `json:"busy_s"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Intervals) < 3 {
 		t.Fatalf("%d intervals (%v):\n%s", len(r.Intervals), err, out.String())
 	}
+	sending := 0
 	for _, iv := range r.Intervals {
 		if iv.Sum.SndCwnd <= 0 || iv.Sum.CCRate <= 0 {
 			t.Errorf("interval %.2f-%.2f s: snd_cwnd %d, cc_rate_bps %g; want both set", iv.Sum.Start, iv.Sum.End, iv.Sum.SndCwnd, iv.Sum.CCRate)
 		}
+		if iv.Sum.SentBps > 0 {
+			sending++
+		}
+	}
+	// And the sender's rate on the wire, and where its time went.
+	if sending < 3 || r.BusyS <= 0 {
+		t.Errorf("%d intervals with sent_bps, busy_s %g; want at least 3 and more than 0", sending, r.BusyS)
 	}
 }
 

@@ -49,6 +49,9 @@ type ConnStats struct {
 	AckedBytes                          uint64 // bytes of our messages the peer has whole
 	RecvBytes                           uint64 // payload bytes of DATA packets accepted
 	SmoothedRTT                         monotime.Duration
+	// SendTimes are what the sender's time went to: sending, or held
+	// back by the window, the receiver or the in-flight limit.
+	SendTimes
 }
 
 // ctrlKind is a control packet waiting in the control queue.
@@ -147,6 +150,7 @@ func (c *Conn) Config() Config { return c.cfg }
 func (c *Conn) Stats() ConnStats {
 	s := c.stats
 	s.SmoothedRTT = c.snd.rtt.Smoothed()
+	s.SendTimes = c.snd.chrono.times()
 	return s
 }
 

@@ -28,18 +28,9 @@ func TestNSCCShallowBottleneck(t *testing.T) {
 	ms := monotime.Millisecond
 	scheme, _ := reliability.Parse("sr-nack") // what sdrnet bench sends with
 	cfg := core.Config{Scheme: scheme, CC: alg, LineRate: 10e9, LearnLineRate: true, HostNoise: ms, MinRTO: 25 * ms, MaxBytesInFlight: 4 << 20}
-	p, err := coretest.NewPair(coretest.Config{Seed: 1, A: cfg, B: cfg, Handshake: true,
+	p, done := establish(t, coretest.Config{Seed: 1, A: cfg, B: cfg, Handshake: true,
 		Link:    coretest.LinkConfig{Delay: 10 * ms, Rate: 1e9, Queue: 256 << 10},
 		Reverse: &coretest.LinkConfig{Delay: 10 * ms}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	up, done := false, false
-	p.A.OnEvent = func(ev core.Event) { up = up || ev.Kind == core.EventEstablished }
-	p.B.OnEvent = func(ev core.Event) { done = done || ev.Kind == core.EventRecvDone }
-	if err := p.Drive(func() bool { return up && p.B.Conn != nil }, coretest.Limits{}); err != nil {
-		t.Fatal(err)
-	}
 	const size = 128 << 20
 	msg := append(bytes.Clone(message(size/2)), message(size/2)...)
 	got := make([]byte, size)
@@ -63,7 +54,7 @@ func TestNSCCShallowBottleneck(t *testing.T) {
 		if from != 0 && ab.Bytes < size { // the first pass is still on the wire
 			until, untilBytes = p.Now, ab.Bytes
 		}
-		return done
+		return done()
 	}, coretest.Limits{})
 	if err != nil {
 		t.Fatal(err)

@@ -108,6 +108,7 @@ type sender struct {
 	justAcked  int64         // bytes the ACK being handled acknowledged
 	loss       lossCounts    // for the chooser (scheme auto)
 	chosen     []SchemeCount // the chooser's decisions
+	chrono     sendChrono    // what held it back, over time
 }
 
 func (s *sender) init(c *Conn) {
@@ -443,6 +444,7 @@ func (s *sender) failAll() {
 // the congestion controller lets one leave now.
 func (s *sender) poll(now monotime.Time, buf []byte) int {
 	if s.ccBlocked(now) {
+		s.chrono.note(now, sendBusy)
 		return 0
 	}
 	n := 0
@@ -450,10 +452,14 @@ func (s *sender) poll(now monotime.Time, buf []byte) int {
 		n = s.pollRetransmit(now, buf)
 	}
 	if n == 0 {
+		s.chrono.held = sendIdle
 		n = s.pollFirstPass(now, buf)
 	}
 	if n > 0 {
 		s.ccSent(now, n+len(s.payload))
+		s.chrono.note(now, sendBusy)
+	} else {
+		s.chrono.note(now, s.chrono.held)
 	}
 	return n
 }
@@ -466,6 +472,7 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 			continue
 		}
 		if !m.granted {
+			s.chrono.held = sendCredit
 			return 0
 		}
 		if m.inParity {
@@ -474,13 +481,16 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		p := m.next
 		size := int64(m.geo.PayloadLen(p))
 		if uint64(p)*uint64(m.geo.MTU)+uint64(size) > m.credit {
-			return 0 // the receiver has not granted this far yet
+			s.chrono.held = sendCredit // the receiver has not granted this far yet
+			return 0
 		}
 		if limit := s.c.cfg.MaxBytesInFlight; limit > 0 && s.inflight > 0 && s.inflight+size > limit {
+			s.chrono.held = sendInflight
 			s.stallBackstop(now, m)
 			return 0
 		}
 		if s.ccGate(m, p) && s.ccHolds(s.chunkBytes(m, p>>s.c.shift)) {
+			s.chrono.held = sendWindow
 			s.stallBackstop(now, m)
 			return 0
 		}

@@ -32,6 +32,9 @@ type counters struct {
 	dropFail, dropTooBig      atomic.Uint64
 	duplicated, reordered     atomic.Uint64
 	writeErrors               atomic.Uint64
+	// The bucket's wait: datagrams that crossed a rate, their summed and
+	// longest wait from arrival to leaving it (ns).
+	queued, queueWait, maxQueueWait atomic.Uint64
 }
 
 func (c *counters) snapshot() DirStats {
@@ -47,6 +50,9 @@ func (c *counters) snapshot() DirStats {
 		Duplicated:     c.duplicated.Load(),
 		Reordered:      c.reordered.Load(),
 		WriteErrors:    c.writeErrors.Load(),
+		Queued:         c.queued.Load(),
+		QueueWait:      time.Duration(c.queueWait.Load()),
+		MaxQueueWait:   time.Duration(c.maxQueueWait.Load()),
 	}
 }
 
@@ -161,6 +167,12 @@ func (l *link) admit(now int64, n int) (at int64, dup bool, v verdict) {
 			b.tokens = 0
 		}
 		dep = int64(math.Ceil(b.free))
+		l.stats.queued.Add(1)
+		wait := uint64(max(dep-now, 0))
+		l.stats.queueWait.Add(wait)
+		if wait > l.stats.maxQueueWait.Load() {
+			l.stats.maxQueueWait.Store(wait)
+		}
 	}
 
 	if l.lost(time.Duration(now)) {

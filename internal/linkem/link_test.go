@@ -42,6 +42,14 @@ func TestLinkRate(t *testing.T) {
 	if s.Received != 151 || s.DroppedQueue != 49 {
 		t.Errorf("stats %+v", s)
 	}
+	// The queue's wait: datagram i of the burst waited i x 10 us, the
+	// idle one nothing.
+	if want := 101 * 100 / 2 * 10 * time.Microsecond; s.Queued != 102 || s.QueueWait != want || s.MaxQueueWait != time.Millisecond {
+		t.Errorf("queue wait: %d datagrams, %v, max %v; want 102, %v, 1ms", s.Queued, s.QueueWait, s.MaxQueueWait, want)
+	}
+	if got, want := s.MeanQueueWait(), 50500*time.Microsecond/102; got != want {
+		t.Errorf("mean queue wait %v, want %v", got, want)
+	}
 }
 
 func TestLinkBurst(t *testing.T) {

@@ -414,6 +414,20 @@ type DirStats struct {
 	Duplicated                uint64 // extra copies made
 	Reordered                 uint64 // held back by Reorder
 	WriteErrors               uint64 // refused by the kernel when written
+	// Queued counts the datagrams that crossed a rate limit; QueueWait is
+	// their summed wait in its queue and bucket, MaxQueueWait the longest:
+	// the queueing delay a transport's RTT samples should read.
+	Queued                  uint64
+	QueueWait, MaxQueueWait time.Duration
+}
+
+// MeanQueueWait is the mean of QueueWait over the datagrams queued; zero
+// when none were.
+func (d DirStats) MeanQueueWait() time.Duration {
+	if d.Queued == 0 {
+		return 0
+	}
+	return d.QueueWait / time.Duration(d.Queued)
 }
 
 // Dropped returns the datagrams dropped for any reason.
@@ -429,6 +443,8 @@ func (d DirStats) add(o DirStats) DirStats {
 		DroppedFail: d.DroppedFail + o.DroppedFail, DroppedTooBig: d.DroppedTooBig + o.DroppedTooBig,
 		Duplicated: d.Duplicated + o.Duplicated, Reordered: d.Reordered + o.Reordered,
 		WriteErrors: d.WriteErrors + o.WriteErrors,
+		Queued:      d.Queued + o.Queued, QueueWait: d.QueueWait + o.QueueWait,
+		MaxQueueWait: max(d.MaxQueueWait, o.MaxQueueWait),
 	}
 }
 
