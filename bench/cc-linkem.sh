@@ -77,7 +77,7 @@ ccargs() {
   *) echo "--cc $1" ;;
   esac
 }
-lkstat() { grep '^forward:' "$tmp/$1.lk" | tail -1 | sed -E "s/.*[ (]$2 ([0-9]+).*/\1/"; }
+lkstat() { grep '^forward: received' "$tmp/$1.lk" | tail -1 | sed -E "s/.*[ (]$2 ([0-9]+).*/\1/"; }
 
 machine
 echo

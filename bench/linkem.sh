@@ -77,7 +77,7 @@ through() {
 # lkstat NAME KEY: a final forward-direction counter of the emulator
 # (received, loss, queue).
 lkstat() {
-  grep '^forward:' "$tmp/$1.lk" | tail -1 | sed -E "s/.*[ (]$2 ([0-9]+).*/\1/"
+  grep '^forward: received' "$tmp/$1.lk" | tail -1 | sed -E "s/.*[ (]$2 ([0-9]+).*/\1/"
 }
 
 mib() { printf %.1f "$(calc "$(jnum "$1" "$2") / 1048576")"; }

@@ -1,6 +1,10 @@
 package cc
 
-import "github.com/sdrnet/sdrnet/internal/monotime"
+import (
+	"math"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+)
 
 // NSCC is Ultra Ethernet's network-signalled congestion control, the
 // window law of uet-htsim's uec.cpp (updateCwndOnAck_NSCC and the
@@ -135,7 +139,7 @@ const (
 	nsccAdjMSS  = 8                         // fulfill every 8 MSS acked
 	nsccQAGate  = 3                         // quick adapt below maxwnd>>3
 	nsccLossEW  = 1.0 / 8                   // weight of the loss-judging delay EWMA
-	nsccHoldEW  = 1.0 / 8                   // weight of a sample in the hosts' hold average (ackRoom)
+	nsccHoldEW  = 1.0 / 8                   // weight of a sample in the hosts' hold average and its deviation (ackRoom)
 	nsccMaxRate = 1e12                      // bit/s, the most a learned line rate reaches
 	// nsccMaxTarget caps the default target: a shallow WAN queue
 	// (256 KiB at 1 Gbit/s is 2.1 ms) holds it with room for a host's
@@ -360,14 +364,14 @@ type NSCC struct {
 	queue               monotime.Duration
 	// ... and the mean delay over the same windows: sums and counts of
 	// the current window's samples and the one before's (delayLaw).
-	standSum, standSumPrev float64 // picoseconds
-	standN, standNPrev     float64
-	hostDelay              float64       // picoseconds, a moving average of Ack.HostDelay (ackRoom)
-	nextSend               monotime.Time // PacingGain: when the next packet may leave
-	slowStart              bool          // SlowStart: still growing from the initial window
-	ss                     slowStartExit // SlowStart: its measure of the path, and the settling after it
-	sawECN                 bool
-	lastECN                monotime.Time
+	standSum, standSumPrev  float64 // picoseconds
+	standN, standNPrev      float64
+	hostDelay, hostDelayDev float64       // picoseconds: a moving average of Ack.HostDelay and of its deviation (ackRoom)
+	nextSend                monotime.Time // PacingGain: when the next packet may leave
+	slowStart               bool          // SlowStart: still growing from the initial window
+	ss                      slowStartExit // SlowStart: its measure of the path, and the settling after it
+	sawECN                  bool
+	lastECN                 monotime.Time
 
 	inc        float64 // pending increase, bytes x bytes (fulfill divides by cwnd)
 	received   int64   // bytes acked since the last fulfill
@@ -460,6 +464,7 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 		}
 		delay = a.RTT - n.baseRTT
 		n.updateDelay(delay, marked)
+		n.hostDelayDev += nsccHoldEW * (math.Abs(float64(a.HostDelay)-n.hostDelay) - n.hostDelayDev)
 		n.hostDelay += nsccHoldEW * (float64(a.HostDelay) - n.hostDelay)
 		queue = n.standingDelay(now, delay)
 	}
