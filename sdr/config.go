@@ -168,15 +168,15 @@ const DefaultHostNoise = time.Millisecond
 // EPYC, whose RTT samples run about a millisecond late with no queue
 // (docs/benchmarks.md, "A second machine"), the long haul runs at
 // 0.97-1.01 of its goal (its target now grows with the RTT), loopback at
-// 0.99-1.04 of none, one connection through the shallow queue settles
-// at 0.84-0.95 of the link past its first second (0.90-0.95 while the VM
-// was calm) but runs the whole 512 MiB at 0.82-0.90, slow start's exit
-// costing the rest (kernel receive stamps, the ACK's delay and the
-// window's room for the hosts' hold took it from 0.73-0.87), two use
-// 0.75-0.89, and beside BBR NSCC gets 0.01-0.13 (docs/benchmarks.md,
-// "The lone connection on the AMD VM"). "none" remains for a path the
-// user owns (a dedicated long-haul link, where only the receiver's
-// clear-to-send and the window limit).
+// 0.99-1.07 of none, one connection through the shallow queue settles
+// at 0.93-0.95 of the link past its first second and runs the whole
+// 512 MiB at 0.88-0.91, slow start's exit costing the rest (kernel
+// receive stamps, the ACK's delay and the window's room for the hosts'
+// hold and its swings took it from 0.73-0.87), two use 0.88-0.90, and
+// beside BBR NSCC gets 0.05-0.13 (docs/benchmarks.md, "The lone
+// connection on the AMD VM" and "Where a sender's time goes"). "none"
+// remains for a path the user owns (a dedicated long-haul link, where
+// only the receiver's clear-to-send and the window limit).
 const DefaultCC = "nscc"
 
 // DefaultWindow is the default MaxBytesInFlight, 2 MiB: half the socket
