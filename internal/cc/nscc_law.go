@@ -1,0 +1,132 @@
+package cc
+
+import "github.com/sdrnet/sdrnet/internal/monotime"
+
+// NSCC's window law as uec.cpp has it: the delay average, the congestion
+// judgment of a loss, quick adapt, the proportional and fast increases,
+// the multiplicative decrease and fulfill. The host's additions are in
+// nscc_host.go, the competitive mode in nscc_compete.go.
+
+// updateDelay feeds both averages. uec.cpp feeds an unmarked delay above
+// the target to the average as a quarter base RTT: a queue no switch
+// marked is not held against the window (unless in delay-only mode,
+// where no switch marks). The loss-judging average takes
+// raw delays, so a drop-tail queue without ECN still reads as congestion.
+func (n *NSCC) updateDelay(delay monotime.Duration, marked bool) {
+	s := float64(delay)
+	if !marked && delay > n.cfg.Target && !n.delayOnly() {
+		s = 0.25 * float64(n.baseRTT)
+	}
+	n.avgDelay += n.cfg.DelayWeight * (s - n.avgDelay)
+	n.lossDelay += n.cfg.LossDelayWeight * (float64(delay) - n.lossDelay)
+}
+
+// delayOnly reports whether an unmarked delay above the target is
+// congestion: DelayWithoutECN and no ECN echo yet.
+func (n *NSCC) delayOnly() bool { return n.cfg.DelayWithoutECN && !n.sawECN }
+
+// congested reports whether the path shows a queue: a recent delay above
+// the threshold (the standing queue at or above the target in filtered
+// delay-only mode) or an ECN echo within the last base RTT + target.
+func (n *NSCC) congested(now monotime.Time) bool {
+	if n.cfg.StandingWindow > 0 && n.delayOnly() {
+		if n.queue >= n.cfg.Target {
+			return true
+		}
+	} else if n.lossDelay > float64(n.cfg.LossDelayThreshold) {
+		return true
+	}
+	return n.sawECN && now.Sub(n.lastECN) <= n.baseRTT+n.cfg.Target
+}
+
+// quickAdapt measures the bytes acked per base RTT + target. At the end
+// of a period in which something armed it (a loss, or a delay above
+// QAThreshold) and too little was acked, the window drops to what was:
+// the path delivers that much, whatever the window says. It reports
+// whether the ACK or NACK is spent (a quick adapt, or a marked one in the
+// span after it, which reflects the old window).
+func (n *NSCC) quickAdapt(now monotime.Time, isLoss, marked bool, delay monotime.Duration) bool {
+	spent := false
+	if marked && n.bytesIgnored < n.bytesToIgnore {
+		spent = true
+	} else if !n.qaStarted || now > n.qaEnd {
+		armed := n.triggerQA || isLoss || delay > n.cfg.QAThreshold
+		if n.qaStarted && armed && n.achieved < int64(n.bdpWindow())>>n.cfg.QAGate {
+			n.cwnd = min(n.cwnd, max(float64(n.achieved), n.minWnd))
+			n.bytesToIgnore, n.bytesIgnored = n.inFlight, 0
+			n.stats.Decreases++
+			spent = true
+		}
+		n.triggerQA = false
+		n.achieved = 0
+		n.qaStarted, n.qaEnd = true, now.Add(n.baseRTT+n.cfg.Target)
+	}
+	if spent {
+		n.inc, n.received = 0, 0
+	}
+	return spent
+}
+
+// proportionalIncrease grows the window in proportion to how far below
+// the target the delay is, or fast once the delay has stayed under
+// FastIncreaseDelay for a window of ACKs (an idle path: go get it).
+func (n *NSCC) proportionalIncrease(bytes int64, delay monotime.Duration) {
+	if delay < n.cfg.FastIncreaseDelay {
+		n.fiCount += bytes
+		if n.fastInc || n.fiCount > int64(n.cwnd) {
+			n.cwnd += float64(bytes) * n.fastScale()
+			n.fastInc = true
+			return
+		}
+	} else {
+		n.fiCount = 0
+	}
+	n.fastInc = false
+	n.inc += n.cfg.Alpha * float64(bytes) * float64(n.cfg.Target-delay)
+}
+
+// fastScale is FastIncreaseScale, bounded like the proportional gain
+// when MaxGain is set: a round trip of fast increase adds at most
+// MaxGain x the target's queue at the line rate. FastIncreaseScale
+// (0.25 x a) grows with the BDP, so on a 1 Gbit/s, 20 ms path it would
+// quintuple the window per round trip and flood a shallow queue; in a
+// datacenter (a window of about 1.5 BDP, a target of one base RTT) the
+// bound is slack.
+func (n *NSCC) fastScale() float64 {
+	if n.cfg.MaxGain <= 0 {
+		return n.cfg.FastIncreaseScale
+	}
+	gap := n.cfg.MaxGain * n.cfg.LineRate / 8 * n.cfg.Target.Seconds()
+	return min(n.cfg.FastIncreaseScale, gap/n.cwnd)
+}
+
+// multiplicativeDecrease cuts by how far the average delay avg (uec.cpp's
+// slow one on a marked ACK, the fast one in delay-only mode) is above the
+// target, at most by half and at most once per base RTT.
+func (n *NSCC) multiplicativeDecrease(now monotime.Time, avg float64) {
+	n.fastInc, n.fiCount = false, 0
+	target := float64(n.cfg.Target)
+	if avg <= target || (n.mdDone && now.Sub(n.lastMD) <= n.baseRTT) {
+		return
+	}
+	n.cwnd *= max(1-n.cfg.Gamma*(avg-target)/avg, 0.5)
+	n.mdDone, n.lastMD = true, now
+	n.stats.Decreases++
+}
+
+// fulfill applies the increase gathered since the last one. inc is in
+// bytes x bytes: over a window of ACKs the fair increase gathers
+// FI x cwnd, so dividing by cwnd gives FI per round trip.
+func (n *NSCC) fulfill(now monotime.Time) {
+	n.cwnd += n.inc / n.cwnd
+	if now.Sub(n.lastAdjust) >= n.cfg.AdjustPeriod {
+		if n.delayOnly() && n.cfg.StandingWindow > 0 {
+			n.cwnd += n.cfg.DelayEta
+		} else {
+			n.cwnd += n.cfg.Eta
+		}
+		n.lastAdjust = now
+	}
+	n.inc, n.received = 0, 0
+	n.clamp()
+}
