@@ -344,8 +344,8 @@ func printBench(w io.Writer, r *benchResult) {
 		}
 		fmt.Fprintf(w, "auto chose: %s messages\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "sender: busy %s, held by the congestion window %s, by the receiver %s, by --window %s\n",
-		d(r.BusyS), d(r.WindowLimitedS), d(r.CreditLimitedS), d(r.InflightLimitedS))
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	fmt.Fprintln(w, sendTimes(sec(r.BusyS), sec(r.WindowLimitedS), sec(r.CreditLimitedS), sec(r.InflightLimitedS)))
 	if r.CC != "none" {
 		fmt.Fprintf(w, "congestion control %s: window %s at the end, %d decreases, %d competitive spells\n", r.CC, units.FormatSize(r.CCWindow), r.CCDecreases, r.CCCompete)
 	}

@@ -367,6 +367,7 @@ func printSent(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
 		units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(gbps),
 		units.FormatSize(int64(st.RetxBytes)), units.FormatSize(int64(st.ParityBytes)), st.RTOs,
 		st.SmoothedRTT.Round(time.Microsecond))
+	fmt.Fprintln(w, sendTimes(st.Busy, st.WindowLimited, st.CreditLimited, st.InflightLimited))
 	if len(st.Paths) > 1 {
 		var b strings.Builder
 		for i, p := range st.Paths {
@@ -375,6 +376,14 @@ func printSent(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
 		}
 		fmt.Fprint(w, b.String())
 	}
+}
+
+// sendTimes says where a sender's time went (sdr.ConnStats.Busy and the
+// limited times), as a line of send's and bench's summaries.
+func sendTimes(busy, window, credit, inflight time.Duration) string {
+	r := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+	return fmt.Sprintf("sender: busy %v, held by the congestion window %v, by the receiver %v, by --window %v",
+		r(busy), r(window), r(credit), r(inflight))
 }
 
 // transferBar draws a transfer's progress on a terminal, and nothing
