@@ -66,6 +66,7 @@ type iperfSum struct {
 	// receiver's grant and --window held it back (bench's busy_s and
 	// the rest, per interval).
 	SentBps          float64 `json:"sent_bps,omitempty"`
+	BusyS            float64 `json:"busy_s,omitempty"`
 	WindowLimitedS   float64 `json:"window_limited_s,omitempty"`
 	CreditLimitedS   float64 `json:"credit_limited_s,omitempty"`
 	InflightLimitedS float64 `json:"inflight_limited_s,omitempty"`
@@ -125,6 +126,7 @@ func (m *intervalMeter) cut(now time.Time) {
 	s.CCQueueUs = float64(st.CC.Queue) / float64(time.Microsecond)
 	p := m.lastStats
 	s.SentBps = float64(wireBytes(st)-wireBytes(p)) * 8 / s.Seconds
+	s.BusyS = (st.Busy - p.Busy).Seconds()
 	s.WindowLimitedS = (st.WindowLimited - p.WindowLimited).Seconds()
 	s.CreditLimitedS = (st.CreditLimited - p.CreditLimited).Seconds()
 	s.InflightLimitedS = (st.InflightLimited - p.InflightLimited).Seconds()

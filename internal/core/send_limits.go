@@ -21,7 +21,10 @@ const (
 )
 
 // SendTimes are how long a connection's sender spent in each state, up to
-// its last poll.
+// its last poll. A pacer's wait is busy whatever follows it (as in
+// Linux's chronographs): a rate-based controller (DCQCN) and NSCC's pacing
+// show as busy, never window-limited, and the pacing gap after a
+// sender's last packet is busy until the pacer's timer fires.
 type SendTimes struct {
 	// Busy is time spent sending or waiting for the pacer.
 	Busy monotime.Duration

@@ -167,12 +167,6 @@ func (l *link) admit(now int64, n int) (at int64, dup bool, v verdict) {
 			b.tokens = 0
 		}
 		dep = int64(math.Ceil(b.free))
-		l.stats.queued.Add(1)
-		wait := uint64(max(dep-now, 0))
-		l.stats.queueWait.Add(wait)
-		if wait > l.stats.maxQueueWait.Load() {
-			l.stats.maxQueueWait.Store(wait)
-		}
 	}
 
 	if l.lost(time.Duration(now)) {
@@ -198,6 +192,14 @@ func (l *link) admit(now int64, n int) (at int64, dup bool, v verdict) {
 	if im.Duplicate > 0 && l.dupRng.Float64() < im.Duplicate {
 		l.stats.duplicated.Add(1)
 		dup = true
+	}
+	if l.bucket.rate > 0 { // the wait of a datagram that goes on
+		l.stats.queued.Add(1)
+		wait := uint64(max(dep-now, 0))
+		l.stats.queueWait.Add(wait)
+		if wait > l.stats.maxQueueWait.Load() { // one writer: this link's engine
+			l.stats.maxQueueWait.Store(wait)
+		}
 	}
 	return at, dup, pass
 }

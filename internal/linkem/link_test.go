@@ -50,6 +50,14 @@ func TestLinkRate(t *testing.T) {
 	if got, want := s.MeanQueueWait(), 50500*time.Microsecond/102; got != want {
 		t.Errorf("mean queue wait %v, want %v", got, want)
 	}
+	// A datagram lost past the bucket did not wait for anyone.
+	lossy := newLink(Impairment{Rate: 1e9, Loss: 1}, 1, 0, forward)
+	for range 10 {
+		lossy.admit(ms, 1250)
+	}
+	if s := lossy.stats.snapshot(); s.DroppedLoss != 10 || s.Queued != 0 || s.QueueWait != 0 {
+		t.Errorf("all lost: %d lost, %d queued waiting %v; want 10, 0, 0", s.DroppedLoss, s.Queued, s.QueueWait)
+	}
 }
 
 func TestLinkBurst(t *testing.T) {

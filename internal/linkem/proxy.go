@@ -414,9 +414,11 @@ type DirStats struct {
 	Duplicated                uint64 // extra copies made
 	Reordered                 uint64 // held back by Reorder
 	WriteErrors               uint64 // refused by the kernel when written
-	// Queued counts the datagrams that crossed a rate limit; QueueWait is
-	// their summed wait in its queue and bucket, MaxQueueWait the longest:
-	// the queueing delay a transport's RTT samples should read.
+	// Queued counts the datagrams that crossed a rate limit and went on
+	// (not lost after it, nor dropped by a down path; one the engine then
+	// drops at MaxInFlight still counts); QueueWait is their summed wait
+	// in its queue and bucket, MaxQueueWait the longest: the queueing
+	// delay a transport's RTT samples should read.
 	Queued                  uint64
 	QueueWait, MaxQueueWait time.Duration
 }
