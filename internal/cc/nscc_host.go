@@ -121,7 +121,7 @@ func (n *NSCC) pacingRate() (float64, monotime.Duration) {
 // bunch of ACKs for a millisecond or more, and room for the average
 // alone let the window stop the pacer through each stall. Through linkem
 // (1 Gbit/s, 20 ms, 256 KiB) on a 2-vCPU AMD EPYC VM the window held a
-// lone connection 0.85-0.90 s of a 5 s run with the average, 0.56-0.64 s
+// lone connection 0.85-0.90 s of a 5 s run with the average, 0.56-0.62 s
 // with the deviation; the connection ran at 0.89 of the link against
 // 0.86 (means of eight alternated runs; docs/benchmarks.md, "Where a
 // sender's time goes"). Zero in simulation, in slow start (its window is
