@@ -48,8 +48,11 @@ func ccIncast(t *testing.T, alg string) (FlowsResult, fabricCounts, cc.Stats) {
 }
 
 // TestCCIncast: switches mark ECN, receivers echo the marks, and the
-// controllers react. NSCC resends under an eighth of what no control
-// does, at up to a fifth more time: with 64 KiB chunks it paces a window
+// controllers react. NSCC resends under a sixth of what no control
+// does, at up to a fifth more time (under an eighth before no control's
+// timeouts backed off while its peer is silent, which halved what it
+// resends here: 19.6 to 10.3 MB; NSCC's went from 1.36 to 1.71 MB, in
+// less time than no control's now): with 64 KiB chunks it paces a window
 // below a chunk and hears of the path once per chunk (NSCC's
 // chunkPaceFloor); DCQCN (ns-3 HPCC's default parameters)
 // cuts its rate and resends less, at the cost of time (Meta's "hard to
@@ -61,12 +64,12 @@ func TestCCIncast(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		alg      string
-		retxDiv  uint64 // resends at least this many times fewer than none
+		retxDiv  uint64 // resends no more than none's over this
 		slowdown float64
 	}{
-		{"nscc", 8, 1.2},
+		{"nscc", 6, 1.2},
 		{"credit", 100, 1.05},
-		{"dcqcn", 2, 8},
+		{"dcqcn", 1, 8}, // 5.3 MB against 10.3 (6.4 against 19.6 before the backoff)
 	} {
 		res, fab, st := ccIncast(t, tt.alg)
 		if tt.alg != "credit" && (st.Congestions == 0 || st.Decreases == 0) {

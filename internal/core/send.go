@@ -109,6 +109,7 @@ type sender struct {
 	loss       lossCounts    // for the chooser (scheme auto)
 	chosen     []SchemeCount // the chooser's decisions
 	chrono     sendChrono    // what held it back, over time
+	silence    silence       // retransmission timers while the peer says nothing
 }
 
 func (s *sender) init(c *Conn) {

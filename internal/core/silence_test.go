@@ -1,0 +1,70 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/core/coretest"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+)
+
+// TestSilentPeerProbes: when the peer says nothing for longer than the
+// retransmission timeout, one chunk is resent as a probe and the timeout
+// doubles, instead of every chunk in flight being resent each timeout
+// (the sender's silence). A 1 Gbit/s, 10 ms round trip carries 16 MiB
+// with SR-NACK (timeout 3 x RTT) and no loss of data:
+//   - its ACKs are lost for 60 ms (a receiver that stalls): the ACK
+//     after it acknowledges everything, so nothing needed resending; a
+//     timer per chunk resent every chunk whose ACK the gap ate;
+//   - both directions go down for a second: what was in flight and a
+//     probe per doubled timeout go into the outage, not the window each
+//     timeout (124 MiB of resends in that second before).
+//
+// Every byte still arrives (Transfer checks the SHA-256).
+func TestSilentPeerProbes(t *testing.T) {
+	ms := monotime.Millisecond
+	down := func(from, to monotime.Duration) func(monotime.Time, core.Path) bool {
+		return func(now monotime.Time, _ core.Path) bool {
+			return now >= monotime.Time(from) && now < monotime.Time(to)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		fwd, rev func(monotime.Time, core.Path) bool
+		// At most: timeouts and chunks resent (ACKs lost), or packets
+		// sent into the outage (both ways down): the 4 MiB in flight
+		// and a probe of a chunk for each of up to 8 doublings.
+		maxRTOs, maxRetx, maxIntoOutage uint64
+	}{
+		{name: "ACKs lost for 60 ms", rev: down(20*ms, 80*ms), maxRTOs: 2, maxRetx: 2},
+		{name: "both ways down for 1 s", fwd: down(20*ms, 1020*ms), rev: down(20*ms, 1020*ms),
+			maxIntoOutage: (4<<20 + 8*core.DefaultChunkSize) / core.DefaultMTU},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			link := coretest.LinkConfig{Delay: 5 * ms, Rate: 1e9, PathDown: tc.fwd}
+			rev := link
+			rev.PathDown = tc.rev
+			cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: 10 * ms,
+				MaxBytesInFlight: 4 << 20}
+			p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, Reverse: &rev, A: cfg, B: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := message(16 << 20)
+			res, err := p.Transfer(msg, len(msg), nil, coretest.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks := res.A.RetxBytes / core.DefaultChunkSize
+			ab, _ := p.LinkStats()
+			t.Logf("%d RTOs, %d bytes resent (%d chunks), %d packets sent into the outage, done in %v", res.A.RTOs, res.A.RetxBytes, chunks, ab.Lost, res.Duration)
+			if tc.maxIntoOutage == 0 && (res.A.RTOs > tc.maxRTOs || chunks > tc.maxRetx) {
+				t.Errorf("%d RTOs and %d chunks resent; want at most %d and %d", res.A.RTOs, chunks, tc.maxRTOs, tc.maxRetx)
+			}
+			if tc.maxIntoOutage > 0 && ab.Lost > tc.maxIntoOutage {
+				t.Errorf("%d packets sent into the outage; want at most %d", ab.Lost, tc.maxIntoOutage)
+			}
+		})
+	}
+}
