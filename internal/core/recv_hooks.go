@@ -53,9 +53,17 @@ func (m *recvMsg) Reordered(now monotime.Time) {
 	// the first governs. In a datacenter fabric the last: the receiver's
 	// RTT samples (CTS to first data) are too few to see the spread, and
 	// without it a queue of 1 MiB at 100 Gbit/s (80 us) made every
-	// sprayed packet behind it look lost.
-	spread := r.rtt.Conservative() - r.roundTrip()
-	r.reorder = min(max(r.reorder, late+late/2), max(r.roundTrip()/2, spread, MinRTO/2))
+	// sprayed packet behind it look lost. The spread counts only as far
+	// as a NACK still beats the sender's timer: a gap that opens while
+	// another waits its delay waits up to two, and its repair takes a
+	// round trip more to be acknowledged. A host that stalls inflates the
+	// receiver's few RTT samples: over a 50 ms long haul the spread read
+	// 64 ms, gaps waited up to 128 ms, and the sender's 150 ms timers
+	// fired first, resending 100-300 chunks in a second or two.
+	rtt := r.roundTrip()
+	timer := max(m.scheme.RetransmitTimeout(rtt), MinRTO)
+	spread := min(r.rtt.Conservative()-rtt, (timer-2*rtt)/2)
+	r.reorder = min(max(r.reorder, late+late/2), max(rtt/2, spread, MinRTO/2))
 }
 
 // nackDelay is how long a gap in m stands before it is NACKed: the

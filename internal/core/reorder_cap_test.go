@@ -1,0 +1,55 @@
+package core
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+)
+
+// TestReorderWindowBeatsTimer: the receiver's reordering window, how long
+// a gap stands before it is NACKed, grows with late packets up to a cap.
+// The cap counts the spread of the receiver's RTT samples only as far as
+// a NACK still beats the sender's timer (SR-NACK's 3 RTT): with a host
+// stall among the samples of a 50 ms path the spread read 64 ms, and
+// gaps waiting that long (two of them in a row) lost the race, so the
+// sender's timers resent 100-300 chunks in a run where a NACK would have
+// asked for a packet each.
+func TestReorderWindowBeatsTimer(t *testing.T) {
+	ms, us := monotime.Millisecond, monotime.Microsecond
+	for _, tc := range []struct {
+		name    string
+		samples []monotime.Duration // the receiver's RTT samples
+		late    monotime.Duration   // how late a packet came after its NACK
+		want    monotime.Duration
+	}{
+		// 3 x 50 ms timer, 2 RTT for the repair: (150 - 100) / 2.
+		{"long haul, a stall among the samples", []monotime.Duration{50 * ms, 50 * ms, 50 * ms, 400 * ms, 50 * ms}, 200 * ms, 25 * ms},
+		{"long haul, calm", []monotime.Duration{50 * ms, 50 * ms, 50 * ms}, 200 * ms, 25 * ms},
+		// Under the cap: 1.5 x how late, counted from when the gap stood
+		// its RTT / 8.
+		{"long haul, a little late", []monotime.Duration{50 * ms, 50 * ms}, 4 * ms, (50*ms/8 + 4*ms) * 3 / 2},
+		// A datacenter path: the sender's 100 us minimum timer governs.
+		{"datacenter", []monotime.Duration{8 * us, 8 * us, 9 * us}, 500 * us, MinRTO / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewEndpoint().NewConn(1, 2, netip.MustParseAddrPort("127.0.0.1:2"), Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &c.rcv
+			r.rtt = reliability.NewRTT(tc.samples[0])
+			for _, s := range tc.samples {
+				r.rtt.Update(s)
+			}
+			m := &recvMsg{r: r, scheme: reliability.SelectiveRepeat{NACK: true}}
+			now := monotime.Time(10 * monotime.Second)
+			m.lastNackAt = now.Add(-tc.late)
+			m.Reordered(now)
+			if r.reorder != tc.want {
+				t.Errorf("reordering window %v, want %v (RTT samples: min %v, conservative %v)", r.reorder, tc.want, r.rtt.Min(), r.rtt.Conservative())
+			}
+		})
+	}
+}
