@@ -78,7 +78,12 @@ func main() {
 	sdrArgs := flag.String("sdrnet-args", "--mtu 1024 --window 4MiB", "more flags for both sdrnet bench ends (space-separated)")
 	sdrKeep := flag.String("sdrnet-json", "", "a folder to keep each sdrnet run's JSON in, as sdrnet-CC-N.json (give -sdrnet-args an -i 100ms for the controller's state over time)")
 	rt := flag.Int("rt", 10, "SCHED_FIFO priority of the emulator (1..99; 0 leaves it at the normal policy): a switch does not share its CPU with the hosts")
+	flag.IntVar(&tunnelMTU, "mtu", 0, "the tunnel devices' MTU, 576..65535 (0 keeps linkem's 1500): jumbo frames cost the emulator fewer packets per byte")
 	flag.Parse()
+	if tunnelMTU != 0 && (tunnelMTU < 576 || tunnelMTU > 65535) {
+		fmt.Fprintf(os.Stderr, "tuntcp: -mtu %d out of range: give 576..65535, or 0 for 1500\n", tunnelMTU)
+		os.Exit(2)
+	}
 
 	if err := linkem.TunnelSupported(); err != nil {
 		fmt.Printf("tuntcp: skip: %v\n", err)
@@ -152,6 +157,31 @@ func main() {
 
 var errSkip = errors.New("tunnel unavailable")
 
+// tunnelMTU, when not zero, replaces the tunnel devices' MTU (-mtu).
+var tunnelMTU int
+
+// prepareNamespaces sets both namespaces' TCP buffer limits (tcpMem > 0)
+// and the tunnel devices' MTU (-mtu).
+func prepareNamespaces(nsA, nsB string, tcpMem int) error {
+	for _, ns := range []string{nsA, nsB} {
+		var cmds [][]string
+		if tcpMem > 0 {
+			cmds = append(cmds, []string{"ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+				fmt.Sprintf("net.ipv4.tcp_rmem=4096 131072 %d", tcpMem),
+				fmt.Sprintf("net.ipv4.tcp_wmem=4096 16384 %d", tcpMem)})
+		}
+		if tunnelMTU > 0 {
+			cmds = append(cmds, []string{"ip", "-n", ns, "link", "set", "linkem0", "mtu", fmt.Sprint(tunnelMTU)})
+		}
+		for _, c := range cmds {
+			if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+				return fmt.Errorf("%s: %v: %s", strings.Join(c, " "), err, strings.TrimSpace(string(out)))
+			}
+		}
+	}
+	return nil
+}
+
 func runOne(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port, tcpMem int) (*result, error) {
 	tun, err := linkem.NewTunnel(cfg)
 	if err != nil {
@@ -160,15 +190,8 @@ func runOne(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	}
 	defer tun.Close()
 	nsA, nsB := tun.Namespace(linkem.SideA), tun.Namespace(linkem.SideB)
-	if tcpMem > 0 {
-		for _, ns := range []string{nsA, nsB} {
-			out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
-				fmt.Sprintf("net.ipv4.tcp_rmem=4096 131072 %d", tcpMem),
-				fmt.Sprintf("net.ipv4.tcp_wmem=4096 16384 %d", tcpMem)).CombinedOutput()
-			if err != nil {
-				return nil, fmt.Errorf("sysctl in %s: %v: %s", ns, err, strings.TrimSpace(string(out)))
-			}
-		}
+	if err := prepareNamespaces(nsA, nsB, tcpMem); err != nil {
+		return nil, err
 	}
 
 	// The server: one client, then it exits. It stays a child of ours (no
@@ -288,15 +311,8 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	}
 	defer tun.Close()
 	nsA, nsB := tun.Namespace(linkem.SideA), tun.Namespace(linkem.SideB)
-	if tcpMem > 0 {
-		for _, ns := range []string{nsA, nsB} {
-			out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
-				fmt.Sprintf("net.ipv4.tcp_rmem=4096 131072 %d", tcpMem),
-				fmt.Sprintf("net.ipv4.tcp_wmem=4096 16384 %d", tcpMem)).CombinedOutput()
-			if err != nil {
-				return nil, fmt.Errorf("sysctl in %s: %v: %s", ns, err, strings.TrimSpace(string(out)))
-			}
-		}
+	if err := prepareNamespaces(nsA, nsB, tcpMem); err != nil {
+		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
