@@ -56,10 +56,14 @@ func (m *recvMsg) Reordered(now monotime.Time) {
 	// sprayed packet behind it look lost. The spread counts only as far
 	// as a NACK still beats the sender's timer: a gap that opens while
 	// another waits its delay waits up to two, and its repair takes a
-	// round trip more to be acknowledged. A host that stalls inflates the
-	// receiver's few RTT samples: over a 50 ms long haul the spread read
-	// 64 ms, gaps waited up to 128 ms, and the sender's 150 ms timers
-	// fired first, resending 100-300 chunks in a second or two.
+	// round trip more to be acknowledged. The timer is the least the
+	// sender can have, the scheme's at the minimum RTT, not one from the
+	// receiver's own few samples: a host that stalls inflates those, and
+	// over a 50 ms long haul the spread read 64 ms, gaps waited up to
+	// 128 ms, and the sender's 150 ms timers fired first, resending
+	// 100-300 chunks in a second or two. So for selective repeat (3 RTT)
+	// the spread never counts beyond half the round trip; erasure coding's
+	// longer timer leaves it room.
 	rtt := r.roundTrip()
 	timer := max(m.scheme.RetransmitTimeout(rtt), MinRTO)
 	spread := min(r.rtt.Conservative()-rtt, (timer-2*rtt)/2)

@@ -20,18 +20,21 @@ func TestReorderWindowBeatsTimer(t *testing.T) {
 	ms, us := monotime.Millisecond, monotime.Microsecond
 	for _, tc := range []struct {
 		name    string
+		a       float64             // SR's timeout factor: 0 for the default 2 (3 RTT)
 		samples []monotime.Duration // the receiver's RTT samples
 		late    monotime.Duration   // how late a packet came after its NACK
 		want    monotime.Duration
 	}{
 		// 3 x 50 ms timer, 2 RTT for the repair: (150 - 100) / 2.
-		{"long haul, a stall among the samples", []monotime.Duration{50 * ms, 50 * ms, 50 * ms, 400 * ms, 50 * ms}, 200 * ms, 25 * ms},
-		{"long haul, calm", []monotime.Duration{50 * ms, 50 * ms, 50 * ms}, 200 * ms, 25 * ms},
+		{"long haul, a stall among the samples", 0, []monotime.Duration{50 * ms, 50 * ms, 50 * ms, 400 * ms, 50 * ms}, 200 * ms, 25 * ms},
+		{"long haul, calm", 0, []monotime.Duration{50 * ms, 50 * ms, 50 * ms}, 200 * ms, 25 * ms},
 		// Under the cap: 1.5 x how late, counted from when the gap stood
 		// its RTT / 8.
-		{"long haul, a little late", []monotime.Duration{50 * ms, 50 * ms}, 4 * ms, (50*ms/8 + 4*ms) * 3 / 2},
+		{"long haul, a little late", 0, []monotime.Duration{50 * ms, 50 * ms}, 4 * ms, (50*ms/8 + 4*ms) * 3 / 2},
 		// A datacenter path: the sender's 100 us minimum timer governs.
-		{"datacenter", []monotime.Duration{8 * us, 8 * us, 9 * us}, 500 * us, MinRTO / 2},
+		{"datacenter", 0, []monotime.Duration{8 * us, 8 * us, 9 * us}, 500 * us, MinRTO / 2},
+		// A longer timer (5 RTT) leaves the spread room: (250 - 100) / 2.
+		{"long haul, a stall, a 5 RTT timer", 4, []monotime.Duration{50 * ms, 50 * ms, 50 * ms, 400 * ms, 50 * ms}, 200 * ms, 75 * ms},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := NewEndpoint().NewConn(1, 2, netip.MustParseAddrPort("127.0.0.1:2"), Config{})
@@ -43,7 +46,7 @@ func TestReorderWindowBeatsTimer(t *testing.T) {
 			for _, s := range tc.samples {
 				r.rtt.Update(s)
 			}
-			m := &recvMsg{r: r, scheme: reliability.SelectiveRepeat{NACK: true}}
+			m := &recvMsg{r: r, scheme: reliability.SelectiveRepeat{NACK: true, A: tc.a}}
 			now := monotime.Time(10 * monotime.Second)
 			m.lastNackAt = now.Add(-tc.late)
 			m.Reordered(now)

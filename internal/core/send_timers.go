@@ -52,13 +52,15 @@ type silence struct {
 }
 
 // maxRTODoublings caps the timeout's growth (64 x, RFC 6298's "at least
-// 60 seconds" from a 1 s timeout); the idle timeout ends a dead peer.
+// 60 seconds" from a 1 s timeout). A connection's idle timeout ends a
+// dead peer; a datagram peer, which has none, is probed at that pace
+// until its application gives up.
 const maxRTODoublings = 6
 
 // backoff is how many times the timeout has doubled: none once the peer
 // was heard after the last probe.
 func (s *sender) backoff() uint8 {
-	if s.c.lastHeard > s.silence.probedAt {
+	if s.c.lastHeard >= s.silence.probedAt { // a probe leaves only after a silence
 		return 0
 	}
 	return s.silence.doubled
@@ -73,7 +75,7 @@ func (s *sender) silent(now monotime.Time) bool {
 // probing reports whether a probe into a silence is still awaited, which
 // holds every other timer.
 func (s *sender) probing(now monotime.Time) bool {
-	return s.c.lastHeard <= s.silence.probedAt && now < s.silence.deadline
+	return s.c.lastHeard < s.silence.probedAt && now < s.silence.deadline
 }
 
 // probed notes that the timeout of m just resent into a silence.
@@ -126,6 +128,9 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
+	if s.silent(now) {
+		defer s.probed(now, m) // after the resend: its timer takes the doubled timeout
+	}
 	whole := t.chunk == wholeMessage
 	if whole && m.stallArmed {
 		s.probeStall(now, m)
@@ -135,11 +140,7 @@ func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 		s.ccLost(now, s.chunkBytes(m, t.chunk), true)
 		s.noteLost(m, t.chunk<<s.c.shift) // at least one packet of the chunk
 	}
-	silent := s.silent(now)
 	m.scheme.SendTimeout(now, m, t.chunk, whole)
-	if silent {
-		s.probed(now, m)
-	}
 }
 
 // armBackstop (re)starts m's whole-message timer.
@@ -197,7 +198,7 @@ func (s *sender) nextTimeout() monotime.Time {
 				continue
 			}
 			due := h.at.Add(s.rto(m))
-			if s.c.lastHeard <= s.silence.probedAt {
+			if s.c.lastHeard < s.silence.probedAt {
 				due = max(due, s.silence.deadline) // held by a probe (silence)
 			}
 			t = min(t, due)

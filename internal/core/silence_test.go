@@ -34,7 +34,7 @@ func TestSilentPeerProbes(t *testing.T) {
 		fwd, rev func(monotime.Time, core.Path) bool
 		// At most: timeouts and chunks resent (ACKs lost), or packets
 		// sent into the outage (both ways down): the 4 MiB in flight
-		// and a probe of a chunk for each of up to 8 doublings.
+		// and a chunk for each probe (6 in the second, with margin).
 		maxRTOs, maxRetx, maxIntoOutage uint64
 	}{
 		{name: "ACKs lost for 60 ms", rev: down(20*ms, 80*ms), maxRTOs: 2, maxRetx: 2},
