@@ -45,6 +45,7 @@ type ConnStats struct {
 	RecoveredPackets                    uint64 // rebuilt by erasure decoding
 	Fallbacks                           uint64 // erasure-coding fallback NACKs sent
 	RTOs                                uint64 // sender retransmission timeouts
+	SilentProbes                        uint64 // of RTOs: resent into a silent peer as a probe, the timeout doubled
 	AckedBytes                          uint64 // bytes of our messages the peer holds whole
 	RecvBytes                           uint64 // payload bytes of DATA packets accepted
 	SmoothedRTT                         time.Duration
@@ -130,7 +131,7 @@ func connStats(s core.ConnStats) ConnStats {
 		AcksReceived: s.AcksReceived, NacksRecvd: s.NacksRecvd, RecvPackets: s.RecvPackets, DupPackets: s.DupPackets,
 		OutOfOrder: s.OutOfOrder, Reordered: s.Reordered, ReorderDepth: s.ReorderDepth, MaxReorder: s.MaxReorder,
 		SpuriousNacks: s.SpuriousNacks, StalePackets: s.StalePackets, DroppedOutOfOrder: s.DroppedOutOfOrder,
-		RecoveredPackets: s.RecoveredPackets, Fallbacks: s.Fallbacks, RTOs: s.RTOs, AckedBytes: s.AckedBytes,
+		RecoveredPackets: s.RecoveredPackets, Fallbacks: s.Fallbacks, RTOs: s.RTOs, SilentProbes: s.SilentProbes, AckedBytes: s.AckedBytes,
 		RecvBytes: s.RecvBytes, SmoothedRTT: s.SmoothedRTT.Std(),
 		Busy: s.Busy.Std(), WindowLimited: s.WindowLimited.Std(), CreditLimited: s.CreditLimited.Std(),
 		InflightLimited: s.InflightLimited.Std()}

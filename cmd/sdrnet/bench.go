@@ -41,6 +41,7 @@ type benchResult struct {
 	RetxBytes   uint64  `json:"retransmitted_bytes"`
 	ParityBytes uint64  `json:"parity_bytes"`
 	RTOs        uint64  `json:"rtos"`
+	Probes      uint64  `json:"rto_probes"` // of RTOs: probes into a silent peer
 	SRTT        float64 `json:"srtt_s"`
 	CC          string  `json:"cc"`
 	CCWindow    int64   `json:"cc_window_bytes"`
@@ -304,7 +305,7 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 	res := &benchResult{Scheme: tf.scheme, Paths: tf.paths, MsgBytes: msgSize, Messages: count, Bytes: total,
 		Seconds: elapsed.Seconds(), GoodputBps: float64(total) * 8 / elapsed.Seconds(),
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
-		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, SRTT: st.SmoothedRTT.Seconds(),
+		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, Probes: st.SilentProbes, SRTT: st.SmoothedRTT.Seconds(),
 		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, CCCompete: st.CC.Competitive, Schemes: st.Schemes,
 		BusyS: st.Busy.Seconds(), WindowLimitedS: st.WindowLimited.Seconds(), CreditLimitedS: st.CreditLimited.Seconds(),
 		InflightLimitedS: st.InflightLimited.Seconds(), posted: posted, took: took}
@@ -335,8 +336,8 @@ func printBench(w io.Writer, r *benchResult) {
 	}
 	fmt.Fprintf(w, "message completion: p50 %s  p99 %s  p99.9 %s  max %s\n", d(r.Completion.P50), d(r.Completion.P99),
 		d(r.Completion.P999), d(r.Completion.Max))
-	fmt.Fprintf(w, "retransmitted %s, parity %s, %d RTOs, smoothed RTT %s\n", units.FormatSize(int64(r.RetxBytes)),
-		units.FormatSize(int64(r.ParityBytes)), r.RTOs, d(r.SRTT))
+	fmt.Fprintf(w, "retransmitted %s, parity %s, %d RTOs (%d probes into silence), smoothed RTT %s\n", units.FormatSize(int64(r.RetxBytes)),
+		units.FormatSize(int64(r.ParityBytes)), r.RTOs, r.Probes, d(r.SRTT))
 	if len(r.Schemes) > 0 {
 		var parts []string
 		for _, name := range slices.Sorted(maps.Keys(r.Schemes)) {

@@ -363,9 +363,9 @@ func printReceived(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
 // it sprayed.
 func printSent(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
 	gbps := float64(n) * 8 / d.Seconds()
-	fmt.Fprintf(w, "sent and verified %s in %v: %s goodput; retransmitted %s, parity %s, %d RTOs, RTT %v\n",
+	fmt.Fprintf(w, "sent and verified %s in %v: %s goodput; retransmitted %s, parity %s, %d RTOs (%d probes into silence), RTT %v\n",
 		units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(gbps),
-		units.FormatSize(int64(st.RetxBytes)), units.FormatSize(int64(st.ParityBytes)), st.RTOs,
+		units.FormatSize(int64(st.RetxBytes)), units.FormatSize(int64(st.ParityBytes)), st.RTOs, st.SilentProbes,
 		st.SmoothedRTT.Round(time.Microsecond))
 	fmt.Fprintln(w, sendTimes(st.Busy, st.WindowLimited, st.CreditLimited, st.InflightLimited))
 	if len(st.Paths) > 1 {

@@ -46,6 +46,7 @@ type ConnStats struct {
 	RecoveredPackets                    uint64 // rebuilt by erasure decoding
 	Fallbacks                           uint64 // EC fallback NACKs sent
 	RTOs                                uint64 // sender retransmission timeouts
+	SilentProbes                        uint64 // of RTOs: probes into a silent peer, the timeout doubled
 	AckedBytes                          uint64 // bytes of our messages the peer has whole
 	RecvBytes                           uint64 // payload bytes of DATA packets accepted
 	SmoothedRTT                         monotime.Duration

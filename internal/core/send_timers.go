@@ -83,6 +83,7 @@ func (s *sender) probed(now monotime.Time, m *sendMsg) {
 	s.silence.doubled = min(s.backoff()+1, maxRTODoublings)
 	s.silence.probedAt = now
 	s.silence.deadline = now.Add(s.rto(m))
+	s.c.stats.SilentProbes++
 }
 
 // handleTimeout resends what timed out.

@@ -58,7 +58,11 @@ func TestSilentPeerProbes(t *testing.T) {
 			}
 			chunks := res.A.RetxBytes / core.DefaultChunkSize
 			ab, _ := p.LinkStats()
-			t.Logf("%d RTOs, %d bytes resent (%d chunks), %d packets sent into the outage, done in %v", res.A.RTOs, res.A.RetxBytes, chunks, ab.Lost, res.Duration)
+			t.Logf("%d RTOs (%d probes), %d bytes resent (%d chunks), %d packets sent into the outage, done in %v",
+				res.A.RTOs, res.A.SilentProbes, res.A.RetxBytes, chunks, ab.Lost, res.Duration)
+			if res.A.SilentProbes == 0 || res.A.SilentProbes > res.A.RTOs {
+				t.Errorf("%d probes counted of %d RTOs; want at least one, at most all", res.A.SilentProbes, res.A.RTOs)
+			}
 			if tc.maxIntoOutage == 0 && (res.A.RTOs > tc.maxRTOs || chunks > tc.maxRetx) {
 				t.Errorf("%d RTOs and %d chunks resent; want at most %d and %d", res.A.RTOs, chunks, tc.maxRTOs, tc.maxRetx)
 			}
