@@ -36,8 +36,8 @@ hog() {
 
 declare -A goodputs storms
 echo
-echo "| round | binary | goodput Mbit/s | timeouts | resent MiB |"
-echo "|---|---|---|---|---|"
+echo "| round | binary | goodput Mbit/s | timeouts | of them probes into silence | resent MiB |"
+echo "|---|---|---|---|---|---|"
 for i in $(seq "$RUNS"); do
   for b in "$@"; do
     cp "$b" "$tmp/sdrnet"
@@ -48,7 +48,7 @@ for i in $(seq "$RUNS"); do
     f=$tmp/run.json
     g=$(jq -r '.goodput_bps / 1e6 | floor' "$f" 2>/dev/null || echo 0)
     r=$(jq -r '.rtos' "$f" 2>/dev/null || echo 0)
-    echo "| $i | $b | $g | $r | $(jq -r '.retransmitted_bytes / 1048576 * 10 | floor / 10' "$f" 2>/dev/null || echo -) |"
+    echo "| $i | $b | $g | $r | $(jq -r '.rto_probes // "-"' "$f" 2>/dev/null || echo -) | $(jq -r '.retransmitted_bytes / 1048576 * 10 | floor / 10' "$f" 2>/dev/null || echo -) |"
     goodputs[$b]="${goodputs[$b]:-} $g"
     [ "$r" -le 100 ] || storms[$b]=$((${storms[$b]:-0} + 1))
   done
