@@ -35,6 +35,7 @@ hog() {
 }
 
 declare -A goodputs storms
+failed=0
 echo
 echo "| round | binary | goodput Mbit/s | timeouts | of them probes into silence | resent MiB |"
 echo "|---|---|---|---|---|---|"
@@ -43,12 +44,17 @@ for i in $(seq "$RUNS"); do
     cp "$b" "$tmp/sdrnet"
     h=""
     if [ "$HOG" = 1 ]; then hog & h=$!; fi
-    through run "$spec" "${args[@]}" || true
+    ok=1
+    through run "$spec" "${args[@]}" || ok=0
     [ -z "$h" ] || wait "$h"
     f=$tmp/run.json
-    g=$(jq -r '.goodput_bps / 1e6 | floor' "$f" 2>/dev/null || echo 0)
-    r=$(jq -r '.rtos' "$f" 2>/dev/null || echo 0)
-    echo "| $i | $b | $g | $r | $(jq -r '.rto_probes // "-"' "$f" 2>/dev/null || echo -) | $(jq -r '.retransmitted_bytes / 1048576 * 10 | floor / 10' "$f" 2>/dev/null || echo -) |"
+    if [ "$ok" = 0 ] || ! r=$(jq -er '.rtos' "$f" 2>/dev/null); then
+      echo "| $i | $b | failed: see the lines above | | | |"
+      failed=$((failed + 1))
+      continue
+    fi
+    g=$(jq -r '.goodput_bps / 1e6 | floor' "$f")
+    echo "| $i | $b | $g | $r | $(jq -r '.rto_probes // "-"' "$f") | $(jq -r '.retransmitted_bytes / 1048576 * 10 | floor / 10' "$f") |"
     goodputs[$b]="${goodputs[$b]:-} $g"
     [ "$r" -le 100 ] || storms[$b]=$((${storms[$b]:-0} + 1))
   done
@@ -56,5 +62,10 @@ done
 echo
 for b in "$@"; do
   # shellcheck disable=SC2086
+  if [ -z "${goodputs[$b]:-}" ]; then echo "$b: no run finished"; continue; fi
   echo "$b: median goodput $(median ${goodputs[$b]}) Mbit/s; runs with over 100 timeouts: ${storms[$b]:-0} of $RUNS"
 done
+if [ "$failed" -gt 0 ]; then
+  echo "rto-storms.sh: $failed run(s) failed; their rows say so" >&2
+  exit 1
+fi

@@ -14,7 +14,7 @@ import (
 // a NACK still beats the sender's timer (SR-NACK's 3 RTT): with a host
 // stall among the samples of a 50 ms path the spread read 64 ms, and
 // gaps waiting that long (two of them in a row) lost the race, so the
-// sender's timers resent 100-300 chunks in a run where a NACK would have
+// sender's timers fired 177-310 times in a run where a NACK would have
 // asked for a packet each.
 func TestReorderWindowBeatsTimer(t *testing.T) {
 	ms, us := monotime.Millisecond, monotime.Microsecond

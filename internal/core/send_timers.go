@@ -57,10 +57,15 @@ type silence struct {
 // until its application gives up.
 const maxRTODoublings = 6
 
+// unanswered reports whether the peer has said nothing since the last
+// probe (a probe leaves only after a silence, so a packet heard the
+// instant it left is an answer).
+func (s *sender) unanswered() bool { return s.c.lastHeard < s.silence.probedAt }
+
 // backoff is how many times the timeout has doubled: none once the peer
-// was heard after the last probe.
+// answered the last probe.
 func (s *sender) backoff() uint8 {
-	if s.c.lastHeard >= s.silence.probedAt { // a probe leaves only after a silence
+	if !s.unanswered() {
 		return 0
 	}
 	return s.silence.doubled
@@ -75,7 +80,7 @@ func (s *sender) silent(now monotime.Time) bool {
 // probing reports whether a probe into a silence is still awaited, which
 // holds every other timer.
 func (s *sender) probing(now monotime.Time) bool {
-	return s.c.lastHeard < s.silence.probedAt && now < s.silence.deadline
+	return s.unanswered() && now < s.silence.deadline
 }
 
 // probed notes that the timeout of m just resent into a silence.
@@ -199,7 +204,7 @@ func (s *sender) nextTimeout() monotime.Time {
 				continue
 			}
 			due := h.at.Add(s.rto(m))
-			if s.c.lastHeard < s.silence.probedAt {
+			if s.unanswered() {
 				due = max(due, s.silence.deadline) // held by a probe (silence)
 			}
 			t = min(t, due)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
 // TestSilenceState: a probe into a silence holds the other timers and
@@ -35,10 +36,7 @@ func TestSilenceState(t *testing.T) {
 			if !s.silent(probeAt) {
 				t.Fatalf("50 ms without a word (srtt %v) is not a silence", s.rtt.Smoothed())
 			}
-			m := &sendMsg{scheme: c.cfg.Scheme}
-			if m.scheme == nil {
-				t.Skip("no default scheme")
-			}
+			m := &sendMsg{scheme: reliability.SelectiveRepeat{NACK: true}}
 			s.probed(probeAt, m)
 			c.lastHeard = tc.heard
 			if got := s.probing(tc.now); got != tc.wantHeld {
