@@ -150,6 +150,19 @@ const (
 	// feedback one to two round trips late (the filter's window) damps
 	// instead of oscillating.
 	nsccDelayGain = 0.5
+	// nsccMaxDelayEta caps DelayEta at its value for the default 4 KiB
+	// datagrams, where two connections' sharing was measured: it is a
+	// push of bytes per round trip, and a jumbo datagram is no reason to
+	// push harder. At 2 x 8 KiB (MTU 9000) it was 3.4 times the 4.7 KB a
+	// kernel CUBIC flow adds per round trip there (0.53 x its 9 KB MSS),
+	// and in AIMD the shares follow the additive steps: beside CUBIC
+	// through TUN at MTU 9000 (1 Gbit/s, 20 ms, 256 KiB) TCP kept
+	// 0.16-0.19 of the link. Beside BBR it held the window where the
+	// law's decrease against BBR's 2 ms queue balances it, 740 KB, above
+	// the two-chunk floor at which the competitive mode starts, so the
+	// mode never started and BBR kept 0.91-0.92 (docs/benchmarks.md,
+	// "Giving way to kernel TCP with jumbo frames").
+	nsccMaxDelayEta = 8 << 10
 )
 
 // NSCCConfig is every parameter of an NSCC sender; NSCCDefaults derives
@@ -243,12 +256,21 @@ type NSCCConfig struct {
 	// the target that the filtered delay-only law closes per round trip
 	// (delayLaw): 0.5. Ours.
 	DelayGain float64
+	// YieldGain multiplies DelayGain for the part of the mean delay
+	// above 1.25 x the target, for YieldRounds base RTTs after a loss on
+	// a congested path (hostLossDecrease): a flow that answers only
+	// losses shares the queue, and NSCC gives way to the queue it builds
+	// before the queue overflows again (hostYield). Ours; 6 and 100 on a
+	// real host (HostNoise set), 0 in simulation.
+	YieldGain   float64
+	YieldRounds int
 	// DelayEta is what fulfill adds per AdjustPeriod under the filtered
-	// delay-only law instead of Eta: 2 x MSS. A constant (not scaled by
-	// the line rate, which may be a guess ten times too high) that makes
-	// flows sharing a queue converge to equal windows (at equilibrium
-	// DelayGain x w x (queue - target) / RTT = DelayEta for each) while
-	// holding the queue within a few packets of the target. Ours.
+	// delay-only law instead of Eta: 2 x MSS, at most nsccMaxDelayEta. A
+	// constant (not scaled by the line rate, which may be a guess ten
+	// times too high) that makes flows sharing a queue converge to equal
+	// windows (at equilibrium DelayGain x w x (queue - target) / RTT =
+	// DelayEta for each) while holding the queue within a few packets of
+	// the target. Ours.
 	DelayEta float64
 	// PacingGain, when set, paces data at this multiple of the window per
 	// round trip (pace). Ours; 1.0 on a real host (HostNoise set), 0 in
@@ -306,6 +328,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 	b := float64(target) / float64(nsccRefRTT)
 	alpha := 4 * mss * a * b / float64(target)
 	alpha = min(alpha, nsccMaxGain*p.LineRate/8/1e12)
+	yieldGain, yieldRounds := hostYield(p)
 	return NSCCConfig{
 		LineRate:            p.LineRate,
 		BaseRTT:             p.BaseRTT,
@@ -336,7 +359,9 @@ func NSCCDefaults(p Params) NSCCConfig {
 		DelayWithoutECN:     p.HostNoise > 0,
 		StandingWindow:      4 * p.HostNoise,
 		DelayGain:           nsccDelayGain,
-		DelayEta:            2 * mss,
+		DelayEta:            min(2*mss, nsccMaxDelayEta),
+		YieldGain:           yieldGain,
+		YieldRounds:         yieldRounds,
 		PacingGain:          hostPacing(p),
 		SlowStart:           p.HostNoise > 0 && p.LearnLineRate,
 		InitialWindow:       16 * mss,
@@ -401,6 +426,9 @@ type NSCC struct {
 	learnOK     bool
 
 	comp compete // the competitive mode (Compete)
+	// yieldUntil is when the faster decrease after a congested loss
+	// ends (YieldGain).
+	yieldUntil monotime.Time
 
 	ignoredLosses uint64
 	stats         Stats

@@ -91,6 +91,12 @@ func TestNSCCDefaults(t *testing.T) {
 		t.Errorf("fresh: window %d max %d next send %d timer %d, want 1.5 BDP, no pacing, no timer",
 			n.Window(), n.MaxWindow(), n.NextSend(), n.NextTimer())
 	}
+	// DelayEta is two datagrams' bytes, at most the default 4 KiB ones'.
+	for _, tc := range []struct{ mss, want int }{{1024, 2048}, {4096, 8192}, {8192, 8192}} {
+		if got := NSCCDefaults(Params{MSS: tc.mss}).DelayEta; got != float64(tc.want) {
+			t.Errorf("DelayEta with a %d-byte MSS: %g, want %d", tc.mss, got, tc.want)
+		}
+	}
 	// A sub-microsecond RTT keeps a 1 us target; a long path scales up.
 	if got := NSCCDefaults(Params{BaseRTT: 300 * monotime.Nanosecond}).Target; got != 1*us {
 		t.Errorf("target at 300 ns RTT %v, want 1us", got)
@@ -821,6 +827,80 @@ func TestNSCCHostLoss(t *testing.T) {
 	n.OnLoss(a.now, Loss{Bytes: mss})
 	if n.cwnd < cwnd*0.7-1 {
 		t.Fatalf("quick adapt on NACKs: window %d", n.Window())
+	}
+}
+
+// TestNSCCYield: on a real host a loss on a congested path makes the
+// delay law shed the queue above 1.25 x the target YieldGain times as
+// fast for YieldRounds base RTTs (a loss-based flow shares the queue); a
+// random loss, a congested loss that long ago, or a queue within the band
+// leaves it as it was. Each case is measured against the same history
+// without its loss.
+func TestNSCCYield(t *testing.T) {
+	ms := monotime.Millisecond
+	base, target := 20*ms, ms
+	// shed runs two round trips under the target, the history (with or
+	// without its loss), and four round trips at a queue of q, and
+	// returns the bytes the last two shed (the ACKs come at a fixed rate,
+	// so the law sheds bytes, not a share of the window).
+	shed := func(history func(n *NSCC, a *fullAcks, lose bool), lose bool, q monotime.Duration) float64 {
+		cfg := NSCCDefaults(Params{LineRate: 1e9, BaseRTT: base, MSS: mss, HostNoise: ms})
+		cfg.DelayEta = 0 // the law's decrease alone
+		n := NewNSCC(cfg)
+		if n.cfg.Target != target {
+			t.Fatalf("target %v, want %v", n.cfg.Target, target)
+		}
+		a := &fullAcks{n: n, base: base, gap: 50 * monotime.Microsecond}
+		for range 800 {
+			a.ack(target / 2)
+		}
+		history(n, a, lose)
+		for range 800 {
+			a.ack(q)
+		}
+		w := n.cwnd
+		for range 800 {
+			a.ack(q)
+		}
+		return w - n.cwnd
+	}
+	loss := func(n *NSCC, a *fullAcks, lose bool) {
+		if lose {
+			n.OnLoss(a.now, Loss{Bytes: mss})
+		}
+	}
+	congested := func(n *NSCC, a *fullAcks, lose bool) {
+		for range 800 {
+			a.ack(3 * target) // a standing queue: a loss now is congestion
+		}
+		loss(n, a, lose)
+	}
+	for _, tc := range []struct {
+		name    string
+		history func(n *NSCC, a *fullAcks, lose bool)
+		q       monotime.Duration
+		want    float64 // the shed's ratio to the shed without the loss
+	}{
+		// 1 + 5 x (2 - 1.25) / (2 - 1): the band is shed at the usual gain.
+		{"congested loss", congested, 2 * target, 4.75},
+		{"congested loss, queue in the band", congested, target + target/5, 1},
+		{"random loss", loss, 2 * target, 1},
+		{"congested loss 101 base RTTs ago", func(n *NSCC, a *fullAcks, lose bool) {
+			congested(n, a, lose)
+			for range int(101 * base / a.gap) {
+				a.ack(target / 2)
+			}
+		}, 2 * target, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, plain := shed(tc.history, true, tc.q), shed(tc.history, false, tc.q)
+			if plain <= 0 {
+				t.Fatalf("a %v queue over a %v target did not shrink the window (%.0f bytes)", tc.q, target, plain)
+			}
+			if ratio := got / plain; ratio < 0.9*tc.want || ratio > 1.1*tc.want {
+				t.Errorf("shed %.0f bytes in two round trips at %v, %.2fx what it sheds without the loss; want %.2fx", got, tc.q, ratio, tc.want)
+			}
+		})
 	}
 }
 
