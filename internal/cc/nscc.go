@@ -158,7 +158,7 @@ const (
 	// and in AIMD the shares follow the additive steps: beside CUBIC
 	// through TUN at MTU 9000 (1 Gbit/s, 20 ms, 256 KiB) TCP kept
 	// 0.16-0.19 of the link. Beside BBR it held the window where the
-	// law's decrease against BBR's 2 ms queue balances it, 740 KB, above
+	// law's decrease against BBR's 2 ms queue balances it, 750 KB, above
 	// the two-chunk floor at which the competitive mode starts, so the
 	// mode never started and BBR kept 0.91-0.92 (docs/benchmarks.md,
 	// "Giving way to kernel TCP with jumbo frames").
