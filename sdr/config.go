@@ -174,7 +174,11 @@ const DefaultHostNoise = time.Millisecond
 // receive stamps, the ACK's delay and the window's room for the hosts'
 // hold and its swings took it from 0.73-0.87), two use 0.88-0.90, and
 // beside BBR NSCC gets 0.05-0.13 (docs/benchmarks.md, "The lone
-// connection on the AMD VM" and "Where a sender's time goes"). "none"
+// connection on the AMD VM" and "Where a sender's time goes"). With
+// jumbo frames (MTU 9000), where that VM's emulator has CPU to spare,
+// kernel TCP keeps 0.28-0.40 beside NSCC with CUBIC and 0.32-0.57 with
+// BBR (docs/benchmarks.md, "Giving way to kernel TCP with jumbo
+// frames"). "none"
 // remains for a path the user owns (a dedicated long-haul link, where
 // only the receiver's clear-to-send and the window limit).
 const DefaultCC = "nscc"
