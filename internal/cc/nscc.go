@@ -150,19 +150,6 @@ const (
 	// feedback one to two round trips late (the filter's window) damps
 	// instead of oscillating.
 	nsccDelayGain = 0.5
-	// nsccMaxDelayEta caps DelayEta at its value for the default 4 KiB
-	// datagrams, where two connections' sharing was measured: it is a
-	// push of bytes per round trip, and a jumbo datagram is no reason to
-	// push harder. At 2 x 8 KiB (MTU 9000) it was 3.4 times the 4.7 KB a
-	// kernel CUBIC flow adds per round trip there (0.53 x its 9 KB MSS),
-	// and in AIMD the shares follow the additive steps: beside CUBIC
-	// through TUN at MTU 9000 (1 Gbit/s, 20 ms, 256 KiB) TCP kept
-	// 0.16-0.19 of the link. Beside BBR it held the window where the
-	// law's decrease against BBR's 2 ms queue balances it, 750 KB, above
-	// the two-chunk floor at which the competitive mode starts, so the
-	// mode never started and BBR kept 0.91-0.92 (docs/benchmarks.md,
-	// "Giving way to kernel TCP with jumbo frames").
-	nsccMaxDelayEta = 8 << 10
 )
 
 // NSCCConfig is every parameter of an NSCC sender; NSCCDefaults derives
@@ -257,8 +244,8 @@ type NSCCConfig struct {
 	// (delayLaw): 0.5. Ours.
 	DelayGain float64
 	// YieldGain multiplies DelayGain for the part of the mean delay
-	// above 1.25 x the target, for YieldRounds base RTTs after a loss on
-	// a congested path (hostLossDecrease): a flow that answers only
+	// above 1.25 x the target, for YieldRounds base RTTs after a NACK on
+	// a congested path (hostLossDecrease; a timeout does not arm it): a flow that answers only
 	// losses shares the queue, and NSCC gives way to the queue it builds
 	// before the queue overflows again (hostYield). Ours; 6 and 100 on a
 	// real host (HostNoise set), 0 in simulation.
@@ -611,19 +598,6 @@ func (n *NSCC) setBaseRTT(rtt monotime.Duration) {
 	n.baseRTT = rtt
 	n.maxWnd = max(n.bdpWindow()+max(n.cfg.Quantum-float64(n.cfg.MSS), 0), n.hostFloor())
 	n.clamp()
-}
-
-// hostFloor is the least window on a real host (PacingGain set): two
-// chunks. The core admits whole chunks, and a window of one runs
-// stop-and-wait, a chunk's loss stalling everything for an RTO (over an
-// in-memory network at 2 Gbit/s, 1.5 BDP was under one MSS, and 16 MiB
-// over SR took 1.0 s; 0.6 s with two chunks, one run each). 0 in
-// simulation.
-func (n *NSCC) hostFloor() float64 {
-	if n.cfg.PacingGain > 0 {
-		return 2 * n.cfg.Quantum
-	}
-	return 0
 }
 
 func (n *NSCC) clamp() { n.cwnd = min(max(n.cwnd, n.minWnd), n.maxWnd) }

@@ -233,32 +233,60 @@ func (n *NSCC) hostLossDecrease(now monotime.Time) {
 const hostLossBeta = 0.7
 
 // hostYield is YieldGain and YieldRounds on a real host: for 100 base
-// RTTs after a loss on a congested path, the delay law sheds six times as
+// RTTs after a NACK on a congested path, the delay law sheds six times as
 // fast the part of a queue above 1.25 x the target. Beside kernel TCP's
 // CUBIC (TUN mode, MTU 9000, 1 Gbit/s, 20 ms, a 256 KiB queue: a path
 // where the emulator has CPU to spare) NSCC held its mean delay at the
 // 1 ms target, closing half the gap per round trip; when CUBIC's window
 // grew, the queue rose from 1 to 2 ms in four round trips and overflowed
-// before NSCC gave way. CUBIC lost 30% of its window about every 0.6 s,
-// NSCC regrew its own cut in a few round trips, and TCP kept 0.16-0.19 of
-// the link. Yielding alone lifted TCP to 0.26-0.29, and with DelayEta
-// capped (nsccMaxDelayEta) to 0.37-0.42; the cap alone, 0.24-0.26
+// before NSCC gave way. Both cut their windows to 0.7 about every
+// 0.5-1.0 s; NSCC regrew its cut within 0.25-0.4 s, CUBIC by half a
+// segment per round trip, and TCP kept 0.15-0.19 of the link. Yielding
+// alone lifted TCP to 0.26-0.29; with DelayEta capped (nsccMaxDelayEta)
+// too, to 0.28-0.42 over six runs; the cap alone, 0.24-0.26
 // (docs/benchmarks.md, "Giving way to kernel TCP with jumbo frames").
 // The band up to 1.25 x the target keeps two NSCC connections fair: their
 // shared queue settles just above the target, and six times the gain
 // there for the one that happened to see a loss (losses in a shared queue
 // fall on one flow or the other) made it give way to the other: 427
-// against 697 Mbit/s, Jain's index 0.945-0.975 where it is 0.99.
-// Only a loss on a congested path arms it, so a lone connection (whose
+// against 697 Mbit/s, Jain's index 0.945-0.975 where it is 0.997-0.999.
+// Only a NACK on a congested path arms it, so a lone connection (whose
 // queue, held at the target, does not overflow past slow start) and
 // random loss (no standing queue) keep the law as it was. CUBIC's losses
-// came every 25-40 round trips at 20 ms, so each renews the yield well
+// came every 25-50 round trips at 20 ms, so each renews the yield well
 // before it ends. 0 in simulation.
 func hostYield(p Params) (gain float64, rounds int) {
 	if p.HostNoise > 0 {
 		return 6, 100
 	}
 	return 0, 0
+}
+
+// nsccMaxDelayEta caps DelayEta at its value for the default 4 KiB
+// datagrams, where two connections' sharing was measured: it is a
+// push of bytes per round trip, and a jumbo datagram is no reason to
+// push harder. At 2 x 8 KiB (MTU 9000) it was 3.4 times the 4.7 KB a
+// kernel CUBIC flow adds per round trip there (RFC 9438's Reno-friendly
+// 0.53 x its 8,948-byte MSS), and in AIMD the shares follow the
+// additive steps: beside CUBIC through TUN at MTU 9000 (1 Gbit/s,
+// 20 ms, 256 KiB) TCP kept 0.15-0.19 of the link. Beside BBR it held
+// the window where the law's decrease against BBR's 2 ms queue balances
+// it, 750 KB, above the two-chunk floor at which the competitive mode
+// starts, so the mode never started and BBR kept 0.91-0.92
+// (docs/benchmarks.md, "Giving way to kernel TCP with jumbo frames").
+const nsccMaxDelayEta = 8 << 10
+
+// hostFloor is the least window on a real host (PacingGain set): two
+// chunks. The core admits whole chunks, and a window of one runs
+// stop-and-wait, a chunk's loss stalling everything for an RTO (over an
+// in-memory network at 2 Gbit/s, 1.5 BDP was under one MSS, and 16 MiB
+// over SR took 1.0 s; 0.6 s with two chunks, one run each). 0 in
+// simulation.
+func (n *NSCC) hostFloor() float64 {
+	if n.cfg.PacingGain > 0 {
+		return 2 * n.cfg.Quantum
+	}
+	return 0
 }
 
 // noDelay stands for "no sample yet" in the standing-queue filter.
@@ -336,7 +364,7 @@ func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 		return
 	}
 	gap := float64(n.cfg.Target - q)
-	if from := n.cfg.Target + n.cfg.Target/4; q > from && now < n.yieldUntil {
+	if from := n.cfg.Target + n.cfg.Target/4; q > from && now < n.yieldUntil && n.cfg.YieldGain > 1 {
 		gap += (n.cfg.YieldGain - 1) * float64(from-q)
 	}
 	n.inc += n.cfg.DelayGain * float64(bytes) * n.cwnd * gap / float64(n.baseRTT+q)

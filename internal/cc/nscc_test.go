@@ -833,8 +833,8 @@ func TestNSCCHostLoss(t *testing.T) {
 // TestNSCCYield: on a real host a loss on a congested path makes the
 // delay law shed the queue above 1.25 x the target YieldGain times as
 // fast for YieldRounds base RTTs (a loss-based flow shares the queue); a
-// random loss, a congested loss that long ago, or a queue within the band
-// leaves it as it was. Each case is measured against the same history
+// random loss, a timeout, a congested loss that long ago, or a queue
+// within the band leaves it as it was. Each case is measured against the same history
 // without its loss.
 func TestNSCCYield(t *testing.T) {
 	ms := monotime.Millisecond
@@ -885,9 +885,19 @@ func TestNSCCYield(t *testing.T) {
 		{"congested loss", congested, 2 * target, 4.75},
 		{"congested loss, queue in the band", congested, target + target/5, 1},
 		{"random loss", loss, 2 * target, 1},
-		{"congested loss 101 base RTTs ago", func(n *NSCC, a *fullAcks, lose bool) {
+		{"congested timeout", func(n *NSCC, a *fullAcks, lose bool) {
+			for range 800 {
+				a.ack(3 * target)
+			}
+			if lose {
+				n.OnLoss(a.now, Loss{Bytes: mss, Timeout: true})
+			}
+		}, 2 * target, 1},
+		// The shed is measured from two round trips after the history
+		// ends: here from YieldRounds base RTTs after the loss.
+		{"congested loss, YieldRounds base RTTs ago", func(n *NSCC, a *fullAcks, lose bool) {
 			congested(n, a, lose)
-			for range int(101 * base / a.gap) {
+			for range int(monotime.Duration(n.cfg.YieldRounds-2) * base / a.gap) {
 				a.ack(target / 2)
 			}
 		}, 2 * target, 1},
