@@ -176,9 +176,9 @@ const DefaultHostNoise = time.Millisecond
 // beside BBR NSCC gets 0.05-0.13 (docs/benchmarks.md, "The lone
 // connection on the AMD VM" and "Where a sender's time goes"). With
 // jumbo frames (MTU 9000), where that VM's emulator has CPU to spare,
-// kernel TCP keeps 0.28-0.42 beside NSCC with CUBIC and 0.24-0.57 with
-// BBR, six runs each (docs/benchmarks.md, "Giving way to kernel TCP
-// with jumbo frames"). "none"
+// kernel TCP keeps 0.26-0.51 beside NSCC with CUBIC and 0.24-0.87 with
+// BBR (13 of 16 runs within 0.25-0.75; docs/benchmarks.md, "Giving way
+// to kernel TCP with jumbo frames"). "none"
 // remains for a path the user owns (a dedicated long-haul link, where
 // only the receiver's clear-to-send and the window limit).
 const DefaultCC = "nscc"
