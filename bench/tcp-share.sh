@@ -51,10 +51,16 @@ for r in $(seq "$ROUNDS"); do
       cat "$out"
       exit 0
     fi
+    rows=0
     while read -r cc tcp sdr resent spells; do
       echo "| $r | $bin | $cc | $tcp | $sdr | $resent | $spells |"
       shares["$bin $cc"]+="$tcp "
+      rows=$((rows + 1))
     done < <(jq -r 'select(.mix) | [.cc, (.mix.tcp_share*100|round/100), (.mix.sdrnet_share*100|round/100), (.mix.sdrnet_resent_pct*100|round/100), .mix.sdrnet_competitive] | @tsv' "$out")
+    if [ "$rows" -ne 2 ]; then # one per TCP: a run without sdrnet's share measured nothing
+      echo "| $r | $bin | - | $rows of 2 runs reported both shares | | | |"
+      failed=1
+    fi
   done
 done
 

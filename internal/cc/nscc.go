@@ -245,10 +245,11 @@ type NSCCConfig struct {
 	DelayGain float64
 	// YieldGain multiplies DelayGain for the part of the mean delay
 	// above 1.25 x the target, for YieldRounds base RTTs after a NACK on
-	// a congested path (hostLossDecrease; a timeout does not arm it): a flow that answers only
-	// losses shares the queue, and NSCC gives way to the queue it builds
-	// before the queue overflows again (hostYield). Ours; 6 and 100 on a
-	// real host (HostNoise set), 0 in simulation.
+	// a congested path (hostLossDecrease; a timeout does not arm it): a
+	// flow that answers only losses shares the queue, and NSCC gives way
+	// to the queue it builds before the queue overflows again
+	// (hostYield). Ours; 6 and 100 on a real host (HostNoise set), 0 in
+	// simulation.
 	YieldGain   float64
 	YieldRounds int
 	// DelayEta is what fulfill adds per AdjustPeriod under the filtered
@@ -413,7 +414,7 @@ type NSCC struct {
 	learnOK     bool
 
 	comp compete // the competitive mode (Compete)
-	// yieldUntil is when the faster decrease after a congested loss
+	// yieldUntil is when the faster decrease after a congested NACK
 	// ends (YieldGain).
 	yieldUntil monotime.Time
 

@@ -240,10 +240,10 @@ const hostLossBeta = 0.7
 // 1 ms target, closing half the gap per round trip; when CUBIC's window
 // grew, the queue rose from 1 to 2 ms in four round trips and overflowed
 // before NSCC gave way. Both cut their windows to 0.7 about every
-// 0.5-1.0 s; NSCC regrew its cut within 0.25-0.4 s, CUBIC by half a
+// 0.5-1.0 s; NSCC regrew its cut within 0.25-0.4 s, CUBIC by 0.53 of a
 // segment per round trip, and TCP kept 0.15-0.19 of the link. Yielding
 // alone lifted TCP to 0.26-0.29; with DelayEta capped (nsccMaxDelayEta)
-// too, to 0.28-0.42 over six runs; the cap alone, 0.24-0.26
+// too, to 0.26-0.51 over sixteen runs; the cap alone, 0.24-0.26
 // (docs/benchmarks.md, "Giving way to kernel TCP with jumbo frames").
 // The band up to 1.25 x the target keeps two NSCC connections fair: their
 // shared queue settles just above the target, and six times the gain

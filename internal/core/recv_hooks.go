@@ -61,9 +61,9 @@ func (m *recvMsg) Reordered(now monotime.Time) {
 	// receiver's own few samples: a host that stalls inflates those, and
 	// over a 50 ms long haul the spread read 64 ms, gaps waited up to
 	// 128 ms, and the sender's 150 ms timers fired first: 177-310
-	// timeouts in a run that usually has 10-50. So for selective repeat (3 RTT)
-	// the spread never counts beyond half the round trip; erasure coding's
-	// longer timer leaves it room.
+	// timeouts in a run that usually has 10-50. So for selective repeat
+	// (3 RTT) the spread never counts beyond half the round trip; erasure
+	// coding's longer timer leaves it room.
 	rtt := r.roundTrip()
 	timer := max(m.scheme.RetransmitTimeout(rtt), MinRTO)
 	spread := min(r.rtt.Conservative()-rtt, (timer-2*rtt)/2)
