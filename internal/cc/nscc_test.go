@@ -348,30 +348,36 @@ func TestNSCCLoss(t *testing.T) {
 		}
 	}
 
-	// A stall on a congested path: one packet acked in the last quick
-	// adapt period, then the retransmission timer fires.
+	// A stall: one packet acked in the last quick adapt period, then the
+	// retransmission timer fires three base RTTs later, past the span in
+	// which an ECN echo counts. A path that marked counts as congested
+	// while its latest ACK was marked: a window lost whole sends no ACK
+	// back.
 	for _, tt := range []struct {
-		congested bool
-		cfg       NSCCConfig
-		want      int64 // window after the timeout; 0: unchanged
+		name          string
+		cfg           NSCCConfig
+		delay         float64 // in targets
+		marked, stall bool    // the rounds' ACKs, the stall's ACKs marked
+		want          int64   // window after the timeout; 0: unchanged
 	}{
-		{true, cfg, mss},
-		{false, cfg, 0},
-		{false, faithful, mss}, // uec.cpp: a tail loss on a clean path collapses the window
+		{"delay above target", cfg, 2, false, false, mss},
+		{"clean path", cfg, 0.2, false, false, 0},
+		{"marks, the latest ACK marked", cfg, 0.2, true, true, mss},
+		{"marks, then an unmarked ACK", cfg, 0.2, true, false, 0},
+		// uec.cpp: a tail loss on a clean path collapses the window.
+		{"clean path, uec.cpp reaction", faithful, 0.2, false, false, mss},
 	} {
-		congested := tt.congested
 		p := newNSCCPath(tt.cfg)
-		d := 0.2
-		if congested {
-			d = 2
-		}
 		for range 5 {
-			p.round(monotime.Duration(d*float64(cfg.Target)), false, nil)
+			p.round(monotime.Duration(tt.delay*float64(cfg.Target)), tt.marked, nil)
 		}
 		p.now = p.now.Add(5 * cfg.BaseRTT)
-		p.n.OnAck(p.now, Ack{Bytes: mss}) // starts a period
-		p.n.OnAck(p.now, Ack{Bytes: mss})
+		p.n.OnAck(p.now, Ack{Bytes: mss, ECN: tt.stall}) // starts a period
+		p.n.OnAck(p.now, Ack{Bytes: mss, ECN: tt.stall})
 		p.now = p.now.Add(3 * cfg.BaseRTT)
+		if p.now.Sub(p.n.lastECN) <= cfg.BaseRTT+cfg.Target {
+			t.Fatalf("%s: the timeout comes within the echo's span", tt.name)
+		}
 		before := p.n.Window()
 		p.n.OnLoss(p.now, Loss{Bytes: mss, Timeout: true})
 		want := tt.want
@@ -379,8 +385,7 @@ func TestNSCCLoss(t *testing.T) {
 			want = before
 		}
 		if p.n.Window() != want {
-			t.Errorf("timeout (congested %v, discriminating %v): window %d -> %d, want %d",
-				congested, tt.cfg.LossNeedsCongestion, before, p.n.Window(), want)
+			t.Errorf("timeout, %s: window %d -> %d, want %d", tt.name, before, p.n.Window(), want)
 		}
 	}
 }
