@@ -72,3 +72,34 @@ func TestSilentPeerProbes(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstSampleBound: a connection whose round trip is far above its
+// initial guess (a datacenter's 12 us against 2 ms here, as a sender
+// meets behind a deep or paused queue) times out before any ACK comes
+// back, and the ACK of a resent chunk gives no clean sample. Its first
+// ACK still sets the timeout (an upper bound, from the first packet
+// sent), so what it resends is what timed out in that first round trip,
+// whatever the transfer's length, not a chunk every minimum RTO until
+// the transfer ends (45 MB for these 4 MiB before).
+func TestFirstSampleBound(t *testing.T) {
+	link := coretest.LinkConfig{Delay: monotime.Millisecond, Rate: 10e9}
+	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: 12 * monotime.Microsecond,
+		MaxBytesInFlight: 1 << 20}
+	for _, size := range []int{4 << 20, 16 << 20} {
+		p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := message(size)
+		res, err := p.Transfer(msg, len(msg), nil, coretest.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d bytes: %d RTOs, %d bytes resent, done in %v", size, res.A.RTOs, res.A.RetxBytes, res.Duration)
+		// The first round trip: 2 ms of 100 us timeouts over the 1 MiB in
+		// flight, with the margin of a window.
+		if res.A.RetxBytes > 3<<20 {
+			t.Errorf("%d bytes: %d resent; want at most 3 MiB, what the first round trip's timeouts can send", size, res.A.RetxBytes)
+		}
+	}
+}
