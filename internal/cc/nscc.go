@@ -28,8 +28,8 @@ import (
 //     the recent queueing delay (a fast EWMA of raw samples, weight
 //     LossDelayWeight) is above LossDelayThreshold (default: the target),
 //     or an ECN echo arrived within the last base RTT + target, or the
-//     latest ACK was marked. Otherwise the loss is counted
-//     (IgnoredLosses) and the window left alone.
+//     latest ACK was marked with data still in flight. Otherwise the loss
+//     is counted (IgnoredLosses) and the window left alone.
 //     LossNeedsCongestion false restores uec.cpp's reaction.
 //   - A NACK is not fed to the delay average as base RTT + network RTT:
 //     uec.cpp does so because its NACKs are trims at a full queue; ours
@@ -386,7 +386,7 @@ type NSCC struct {
 	ss                      slowStartExit // SlowStart: its measure of the path, and the settling after it
 	sawECN                  bool
 	lastECN                 monotime.Time
-	lastMarked              bool // the latest ACK echoed a mark (congested)
+	lastMarked              bool // the latest ACK echoed a mark, data still in flight (congested)
 
 	inc        float64 // pending increase, bytes x bytes (fulfill divides by cwnd)
 	received   int64   // bytes acked since the last fulfill
@@ -464,7 +464,7 @@ func (n *NSCC) OnSend(now monotime.Time, bytes int) {
 func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	n.inFlight = a.InFlight
 	marked := a.ECN
-	n.lastMarked = marked
+	n.lastMarked = marked && a.InFlight > 0 // see congested
 	if marked {
 		n.stats.Congestions++
 		n.sawECN, n.lastECN = true, now

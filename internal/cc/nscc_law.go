@@ -28,12 +28,14 @@ func (n *NSCC) delayOnly() bool { return n.cfg.DelayWithoutECN && !n.sawECN }
 // congested reports whether the path shows a queue: a recent delay above
 // the threshold (the standing queue at or above the target in filtered
 // delay-only mode), an ECN echo within the last base RTT + target, or a
-// mark on the latest ACK. The delay averages keep their last value
-// through a silence and the echo's span did not: in an incast whose
-// window was lost whole, no ACK came back, so the timeout a few hundred
-// microseconds later found no echo within the span and was judged random,
-// and the sender resent its chunks into the full queue at the window it
-// had (incast-buffers, TestNSCCLoss).
+// mark on the latest ACK that left data in flight. The delay averages
+// keep their last value through a silence and the echo's span did not:
+// in an incast whose window was lost whole, no ACK came back, so the
+// timeout a few hundred microseconds later found no echo within the span
+// and was judged random, and the sender resent its chunks into the full
+// queue at the window it had (incast-buffers, TestNSCCLoss). A mark on
+// an ACK that left nothing in flight is not the path's word on data sent
+// after an idle spell.
 func (n *NSCC) congested(now monotime.Time) bool {
 	if n.cfg.StandingWindow > 0 && n.delayOnly() {
 		if n.queue >= n.cfg.Target {

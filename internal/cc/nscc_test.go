@@ -351,29 +351,36 @@ func TestNSCCLoss(t *testing.T) {
 	// A stall: one packet acked in the last quick adapt period, then the
 	// retransmission timer fires three base RTTs later, past the span in
 	// which an ECN echo counts. A path that marked counts as congested
-	// while its latest ACK was marked: a window lost whole sends no ACK
-	// back.
+	// while its latest ACK was marked and left data in flight: a window
+	// lost whole sends no ACK back. A mark on an ACK that left nothing in
+	// flight says nothing of what is sent after an idle spell.
 	for _, tt := range []struct {
 		name          string
 		cfg           NSCCConfig
 		delay         float64 // in targets
 		marked, stall bool    // the rounds' ACKs, the stall's ACKs marked
+		left          int64   // bytes the stall's ACKs leave in flight
 		want          int64   // window after the timeout; 0: unchanged
 	}{
-		{"delay above target", cfg, 2, false, false, mss},
-		{"clean path", cfg, 0.2, false, false, 0},
-		{"marks, the latest ACK marked", cfg, 0.2, true, true, mss},
-		{"marks, then an unmarked ACK", cfg, 0.2, true, false, 0},
+		{"delay above target", cfg, 2, false, false, mss, mss},
+		{"clean path", cfg, 0.2, false, false, mss, 0},
+		{"marks, the latest ACK marked", cfg, 0.2, true, true, mss, mss},
+		{"marks, then an unmarked ACK", cfg, 0.2, true, false, mss, 0},
+		{"marks, the latest ACK marked, nothing left in flight", cfg, 0.2, true, true, 0, 0},
 		// uec.cpp: a tail loss on a clean path collapses the window.
-		{"clean path, uec.cpp reaction", faithful, 0.2, false, false, mss},
+		{"clean path, uec.cpp reaction", faithful, 0.2, false, false, mss, mss},
 	} {
 		p := newNSCCPath(tt.cfg)
 		for range 5 {
 			p.round(monotime.Duration(tt.delay*float64(cfg.Target)), tt.marked, nil)
 		}
 		p.now = p.now.Add(5 * cfg.BaseRTT)
-		p.n.OnAck(p.now, Ack{Bytes: mss, ECN: tt.stall}) // starts a period
-		p.n.OnAck(p.now, Ack{Bytes: mss, ECN: tt.stall})
+		p.n.OnAck(p.now, Ack{Bytes: mss, ECN: tt.stall, InFlight: tt.left}) // starts a period
+		p.n.OnAck(p.now, Ack{Bytes: mss, ECN: tt.stall, InFlight: tt.left})
+		if tt.left == 0 { // idle, then a packet
+			p.now = p.now.Add(monotime.Second)
+			p.n.OnSend(p.now, mss)
+		}
 		p.now = p.now.Add(3 * cfg.BaseRTT)
 		if p.now.Sub(p.n.lastECN) <= cfg.BaseRTT+cfg.Target {
 			t.Fatalf("%s: the timeout comes within the echo's span", tt.name)

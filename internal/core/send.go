@@ -43,7 +43,27 @@ type sendMsg struct {
 	nacked   uint32 // number of acked chunks
 	ackedCum uint32 // chunks below are all acked
 	sentAt   []monotime.Time
-	retx     bitset // chunks ever retransmitted (no RTT samples, Karn)
+	// firstAt is when the message's first packet left (once high > 0).
+	// Until the connection's first RTT sample, an ACK of m's resent
+	// chunks only (Karn's rule takes no sample from them) gives the
+	// timers now - firstAt: an upper bound on any round trip it
+	// acknowledges, as all of m was sent since. Without it a sender
+	// whose round trip outgrew its initial guess timed out before any
+	// ACK came back, resent every chunk in flight, and never measured
+	// the path: its timeout stayed the guess's, each expiry a chunk
+	// resent into the queue. In meta-cc's 64-to-1 incast under PFC,
+	// 7,416 of NSCC's 7,464 timeouts came from senders with no sample at
+	// all, the smoothed RTT still the 12 us guess (TestFirstSampleBound:
+	// 45 MB resent for 4 MiB through a 2 ms round trip). The message's
+	// first packet, not the connection's: a connection may go long
+	// without a sample (a one-chunk message is answered by its Done ACK,
+	// which takes none), and a bound from its first packet was its age
+	// (TestFirstSampleBound's idle case). Backing the timeout off until
+	// a sample, as TCP does its SYN's (RFC 6298, 5.7), held real losses
+	// back too: go-back-N's 64-GPU alltoall in csaud, its one-chunk
+	// messages losing their chunk under load, took 1.87x as long.
+	firstAt monotime.Time
+	retx    bitset // chunks ever retransmitted (no RTT samples, Karn)
 	// Multipath accounting (see multipath.go): each packet's last path,
 	// and whether that transmission is not yet reported to the selector.
 	pathOf      []uint8
@@ -110,24 +130,6 @@ type sender struct {
 	chosen     []SchemeCount // the chooser's decisions
 	chrono     sendChrono    // what held it back, over time
 	silence    silence       // retransmission timers while the peer says nothing
-
-	// firstSent is when the first data packet left (sentData). Until the
-	// first RTT sample, an ACK of resent chunks only (Karn's rule takes
-	// no sample from them) gives the timers now - firstSent: an upper
-	// bound on any round trip it acknowledges, as everything was sent
-	// since. Without it a sender whose round trip outgrew its initial
-	// guess timed out before any ACK came back, resent every chunk in
-	// flight, and never measured the path: its timeout stayed the
-	// guess's, each expiry a chunk resent into the queue. In meta-cc's
-	// 64-to-1 incast under PFC, 7,416 of NSCC's 7,464 timeouts came from
-	// senders with no sample at all, the smoothed RTT still the 12 us
-	// guess (TestFirstSampleBound: 45 MB resent for 4 MiB through a 2 ms
-	// round trip). Backing the timeout off until a sample, as TCP does
-	// its SYN's (RFC 6298, 5.7), held real losses back too: go-back-N's
-	// 64-GPU alltoall in csaud, its one-chunk messages losing their
-	// chunk under load, took 1.87x as long.
-	firstSent monotime.Time
-	sentData  bool
 }
 
 func (s *sender) init(c *Conn) {
@@ -402,8 +404,8 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 		s.rtt.Update(whole)
 		rtt = lessAckDelay(s.c.ep.arrival(now).Sub(newest), a.Delay, s.rtt.Min())
 		hostDelay = whole - rtt // both hosts' hold on this ACK
-	} else if s.justAcked > 0 && s.rtt.Samples() == 0 && s.sentData {
-		s.rtt.Update(now.Sub(s.firstSent)) // no clean sample yet (firstSent)
+	} else if s.justAcked > 0 && s.rtt.Samples() == 0 && m.high > 0 {
+		s.rtt.Update(now.Sub(m.firstAt)) // no clean sample yet (firstAt)
 	}
 	if m.nacked == m.nchunks || m.cum == m.npkts {
 		s.justAcked += m.inflight
@@ -518,6 +520,9 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		s.endStall(m)
 		m.next++
 		if p >= m.high {
+			if m.high == 0 {
+				m.firstAt = now
+			}
 			m.high = p + 1
 			// Nothing acknowledges scheme none's packets: counted in
 			// flight, they would close the window for good.
@@ -530,9 +535,6 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 			s.codeAhead(m)
 		}
 		n := s.encodeData(now, m, p, buf, 0)
-		if !s.sentData {
-			s.sentData, s.firstSent = true, now
-		}
 		s.c.stats.DataPackets++
 		s.c.stats.DataBytes += uint64(size)
 		if m.next == m.npkts || m.next&(1<<s.c.shift-1) == 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core/coretest"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
 // TestSilentPeerProbes: when the peer says nothing for longer than the
@@ -77,10 +78,10 @@ func TestSilentPeerProbes(t *testing.T) {
 // initial guess (a datacenter's 12 us against 2 ms here, as a sender
 // meets behind a deep or paused queue) times out before any ACK comes
 // back, and the ACK of a resent chunk gives no clean sample. Its first
-// ACK still sets the timeout (an upper bound, from the first packet
-// sent), so what it resends is what timed out in that first round trip,
-// whatever the transfer's length, not a chunk every minimum RTO until
-// the transfer ends (45 MB for these 4 MiB before).
+// ACK still sets the timeout (an upper bound, from the message's first
+// packet), so what it resends is what timed out in that first round
+// trip, whatever the transfer's length, not a chunk every minimum RTO
+// until the transfer ends (45 MB for these 4 MiB before).
 func TestFirstSampleBound(t *testing.T) {
 	link := coretest.LinkConfig{Delay: monotime.Millisecond, Rate: 10e9}
 	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: 12 * monotime.Microsecond,
@@ -101,5 +102,39 @@ func TestFirstSampleBound(t *testing.T) {
 		if res.A.RetxBytes > 3<<20 {
 			t.Errorf("%d bytes: %d resent; want at most 3 MiB, what the first round trip's timeouts can send", size, res.A.RetxBytes)
 		}
+	}
+
+	// The idle case: one-chunk messages are answered by their Done ACK,
+	// which takes no sample, so a connection that sent only those for
+	// 100 s still has none. A message whose first pass is then lost whole
+	// is bounded from its own first packet, not the connection's: a
+	// bound from the connection's first packet made its timeout five
+	// minutes.
+	drop := false
+	link = coretest.LinkConfig{Delay: 50 * monotime.Microsecond, Rate: 10e9, Drop: func(b []byte) bool {
+		d, err := wire.ParseData(b)
+		return drop && err == nil && d.Flags&wire.FlagRetransmit == 0
+	}}
+	cfg = core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: monotime.Millisecond,
+		MinRTO: 25 * monotime.Millisecond}
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+		p.Now = p.Now.Add(5 * monotime.Second)
+	}
+	drop = true
+	res, err := p.Transfer(message(1<<20), 1<<20, nil, coretest.Limits{Time: 1000 * monotime.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("1 MiB, its first pass lost, after 100 s of one-chunk messages: done in %v, %d RTOs, smoothed RTT %v",
+		res.Duration, res.A.RTOs, res.A.SmoothedRTT)
+	if res.Duration > monotime.Second {
+		t.Errorf("1 MiB with its first pass lost took %v; want a few timeouts of 25 ms", res.Duration)
 	}
 }
