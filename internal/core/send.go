@@ -46,22 +46,15 @@ type sendMsg struct {
 	// firstAt is when the message's first packet left (once high > 0).
 	// Until the connection's first RTT sample, an ACK of m's resent
 	// chunks only (Karn's rule takes no sample from them) gives the
-	// timers now - firstAt: an upper bound on any round trip it
-	// acknowledges, as all of m was sent since. Without it a sender
-	// whose round trip outgrew its initial guess timed out before any
-	// ACK came back, resent every chunk in flight, and never measured
-	// the path: its timeout stayed the guess's, each expiry a chunk
-	// resent into the queue. In meta-cc's 64-to-1 incast under PFC,
-	// 7,416 of NSCC's 7,464 timeouts came from senders with no sample at
-	// all, the smoothed RTT still the 12 us guess (TestFirstSampleBound:
-	// 45 MB resent for 4 MiB through a 2 ms round trip). The message's
-	// first packet, not the connection's: a connection may go long
-	// without a sample (a one-chunk message is answered by its Done ACK,
-	// which takes none), and a bound from its first packet was its age
-	// (TestFirstSampleBound's idle case). Backing the timeout off until
-	// a sample, as TCP does its SYN's (RFC 6298, 5.7), held real losses
-	// back too: go-back-N's 64-GPU alltoall in csaud, its one-chunk
-	// messages losing their chunk under load, took 1.87x as long.
+	// timers now - firstAt, an upper bound on any round trip it
+	// acknowledges. Without it a sender whose round trip outgrew its
+	// initial guess timed out before any ACK came back and never
+	// measured the path: in meta-cc's 64-to-1 incast under PFC, 7,416 of
+	// NSCC's 7,464 timeouts came at the 12 us guess. From the message's
+	// first packet, not the connection's: a connection of one-chunk
+	// messages (each answered by a Done ACK, which takes no sample) can
+	// go long without a sample, and the bound was then its age.
+	// TestFirstSampleBound; docs/benchmarks.md has what was tried.
 	firstAt monotime.Time
 	retx    bitset // chunks ever retransmitted (no RTT samples, Karn)
 	// Multipath accounting (see multipath.go): each packet's last path,
