@@ -881,12 +881,18 @@ func TestNSCCYield(t *testing.T) {
 			n.OnLoss(a.now, Loss{Bytes: mss})
 		}
 	}
-	congested := func(n *NSCC, a *fullAcks, lose bool) {
-		for range 800 {
-			a.ack(3 * target) // a standing queue: a loss now is congestion
+	// congestedThen: a standing queue, so a loss after it is congestion.
+	congestedThen := func(l Loss) func(n *NSCC, a *fullAcks, lose bool) {
+		return func(n *NSCC, a *fullAcks, lose bool) {
+			for range 800 {
+				a.ack(3 * target)
+			}
+			if lose {
+				n.OnLoss(a.now, l)
+			}
 		}
-		loss(n, a, lose)
 	}
+	congested := congestedThen(Loss{Bytes: mss})
 	for _, tc := range []struct {
 		name    string
 		history func(n *NSCC, a *fullAcks, lose bool)
@@ -897,14 +903,7 @@ func TestNSCCYield(t *testing.T) {
 		{"congested loss", congested, 2 * target, 4.75},
 		{"congested loss, queue in the band", congested, target + target/5, 1},
 		{"random loss", loss, 2 * target, 1},
-		{"congested timeout", func(n *NSCC, a *fullAcks, lose bool) {
-			for range 800 {
-				a.ack(3 * target)
-			}
-			if lose {
-				n.OnLoss(a.now, Loss{Bytes: mss, Timeout: true})
-			}
-		}, 2 * target, 1},
+		{"congested timeout", congestedThen(Loss{Bytes: mss, Timeout: true}), 2 * target, 1},
 		// The shed is measured from two round trips after the history
 		// ends: here from YieldRounds base RTTs after the loss.
 		{"congested loss, YieldRounds base RTTs ago", func(n *NSCC, a *fullAcks, lose bool) {

@@ -43,7 +43,7 @@ type sendMsg struct {
 	nacked   uint32 // number of acked chunks
 	ackedCum uint32 // chunks below are all acked
 	sentAt   []monotime.Time
-	// firstAt is when the message's first packet left (once high > 0).
+	// firstAt is when the message's first packet left (set with high).
 	// Until the connection's first RTT sample, an ACK of m's resent
 	// chunks only (Karn's rule takes no sample from them) gives the
 	// timers now - firstAt, an upper bound on any round trip it
@@ -397,7 +397,7 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 		s.rtt.Update(whole)
 		rtt = lessAckDelay(s.c.ep.arrival(now).Sub(newest), a.Delay, s.rtt.Min())
 		hostDelay = whole - rtt // both hosts' hold on this ACK
-	} else if s.justAcked > 0 && s.rtt.Samples() == 0 && m.high > 0 {
+	} else if s.justAcked > 0 && s.rtt.Samples() == 0 { // m was sent: firstAt is set
 		s.rtt.Update(now.Sub(m.firstAt)) // no clean sample yet (firstAt)
 	}
 	if m.nacked == m.nchunks || m.cum == m.npkts {
