@@ -52,3 +52,35 @@ func TestReadLatenessIsNotQueue(t *testing.T) {
 		t.Errorf("stamped: smoothed RTT %v; want at least the path's 20 ms, the receiver's 2 ms and the sender's 1 ms", srtt)
 	}
 }
+
+// TestDoneAckDelay: a one-chunk message's only ACK is its Done ACK, which
+// gives the sender its RTT sample (TestDoneSample); it carries the
+// receiver's hold as a chunk's ACK does, so NSCC reads the path's queue
+// (none here) and not the receiver's 2 ms lateness.
+func TestDoneAckDelay(t *testing.T) {
+	alg, err := cc.Parse("nscc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := monotime.Millisecond
+	cfg := core.Config{CC: alg, LineRate: 1e9, BaseRTT: 20 * ms, HostNoise: ms, MinRTO: 100 * ms}
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, A: cfg, B: cfg,
+		Link: coretest.LinkConfig{Delay: 10 * ms, Rate: 1e9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.B.ReadLate = 2 * ms
+	for range 20 {
+		if _, err := p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q, srtt := p.A.Conn.CCStats().Queue, p.A.Conn.Stats().SmoothedRTT
+	t.Logf("after 20 one-chunk messages: NSCC's queue %v, smoothed RTT %v", q, srtt)
+	if q >= ms {
+		t.Errorf("NSCC reads a queue of %v; want under its 1 ms target (the receiver's 2 ms hold taken off)", q)
+	}
+	if srtt < 22*ms {
+		t.Errorf("smoothed RTT %v; want the path's 20 ms and the receiver's 2 ms (a sample from each Done ACK)", srtt)
+	}
+}

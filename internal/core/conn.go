@@ -63,6 +63,7 @@ const (
 	ctrlAck                         // receiver: ACK progress of seq
 	ctrlNack                        // receiver: NACK missing packets of seq
 	ctrlDoneAck                     // receiver: whole-message ACK for an old id
+	ctrlDone                        // receiver: whole-message ACK for seq, just completed
 	ctrlAbort                       // sender: tell the receiver seq is too large
 	ctrlDecoded                     // receiver: report packets erasure decoding rebuilt
 	ctrlCredit                      // receiver: a CTS carrying more credit for seq
@@ -371,6 +372,8 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 		a := wire.Ack{Conn: c.peerID, Flags: wire.FlagDone | wire.FlagChunkUnits | c.rcv.ecnEcho(), Msg: it.id}
 		n, _ := wire.EncodeAck(buf, &a, nil)
 		return n
+	case ctrlDone:
+		return c.rcv.encodeDone(now, it.seq, buf)
 	case ctrlDecoded:
 		return c.rcv.encodeDecoded(it.seq, buf)
 	case ctrlAbort:

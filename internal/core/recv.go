@@ -487,6 +487,7 @@ func (r *receiver) complete(m *recvMsg) {
 	r.stepDone(m)
 	r.c.emit(EventRecvDone, m.seq, nil)
 	if m.scheme.Acknowledged() {
-		r.c.ctrl.push(ctrlItem{kind: ctrlDoneAck, id: r.c.msgID(m.seq)})
+		m.ackAt = r.c.ep.arrived // the Done ACK answers the packet that completed m
+		r.c.ctrl.push(ctrlItem{kind: ctrlDone, seq: m.seq})
 	}
 }

@@ -139,6 +139,21 @@ func (r *receiver) encodeAck(now monotime.Time, seq uint32, buf []byte) int {
 	return n
 }
 
+// encodeDone builds the Done ACK of seq, which has just completed. Unlike
+// the Done ACK that answers a stale packet (ctrlDoneAck), it carries the
+// receiver's hold since the completing packet arrived, as a chunk's ACK
+// does: the sender takes an RTT sample from it (doneSample).
+func (r *receiver) encodeDone(now monotime.Time, seq uint32, buf []byte) int {
+	a := wire.Ack{Conn: r.c.peerID, Flags: wire.FlagDone | wire.FlagChunkUnits | r.ecnEcho(), Msg: r.c.msgID(seq)}
+	if r.slots != nil { // a datagram peer's may be given back by now
+		if m := &r.slots[seq&r.c.slotMask]; m.seq == seq && m.state == recvDone {
+			a.Delay = ackDelay(now, m.ackAt)
+		}
+	}
+	n, _ := wire.EncodeAck(buf, &a, nil)
+	return n
+}
+
 func (r *receiver) encodeNack(now monotime.Time, seq uint32, buf []byte) int {
 	m := &r.slots[seq&r.c.slotMask]
 	if m.seq != seq || !m.nackQueued {

@@ -52,8 +52,9 @@ type sendMsg struct {
 	// measured the path: in meta-cc's 64-to-1 incast under PFC, 7,416 of
 	// NSCC's 7,464 timeouts came at the 12 us guess. From the message's
 	// first packet, not the connection's: a connection of one-chunk
-	// messages (each answered by a Done ACK, which takes no sample) can
-	// go long without a sample, and the bound was then its age.
+	// messages (each answered by a Done ACK, which takes no sample when
+	// the chunk was resent) can go long without a sample, and the bound
+	// was then its age.
 	// TestFirstSampleBound; docs/benchmarks.md has what was tried.
 	firstAt monotime.Time
 	retx    bitset // chunks ever retransmitted (no RTT samples, Karn)
@@ -346,9 +347,10 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 		return
 	}
 	if a.Flags&wire.FlagDone != 0 {
+		rtt, hostDelay := s.roundTrip(now, m, s.doneSent(m), a.Delay, m.high > 0)
 		done := m.inflight
 		s.finish(m)
-		s.ccAcked(now, done, 0, 0, ecn)
+		s.ccAcked(now, done, rtt, hostDelay, ecn)
 		return
 	}
 	s.justAcked = 0
@@ -388,23 +390,58 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 			}
 		}
 	}
-	var rtt, hostDelay monotime.Duration
-	if newest != 0 {
-		// The retransmission timer takes the whole wait, this end's
-		// read included, as its other samples (PONG, CTS) do; the
-		// controller the path's share (lessAckDelay).
-		whole := now.Sub(newest)
-		s.rtt.Update(whole)
-		rtt = lessAckDelay(s.c.ep.arrival(now).Sub(newest), a.Delay, s.rtt.Min())
-		hostDelay = whole - rtt // both hosts' hold on this ACK
-	} else if s.justAcked > 0 && s.rtt.Samples() == 0 { // m was sent: firstAt is set
-		s.rtt.Update(now.Sub(m.firstAt)) // no clean sample yet (firstAt)
-	}
+	rtt, hostDelay := s.roundTrip(now, m, newest, a.Delay, s.justAcked > 0)
 	if m.nacked == m.nchunks || m.cum == m.npkts {
 		s.justAcked += m.inflight
 		s.finish(m)
 	}
 	s.ccAcked(now, s.justAcked, rtt, hostDelay, ecn)
+}
+
+// roundTrip feeds the timers the RTT sample an ACK of m gives, from the
+// newest chunk it newly acknowledges that was never resent (sent; zero:
+// none such), and returns the controller's share of it. acked says the
+// ACK acknowledged something of m, which was therefore sent.
+func (s *sender) roundTrip(now monotime.Time, m *sendMsg, sent monotime.Time, delay uint16, acked bool) (rtt, hostDelay monotime.Duration) {
+	if sent == 0 {
+		if acked && s.rtt.Samples() == 0 {
+			s.rtt.Update(now.Sub(m.firstAt)) // no clean sample yet (firstAt)
+		}
+		return 0, 0
+	}
+	// The retransmission timer takes the whole wait, this end's read
+	// included, as its other samples (PONG, CTS) do; the controller the
+	// path's share (lessAckDelay).
+	whole := now.Sub(sent)
+	s.rtt.Update(whole)
+	rtt = lessAckDelay(s.c.ep.arrival(now).Sub(sent), delay, s.rtt.Min())
+	return rtt, whole - rtt // and both hosts' hold on this ACK
+}
+
+// doneSent is when the newest chunk a Done ACK of m acknowledges was sent,
+// if that makes a clean RTT sample, else zero. m completed, so every chunk
+// not yet acknowledged arrived, the last of them just before the Done ACK
+// left: the newest send is the sample, as for a chunk's ACK. Without it a
+// one-chunk message, answered by its Done ACK alone, gave no sample, and
+// a connection of such messages never measured its path. Not when one of
+// those chunks was resent (the Done may answer the resent copy or, after
+// a lost Done ACK, a stale packet), nor with erasure coding, where m
+// completes before all its chunks arrive.
+func (s *sender) doneSent(m *sendMsg) monotime.Time {
+	if m.code != nil {
+		return 0
+	}
+	var newest monotime.Time
+	for i := m.ackedCum; i < m.nchunks; i++ {
+		if m.acked.test(i) {
+			continue
+		}
+		if m.retx.test(i) {
+			return 0
+		}
+		newest = max(newest, m.sentAt[i])
+	}
+	return newest
 }
 
 // lessAckDelay is an RTT sample for the congestion controller: rtt (from

@@ -104,12 +104,11 @@ func TestFirstSampleBound(t *testing.T) {
 		}
 	}
 
-	// The idle case: one-chunk messages are answered by their Done ACK,
-	// which takes no sample, so a connection that sent only those for
-	// 100 s still has none. A message whose first pass is then lost whole
-	// is bounded from its own first packet, not the connection's: a
-	// bound from the connection's first packet made its timeout five
-	// minutes.
+	// The idle case: a connection that sent only one-chunk messages for
+	// 100 s, then a message whose first pass is lost whole. When Done
+	// ACKs took no sample (before TestDoneSample's change) it had none,
+	// and a bound from the connection's first packet made the timeout
+	// five minutes: the bound runs from the message's own first packet.
 	drop := false
 	link = coretest.LinkConfig{Delay: 50 * monotime.Microsecond, Rate: 10e9, Drop: func(b []byte) bool {
 		d, err := wire.ParseData(b)
@@ -136,5 +135,52 @@ func TestFirstSampleBound(t *testing.T) {
 		res.Duration, res.A.RTOs, res.A.SmoothedRTT)
 	if res.Duration > monotime.Second {
 		t.Errorf("1 MiB with its first pass lost took %v; want a few timeouts of 25 ms", res.Duration)
+	}
+}
+
+// TestDoneSample: a one-chunk message is answered by its Done ACK alone,
+// and that ACK gives an RTT sample when the chunk was not resent. A
+// connection of such messages (an alltoall's, an RPC's) measured nothing
+// before: its smoothed RTT stayed at the 10 ms initial guess on this
+// 200 us path, and a chunk lost later waited out a timeout made of the
+// guess (30 ms) instead of the path's.
+func TestDoneSample(t *testing.T) {
+	us := monotime.Microsecond
+	lose := false
+	link := coretest.LinkConfig{Delay: 100 * us, Rate: 10e9, Drop: func(b []byte) bool {
+		d, err := wire.ParseData(b)
+		if lose && err == nil && d.Flags&wire.FlagRetransmit == 0 {
+			lose = false
+			return true
+		}
+		return false
+	}}
+	for _, scheme := range []reliability.Scheme{reliability.SelectiveRepeat{NACK: true}, reliability.GoBackN{}} {
+		t.Run(scheme.Kind().String(), func(t *testing.T) {
+			cfg := core.Config{Scheme: scheme, InitialRTT: 10 * monotime.Millisecond}
+			p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res coretest.Result
+			for range 50 {
+				if res, err = p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lose = true
+			lost, err := p.Transfer(message(1000), 1000, nil, coretest.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("after 50 one-chunk messages: smoothed RTT %v; a message whose chunk was lost: done in %v (%d RTOs)",
+				res.A.SmoothedRTT, lost.Duration, lost.A.RTOs-res.A.RTOs)
+			if res.A.SmoothedRTT < 200*us || res.A.SmoothedRTT > 400*us {
+				t.Errorf("smoothed RTT %v; want the path's 200 us (up to 400 us)", res.A.SmoothedRTT)
+			}
+			if lost.Duration > 5*monotime.Millisecond {
+				t.Errorf("a one-chunk message whose chunk was lost took %v; want a timeout made of the 200 us path", lost.Duration)
+			}
+		})
 	}
 }
