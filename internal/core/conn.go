@@ -334,7 +334,8 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 	if c.closed {
 		return 0, false
 	}
-	c.mp.path = c.pickPath(now)
+	// Each packet's path is picked once the packet is sure to leave
+	// (pickPath's comment says why).
 	if n := c.handshake(now, buf); n > 0 {
 		c.stats.CtrlPackets++
 		return n, false
@@ -344,12 +345,14 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 	}
 	if n := c.keepalive(now, buf); n > 0 {
 		c.stats.CtrlPackets++
+		c.mp.path = c.pickPath(now)
 		return n, false
 	}
 	for c.ctrl.len() > 0 {
 		it, _ := c.ctrl.pop()
 		if n := c.encodeCtrl(now, it, buf); n > 0 {
 			c.stats.CtrlPackets++
+			c.mp.path = c.pickPath(now)
 			return n, false
 		}
 	}

@@ -99,3 +99,31 @@ func TestSinglePathCostsNothing(t *testing.T) {
 		t.Fatalf("single path has stats %v", st)
 	}
 }
+
+// TestSelectPerPacket: the selector is asked once per packet sent, not
+// once per poll. Round robin over four paths with one-packet messages
+// gives each path a quarter of the packets; asked on every poll as well,
+// its turn moved on polls that sent nothing or sent control packets, and
+// the data packets fell on the paths that turn left them.
+func TestSelectPerPacket(t *testing.T) {
+	for _, sel := range []path.Kind{path.RoundRobin, path.Oblivious} {
+		t.Run(sel.String(), func(t *testing.T) {
+			cfg := core.Config{Paths: 4, Select: sel, InitialRTT: monotime.Millisecond}
+			p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: testLink(), A: cfg, B: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 200
+			for range n {
+				if _, err := p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, s := range p.A.Conn.PathStats() {
+				if s.Sent != n/4 {
+					t.Errorf("path %d carried %d of %d packets; want a quarter", i, s.Sent, n)
+				}
+			}
+		})
+	}
+}

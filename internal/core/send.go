@@ -564,6 +564,7 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		if m.code != nil && s.c.ep.codec != nil && m.data != nil && p == s.subStart(m, m.sub) {
 			s.codeAhead(m)
 		}
+		s.c.mp.path = s.c.pickPath(now)
 		n := s.encodeData(now, m, p, buf, 0)
 		s.c.stats.DataPackets++
 		s.c.stats.DataBytes += uint64(size)

@@ -108,6 +108,7 @@ func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
 		r.start++
 		c := p >> s.c.shift
 		m.retx.set(c)
+		s.c.mp.path = s.c.pickPath(now)
 		s.c.retxOffFailed(now)
 		n := s.encodeData(now, m, p, buf, wire.FlagRetransmit)
 		s.c.stats.RetxPackets++
