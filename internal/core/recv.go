@@ -478,10 +478,26 @@ func (r *receiver) chunkPackets(m *recvMsg, c uint32) uint32 {
 	return min(start+1<<m.geo.ChunkShift, m.npkts) - start
 }
 
+// forgetReordering lets the reordering window shrink, slowly, as a
+// message of npkts packets completes: by a sixteenth per forgetPackets
+// packets, and never by more than a sixteenth per message. A sixteenth
+// per message, whatever its size, forgot the window sixteen times as
+// fast per packet for one-chunk messages as for 16-chunk ones: in
+// meta-cc's AllReduce at 65 hosts (64 KiB ring steps sprayed over four
+// QPs, PFC, nothing dropped) every resend was a NACK of a packet the
+// window had forgotten could be late, 2.03 MB of them; kept, 0.61 MB.
+func (r *receiver) forgetReordering(npkts uint32) {
+	r.reorder -= r.reorder * monotime.Duration(min(npkts, forgetPackets)) / (16 * forgetPackets)
+}
+
+// forgetPackets: a message of this many packets or more forgets a
+// sixteenth of the reordering window, as every message once did.
+const forgetPackets = 256
+
 func (r *receiver) complete(m *recvMsg) {
 	m.state = recvDone
 	r.wake()                    // the next message may take credit now
-	r.reorder -= r.reorder / 16 // forget old reordering, slowly
+	r.forgetReordering(m.npkts)
 	m.rs.Reset()
 	r.ec.release(&m.ec)
 	r.stepDone(m)
