@@ -496,7 +496,7 @@ const forgetPackets = 256
 
 func (r *receiver) complete(m *recvMsg) {
 	m.state = recvDone
-	r.wake()                    // the next message may take credit now
+	r.wake() // the next message may take credit now
 	r.forgetReordering(m.npkts)
 	m.rs.Reset()
 	r.ec.release(&m.ec)
