@@ -329,6 +329,7 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 			return 0, false
 		}
 		c.stats.CtrlPackets++
+		c.mp.path = c.ctrlPath()
 		return n, false
 	}
 	if c.closed {
@@ -345,14 +346,14 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 	}
 	if n := c.keepalive(now, buf); n > 0 {
 		c.stats.CtrlPackets++
-		c.mp.path = c.pickPath(now)
+		c.mp.path = c.ctrlPath()
 		return n, false
 	}
 	for c.ctrl.len() > 0 {
 		it, _ := c.ctrl.pop()
 		if n := c.encodeCtrl(now, it, buf); n > 0 {
 			c.stats.CtrlPackets++
-			c.mp.path = c.pickPath(now)
+			c.mp.path = c.ctrlPath()
 			return n, false
 		}
 	}

@@ -238,7 +238,7 @@ func (c *Conn) encodeHandshake(now monotime.Time, t wire.Type, buf []byte) int {
 		h.Conn = c.peerID
 		h.Echo = c.acceptEcho
 		c.acceptDue = false
-		c.mp.path = c.pickPath(now)
+		c.mp.path = c.ctrlPath()
 	}
 	h.Source = c.id
 	h.Paths = uint8(c.cfg.Paths)

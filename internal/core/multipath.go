@@ -23,6 +23,8 @@ import (
 type multipath struct {
 	sel  path.Selector
 	path Path // the path of the packet poll just produced
+	// ctrlTurn is the path the next control packet tries first.
+	ctrlTurn int
 }
 
 func (c *Conn) initPaths() {
@@ -36,16 +38,37 @@ func (c *Conn) initPaths() {
 	c.mp.sel, _ = path.New(c.cfg.Select, c.cfg.Paths, seed) // arguments checked by Config
 }
 
-// pickPath chooses the path of a packet that is sure to leave. Asked on
-// every poll, as it once was, the selector's turn passed on each poll that
-// sent nothing or a control packet: round robin over four paths sent all
-// of 200 one-packet messages down one of them, and OBS's one packet per
-// path per cycle became 45 to 55 of 200 each (TestSelectPerPacket).
+// pickPath chooses the path of a data packet that is sure to leave. Asked
+// on every poll, as it once was, the selector's turn passed on each poll
+// that sent nothing or a control packet: round robin over four paths sent
+// all of 200 one-packet messages down one of them, and OBS's one packet
+// per path per cycle became 45 to 55 of 200 each (TestSelectPerPacket).
 func (c *Conn) pickPath(now monotime.Time) Path {
 	if c.mp.sel == nil {
 		return 0
 	}
 	return Path(c.mp.sel.Select(now))
+}
+
+// ctrlPath chooses a control packet's path without taking the selector's
+// turn, which is the data packets': the next up path in turn (any, when
+// none is up), or path 0 for Single, whose one path it is. It reads
+// health without judging it (no silence check), as control packets are
+// not accounted to their path.
+func (c *Conn) ctrlPath() Path {
+	t := path.TableOf(c.mp.sel)
+	if t == nil || c.cfg.Select == path.Single {
+		return 0
+	}
+	n := t.Len()
+	for range n {
+		i := c.mp.ctrlTurn
+		c.mp.ctrlTurn = (c.mp.ctrlTurn + 1) % n
+		if t.Up(i) {
+			return Path(i)
+		}
+	}
+	return Path(c.mp.ctrlTurn)
 }
 
 // retxOffFailed moves a retransmission that Select put on a failed path

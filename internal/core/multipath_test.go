@@ -101,32 +101,75 @@ func TestSinglePathCostsNothing(t *testing.T) {
 	}
 }
 
-// TestSelectPerPacket: the selector is asked once per packet sent, not
-// once per poll. Round robin over four paths with one-packet messages
-// gives each path a quarter of the packets; asked on every poll as well,
-// its turn moved on polls that sent nothing or sent control packets, and
-// the data packets fell on the paths that turn left them.
+// TestSelectPerPacket: the selector is asked once per data packet sent,
+// not once per poll nor for control packets. Round robin (and OBS) over
+// four paths with one-packet messages gives each path a quarter of the
+// data packets, one way and both ways at once, where each end's data
+// packets come between the control packets (ACKs, Done ACKs) it sends
+// for the other's. Asked on every poll, round robin sent all 200 down one
+// path one way; asked for control packets too, all of one end's down one
+// path both ways.
 func TestSelectPerPacket(t *testing.T) {
-	for _, sel := range []path.Kind{path.RoundRobin, path.Oblivious} {
-		t.Run(sel.String(), func(t *testing.T) {
-			cfg := core.Config{Paths: 4, Select: sel, InitialRTT: monotime.Millisecond}
-			p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: testLink(), A: cfg, B: cfg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			const n = 200
-			for range n {
-				if _, err := p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
+	for _, both := range []bool{false, true} {
+		for _, sel := range []path.Kind{path.RoundRobin, path.Oblivious} {
+			t.Run(fmt.Sprintf("%s/both-ways=%v", sel, both), func(t *testing.T) {
+				cfg := core.Config{Paths: 4, Select: sel, InitialRTT: monotime.Millisecond}
+				p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: testLink(), A: cfg, B: cfg})
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			for i, s := range p.A.Conn.PathStats() {
-				if s.Sent != n/4 {
-					t.Errorf("path %d carried %d of %d packets; want a quarter", i, s.Sent, n)
+				const n = 200
+				for range n {
+					if err := exchange(p, both); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-		})
+				ends := []*coretest.Side{p.A}
+				if both {
+					ends = append(ends, p.B)
+				}
+				for _, end := range ends {
+					for i, s := range end.Conn.PathStats() {
+						if s.Sent != n/4 {
+							t.Errorf("path %d carried %d of %d data packets; want a quarter", i, s.Sent, n)
+						}
+					}
+				}
+			})
+		}
 	}
+}
+
+// exchange sends a one-packet message from A to B and, if both, one from
+// B to A at the same time, and waits until both ends have every answer.
+func exchange(p *coretest.Pair, both bool) error {
+	type leg struct{ from, to *coretest.Side }
+	legs := []leg{{p.A, p.B}}
+	if both {
+		legs = append(legs, leg{p.B, p.A})
+	}
+	pending := 0
+	for _, l := range legs {
+		if _, err := l.to.Conn.PostRecv(make([]byte, 1000)); err != nil {
+			return err
+		}
+		if _, err := l.from.Conn.SendWith(message(1000), nil); err != nil {
+			return err
+		}
+		pending += 2
+	}
+	handle := func(ev core.Event) {
+		switch ev.Kind {
+		case core.EventSendDone:
+			pending--
+		case core.EventRecvDone:
+			pending--
+			_ = ev.Conn.Complete(core.RecvHandle(ev.Msg))
+		}
+	}
+	p.A.OnEvent, p.B.OnEvent = handle, handle
+	p.Wake()
+	return p.Drive(func() bool { return pending == 0 }, coretest.Limits{})
 }
 
 // TestSmallMessagesKeepReorderWindow: one path of four is 30 us slower

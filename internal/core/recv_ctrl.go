@@ -140,13 +140,17 @@ func (r *receiver) encodeAck(now monotime.Time, seq uint32, buf []byte) int {
 }
 
 // encodeDone builds the Done ACK of seq, which has just completed. Unlike
-// the Done ACK that answers a stale packet (ctrlDoneAck), it carries the
-// receiver's hold since the completing packet arrived, as a chunk's ACK
-// does: the sender takes an RTT sample from it (doneSample).
+// the Done ACK that answers a stale packet (ctrlDoneAck), it says so
+// (FlagCompleted), and the sender takes an RTT sample from it (doneSent);
+// it carries the receiver's hold since the completing packet arrived, as
+// a chunk's ACK does. The application may have completed the receive
+// already (recvFree, the slot still holding seq); a datagram peer keeps
+// its slots while this ACK waits (settle).
 func (r *receiver) encodeDone(now monotime.Time, seq uint32, buf []byte) int {
-	a := wire.Ack{Conn: r.c.peerID, Flags: wire.FlagDone | wire.FlagChunkUnits | r.ecnEcho(), Msg: r.c.msgID(seq)}
-	if r.slots != nil { // a datagram peer's may be given back by now
-		if m := &r.slots[seq&r.c.slotMask]; m.seq == seq && m.state == recvDone {
+	a := wire.Ack{Conn: r.c.peerID, Flags: wire.FlagDone | wire.FlagCompleted | wire.FlagChunkUnits | r.ecnEcho(),
+		Msg: r.c.msgID(seq)}
+	if r.slots != nil {
+		if m := &r.slots[seq&r.c.slotMask]; m.seq == seq && (m.state == recvDone || m.state == recvFree) {
 			a.Delay = ackDelay(now, m.ackAt)
 		}
 	}

@@ -347,7 +347,7 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 		return
 	}
 	if a.Flags&wire.FlagDone != 0 {
-		rtt, hostDelay := s.roundTrip(now, m, s.doneSent(m), a.Delay, m.high > 0)
+		rtt, hostDelay := s.roundTrip(now, m, s.doneSent(m, a.Flags), a.Delay, m.high > 0)
 		done := m.inflight
 		s.finish(m)
 		s.ccAcked(now, done, rtt, hostDelay, ecn)
@@ -418,24 +418,25 @@ func (s *sender) roundTrip(now monotime.Time, m *sendMsg, sent monotime.Time, de
 	return rtt, whole - rtt // and both hosts' hold on this ACK
 }
 
-// doneSent is when the newest chunk a Done ACK of m acknowledges was sent,
-// if that makes a clean RTT sample, else zero. m completed, so every chunk
-// not yet acknowledged arrived, the last of them just before the Done ACK
-// left: the newest send is the sample, as for a chunk's ACK. Without it a
-// one-chunk message, answered by its Done ACK alone, gave no sample, and
-// a connection of such messages never measured its path. Not when one of
-// those chunks was resent (the Done may answer the resent copy or, after
-// a lost Done ACK, a stale packet), nor with erasure coding, where m
-// completes before all its chunks arrive.
-func (s *sender) doneSent(m *sendMsg) monotime.Time {
-	if m.code != nil {
+// doneSent is when the newest chunk a Done ACK of m (with flags)
+// acknowledges was sent, if that makes a clean RTT sample, else zero. A
+// Done ACK that answers the completion (FlagCompleted) says every chunk
+// not yet acknowledged arrived, the last of them just before it left: the
+// newest send is the sample, as for a chunk's ACK. Without it a one-chunk
+// message, answered by its Done ACK alone, gave no sample, and a
+// connection of such messages never measured its path. Not from a Done ACK
+// that answers a stale packet (after a lost Done ACK, or a receive the
+// application completed before the message was whole while its sender
+// still sends, when the newest send postdates the packet answered), nor
+// when one of those chunks was resent (the Done may answer the resent
+// copy), nor with erasure coding, where m completes before all its chunks
+// arrive.
+func (s *sender) doneSent(m *sendMsg, flags uint8) monotime.Time {
+	if flags&wire.FlagCompleted == 0 || m.code != nil || !m.passDone {
 		return 0
 	}
 	var newest monotime.Time
-	for i := m.ackedCum; i < m.nchunks; i++ {
-		if m.acked.test(i) {
-			continue
-		}
+	for i := m.acked.nextClear(m.ackedCum, m.nchunks); i < m.nchunks; i = m.acked.nextClear(i+1, m.nchunks) {
 		if m.retx.test(i) {
 			return 0
 		}

@@ -104,11 +104,11 @@ func TestFirstSampleBound(t *testing.T) {
 		}
 	}
 
-	// The idle case: a connection that sent only one-chunk messages for
-	// 100 s, then a message whose first pass is lost whole. When Done
-	// ACKs took no sample (before TestDoneSample's change) it had none,
-	// and a bound from the connection's first packet made the timeout
-	// five minutes: the bound runs from the message's own first packet.
+	// The idle case: a connection whose only message, 100 s ago, was
+	// unacknowledged (scheme none), so it has no RTT sample, then a
+	// message whose first pass is lost whole. The bound runs from the
+	// message's own first packet: from the connection's first packet it
+	// made the timeout minutes long.
 	drop := false
 	link = coretest.LinkConfig{Delay: 50 * monotime.Microsecond, Rate: 10e9, Drop: func(b []byte) bool {
 		d, err := wire.ParseData(b)
@@ -120,18 +120,19 @@ func TestFirstSampleBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 20 {
-		if _, err := p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
-			t.Fatal(err)
-		}
-		p.Now = p.Now.Add(5 * monotime.Second)
+	if _, err := p.Transfer(message(1000), 1000, reliability.None{}, coretest.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Now = p.Now.Add(100 * monotime.Second)
+	if n := p.A.Conn.Stats().SmoothedRTT; n != monotime.Millisecond {
+		t.Fatalf("smoothed RTT %v after 100 s idle; want the 1 ms guess (no sample)", n)
 	}
 	drop = true
 	res, err := p.Transfer(message(1<<20), 1<<20, nil, coretest.Limits{Time: 1000 * monotime.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("1 MiB, its first pass lost, after 100 s of one-chunk messages: done in %v, %d RTOs, smoothed RTT %v",
+	t.Logf("1 MiB, its first pass lost, 100 s after an unacknowledged message: done in %v, %d RTOs, smoothed RTT %v",
 		res.Duration, res.A.RTOs, res.A.SmoothedRTT)
 	if res.Duration > monotime.Second {
 		t.Errorf("1 MiB with its first pass lost took %v; want a few timeouts of 25 ms", res.Duration)
@@ -182,5 +183,53 @@ func TestDoneSample(t *testing.T) {
 				t.Errorf("a one-chunk message whose chunk was lost took %v; want a timeout made of the 200 us path", lost.Duration)
 			}
 		})
+	}
+}
+
+// TestDoneSampleNotFromStale: a receive the application completes before
+// the message is whole makes the receiver answer the packets still coming
+// with Done ACKs for a stale message, while the sender still sends. Such
+// a Done ACK gives no sample: its newest send postdates the packet it
+// answers, and the samples shrank the smoothed RTT of a 20 ms path by a
+// tenth per message (12.3 ms after five, in the review that found it).
+func TestDoneSampleNotFromStale(t *testing.T) {
+	ms := monotime.Millisecond
+	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: 20 * ms}
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: coretest.LinkConfig{Delay: 10 * ms, Rate: 1e9}, A: cfg, B: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		rh, err := p.B.Conn.PostRecv(make([]byte, 8<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, err := p.A.Conn.SendWith(message(8<<20), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		abandoned, sent := false, false
+		p.B.OnEvent = func(ev core.Event) {
+			if ev.Kind == core.EventChunks && ev.Msg == uint32(rh) && !abandoned {
+				abandoned = true
+				if err := ev.Conn.Complete(rh); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		p.A.OnEvent = func(ev core.Event) {
+			if ev.Msg == uint32(sh) && (ev.Kind == core.EventSendDone || ev.Kind == core.EventSendFailed) {
+				sent = true
+			}
+		}
+		p.Wake()
+		if err := p.Drive(func() bool { return sent }, coretest.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+		srtt := p.A.Conn.Stats().SmoothedRTT
+		t.Logf("message %d abandoned: smoothed RTT %v", i, srtt)
+		if srtt < 19*ms {
+			t.Fatalf("smoothed RTT %v after %d abandoned messages; want the path's 20 ms", srtt, i+1)
+		}
 	}
 }

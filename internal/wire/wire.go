@@ -73,6 +73,10 @@ const (
 	// that is not whole yet (SDR's expanded chunk): which of its packets
 	// arrived, so a multipath sender learns what each path delivered.
 	FlagPacketBits uint8 = 1 << 5
+	// FlagCompleted marks a Done ACK that answers the packet that
+	// completed the message, not a stale packet of a message done
+	// earlier (ACK): the sender may take an RTT sample from it.
+	FlagCompleted uint8 = 1 << 6
 )
 
 // Header lengths.
