@@ -78,10 +78,13 @@ func (c *Conn) ctrlPath() Path {
 // of a 16 MiB SR message went down the dead path at every RTO until the
 // peer's idle timeout closed the connection (TestLossyMemoryNetwork).
 // The failed path's probe schedule has moved on all the same, so its
-// next probe comes one backoff step later.
+// next probe comes one backoff step later. Not under Single: its one path
+// is the only one it has (RoCE's RC connection, the baseline), and moving
+// its resends to the others gave it a second path whenever its own
+// failed (TestSingleStaysOnItsPath).
 func (c *Conn) retxOffFailed(now monotime.Time) {
 	t := path.TableOf(c.mp.sel)
-	if t == nil || t.Up(int(c.mp.path)) || t.UpCount() == 0 {
+	if t == nil || c.cfg.Select == path.Single || t.Up(int(c.mp.path)) || t.UpCount() == 0 {
 		return
 	}
 	c.mp.path = Path(t.PickUp(now))

@@ -206,3 +206,34 @@ func TestSmallMessagesKeepReorderWindow(t *testing.T) {
 		t.Errorf("%d packets NACKed that were only late; want the window learned once and again only now and then", res.B.SpuriousNacks)
 	}
 }
+
+// TestSingleStaysOnItsPath: Single sends every packet, resends included,
+// down its one path, however lossy. A connection configured with four
+// paths and Single (a scenario's QPs with plain ECMP) fails its path after
+// three losses in a row; its resends went down the other three, which it
+// never otherwise uses.
+func TestSingleStaysOnItsPath(t *testing.T) {
+	link := testLink()
+	link.Loss = 0.05
+	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, Paths: 4, Select: path.Single,
+		InitialRTT: monotime.Millisecond}
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := message(8 << 20)
+	res, err := p.Transfer(msg, len(msg), nil, coretest.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := p.A.Conn.PathStats()
+	t.Logf("%d packets resent; paths %+v", res.A.RetxPackets, st)
+	if res.A.RetxPackets == 0 {
+		t.Fatal("nothing resent: the test shows nothing")
+	}
+	for i, s := range st[1:] {
+		if s.Sent > 0 {
+			t.Errorf("path %d carried %d packets; want none (Single has one path)", i+1, s.Sent)
+		}
+	}
+}
