@@ -21,10 +21,9 @@ import (
 // multipath is a connection's path state; sel is nil for a single path,
 // which then costs nothing per packet.
 type multipath struct {
-	sel  path.Selector
-	path Path // the path of the packet poll just produced
-	// ctrlTurn is the path the next control packet tries first.
-	ctrlTurn int
+	sel      path.Selector
+	path     Path // the path of the packet poll just produced
+	ctrlTurn Path // the path the next control packet tries first
 }
 
 func (c *Conn) initPaths() {
@@ -60,15 +59,15 @@ func (c *Conn) ctrlPath() Path {
 	if t == nil || c.cfg.Select == path.Single {
 		return 0
 	}
-	n := t.Len()
+	n := Path(t.Len())
 	for range n {
 		i := c.mp.ctrlTurn
 		c.mp.ctrlTurn = (c.mp.ctrlTurn + 1) % n
-		if t.Up(i) {
-			return Path(i)
+		if t.Up(int(i)) {
+			return i
 		}
 	}
-	return Path(c.mp.ctrlTurn)
+	return c.mp.ctrlTurn
 }
 
 // retxOffFailed moves a retransmission that Select put on a failed path
