@@ -72,7 +72,8 @@ func TestDoneAckDelay(t *testing.T) {
 	p.B.ReadLate = 2 * ms
 	for range 20 {
 		// The receiver completes each receive as soon as it is told, as
-		// sim and sdr do (encodeDone reads the hold from the freed slot).
+		// sim and sdr do. This harness sends the Done ACK before the
+		// event; TestEncodeDoneHold covers one encoded after it.
 		rh, err := p.B.Conn.PostRecv(make([]byte, 1000))
 		if err != nil {
 			t.Fatal(err)

@@ -67,7 +67,9 @@ func (c *Conn) ctrlPath() Path {
 			return i
 		}
 	}
-	return c.mp.ctrlTurn
+	i := c.mp.ctrlTurn // none up: every path in turn, or a dead one would take them all
+	c.mp.ctrlTurn = (c.mp.ctrlTurn + 1) % n
+	return i
 }
 
 // retxOffFailed moves a retransmission that Select put on a failed path

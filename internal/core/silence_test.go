@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/core"
@@ -194,42 +195,55 @@ func TestDoneSample(t *testing.T) {
 // tenth per message (12.3 ms after five, in the review that found it).
 func TestDoneSampleNotFromStale(t *testing.T) {
 	ms := monotime.Millisecond
-	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: 20 * ms}
-	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: coretest.LinkConfig{Delay: 10 * ms, Rate: 1e9}, A: cfg, B: cfg})
+	// 8 MiB: the stale Done ACKs come while the first pass still runs;
+	// 1 MiB: after it ends, so only the flag tells them apart.
+	for _, size := range []int{8 << 20, 1 << 20} {
+		t.Run(fmt.Sprintf("%dMiB", size>>20), func(t *testing.T) {
+			cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: 20 * ms}
+			p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: coretest.LinkConfig{Delay: 10 * ms, Rate: 1e9}, A: cfg, B: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				abandon(t, p, size)
+				srtt := p.A.Conn.Stats().SmoothedRTT
+				t.Logf("message %d abandoned: smoothed RTT %v", i, srtt)
+				if srtt < 19*ms {
+					t.Fatalf("smoothed RTT %v after %d abandoned messages; want the path's 20 ms", srtt, i+1)
+				}
+			}
+		})
+	}
+}
+
+// abandon sends a message of size bytes that the receiver completes at
+// its first chunk, and waits until the sender is done with it.
+func abandon(t *testing.T, p *coretest.Pair, size int) {
+	t.Helper()
+	rh, err := p.B.Conn.PostRecv(make([]byte, size))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 5 {
-		rh, err := p.B.Conn.PostRecv(make([]byte, 8<<20))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sh, err := p.A.Conn.SendWith(message(8<<20), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		abandoned, sent := false, false
-		p.B.OnEvent = func(ev core.Event) {
-			if ev.Kind == core.EventChunks && ev.Msg == uint32(rh) && !abandoned {
-				abandoned = true
-				if err := ev.Conn.Complete(rh); err != nil {
-					t.Error(err)
-				}
+	sh, err := p.A.Conn.SendWith(message(size), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abandoned, sent := false, false
+	p.B.OnEvent = func(ev core.Event) {
+		if ev.Kind == core.EventChunks && ev.Msg == uint32(rh) && !abandoned {
+			abandoned = true
+			if err := ev.Conn.Complete(rh); err != nil {
+				t.Error(err)
 			}
 		}
-		p.A.OnEvent = func(ev core.Event) {
-			if ev.Msg == uint32(sh) && (ev.Kind == core.EventSendDone || ev.Kind == core.EventSendFailed) {
-				sent = true
-			}
+	}
+	p.A.OnEvent = func(ev core.Event) {
+		if ev.Msg == uint32(sh) && (ev.Kind == core.EventSendDone || ev.Kind == core.EventSendFailed) {
+			sent = true
 		}
-		p.Wake()
-		if err := p.Drive(func() bool { return sent }, coretest.Limits{}); err != nil {
-			t.Fatal(err)
-		}
-		srtt := p.A.Conn.Stats().SmoothedRTT
-		t.Logf("message %d abandoned: smoothed RTT %v", i, srtt)
-		if srtt < 19*ms {
-			t.Fatalf("smoothed RTT %v after %d abandoned messages; want the path's 20 ms", srtt, i+1)
-		}
+	}
+	p.Wake()
+	if err := p.Drive(func() bool { return sent }, coretest.Limits{}); err != nil {
+		t.Fatal(err)
 	}
 }
