@@ -50,10 +50,10 @@ func (c *Conn) pickPath(now monotime.Time) Path {
 }
 
 // ctrlPath chooses a control packet's path without taking the selector's
-// turn, which is the data packets': the next up path in turn (any, when
-// none is up), or path 0 for Single, whose one path it is. It reads
-// health without judging it (no silence check), as control packets are
-// not accounted to their path.
+// turn, which is the data packets': the next up path in turn (every path
+// in turn when none is up), or path 0 for Single, whose one path it is.
+// It reads health without judging it (no silence check), as control
+// packets are not accounted to their path.
 func (c *Conn) ctrlPath() Path {
 	t := path.TableOf(c.mp.sel)
 	if t == nil || c.cfg.Select == path.Single {
@@ -67,7 +67,7 @@ func (c *Conn) ctrlPath() Path {
 			return i
 		}
 	}
-	i := c.mp.ctrlTurn // none up: every path in turn, or a dead one would take them all
+	i := c.mp.ctrlTurn // none up: one path would take them all, dead or not
 	c.mp.ctrlTurn = (c.mp.ctrlTurn + 1) % n
 	return i
 }
