@@ -79,7 +79,10 @@ func (c *Conn) ctrlPath() Path {
 // of a 16 MiB SR message went down the dead path at every RTO until the
 // peer's idle timeout closed the connection (TestLossyMemoryNetwork).
 // The failed path's probe schedule has moved on all the same, so its
-// next probe comes one backoff step later. Not under Single: its one path
+// next probe comes one backoff step later. Parity goes off a failed path
+// too: nothing acknowledges a parity packet, so a probe it took told
+// nothing, and the path waited a backoff step more for its next one
+// (TestPathFailure counts both). Not under Single: its one path
 // is the only one it has (RoCE's RC connection, the baseline), and moving
 // its resends to the others gave it a second path whenever its own
 // failed (TestSingleStaysOnItsPath).

@@ -24,16 +24,23 @@ func TestPathFailure(t *testing.T) {
 				// Drop sees each packet just before PathDown: count the
 				// retransmissions sent down the dead path once it failed.
 				var pr *coretest.Pair
-				var retx bool
-				var retxOnFailed int
+				var retx, parity bool
+				var retxOnFailed, parityOnFailed int
 				link.Drop = func(b []byte) bool {
 					d, err := wire.ParseData(b)
 					retx = err == nil && d.Flags&wire.FlagRetransmit != 0
+					_, err = wire.ParseParity(b)
+					parity = err == nil
 					return false
 				}
 				link.PathDown = func(now monotime.Time, p core.Path) bool {
-					if retx && p == dead && pr != nil && pr.A.Conn.PathStats()[dead].State == "failed" {
-						retxOnFailed++
+					if p == dead && pr != nil && pr.A.Conn.PathStats()[dead].State == "failed" {
+						if retx {
+							retxOnFailed++
+						}
+						if parity {
+							parityOnFailed++
+						}
 					}
 					return p == dead && now >= monotime.Time(5*monotime.Millisecond)
 				}
@@ -79,8 +86,8 @@ func TestPathFailure(t *testing.T) {
 				}
 				// A failed path's probes carry fresh data only: the
 				// receiver is waiting for a retransmission.
-				if retxOnFailed > 0 {
-					t.Errorf("%d retransmissions sent down the failed path", retxOnFailed)
+				if retxOnFailed > 0 || parityOnFailed > 0 {
+					t.Errorf("%d retransmissions and %d parity packets sent down the failed path", retxOnFailed, parityOnFailed)
 				}
 				for i, s := range st {
 					if core.Path(i) != dead && s.State != "up" {
