@@ -161,8 +161,7 @@ func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 	if len(buf) < wire.MaxHeaderLen+int(mtu) {
 		return 0 // the caller's buffer cannot hold it: send nothing, lose nothing
 	}
-	s.c.mp.path = s.c.pickPath(now)
-	s.c.retxOffFailed(now) // a probe that nothing acknowledges tells nothing
+	s.c.mp.path = s.c.pickPathUp(now)
 	S := stripes(m.npkts, uint32(m.code.K()), m.sub, s.c.shift)
 	i, j := m.parityPos/S, m.parityPos%S
 	off := (i*S + j) * mtu

@@ -63,35 +63,35 @@ func (c *Conn) ctrlPath() Path {
 	for range n {
 		i := c.mp.ctrlTurn
 		c.mp.ctrlTurn = (c.mp.ctrlTurn + 1) % n
-		if t.Up(int(i)) {
+		// With none up, every path in turn: one would take them all,
+		// dead or not.
+		if t.Up(int(i)) || t.UpCount() == 0 {
 			return i
 		}
 	}
-	i := c.mp.ctrlTurn // none up: one path would take them all, dead or not
-	c.mp.ctrlTurn = (c.mp.ctrlTurn + 1) % n
-	return i
+	return c.mp.ctrlTurn // not reached: n tries find an up path or none is up
 }
 
-// retxOffFailed moves a retransmission that Select put on a failed path
-// (a probe) to an up one: the receiver is waiting for that packet, and a
-// probe can risk fresh data. With a resend only now and then, the probe
-// due at each took it: over 16 paths, one dead, the last missing packet
-// of a 16 MiB SR message went down the dead path at every RTO until the
-// peer's idle timeout closed the connection (TestLossyMemoryNetwork).
-// The failed path's probe schedule has moved on all the same, so its
-// next probe comes one backoff step later. Parity goes off a failed path
-// too: nothing acknowledges a parity packet, so a probe it took told
-// nothing, and the path waited a backoff step more for its next one
-// (TestPathFailure counts both). Not under Single: its one path
-// is the only one it has (RoCE's RC connection, the baseline), and moving
-// its resends to the others gave it a second path whenever its own
-// failed (TestSingleStaysOnItsPath).
-func (c *Conn) retxOffFailed(now monotime.Time) {
+// pickPathUp chooses the path of a resend or a parity packet: Select's,
+// unless that is a failed path (a probe), then an up one. The receiver is
+// waiting for a resend, and a probe can risk fresh data: with a resend
+// only now and then, the probe due at each took it, and over 16 paths, one
+// dead, the last missing packet of a 16 MiB SR message went down the dead
+// path at every RTO until the peer's idle timeout closed the connection
+// (TestLossyMemoryNetwork). Nothing acknowledges a parity packet, so a
+// probe it took told nothing (TestPathFailure counts both). The failed
+// path's probe schedule has moved on all the same, so its next probe comes
+// one backoff step later. Not under Single: its one path is the only one
+// it has (RoCE's RC connection, the baseline), and moving its resends to
+// the others gave it a second path whenever its own failed
+// (TestSingleStaysOnItsPath).
+func (c *Conn) pickPathUp(now monotime.Time) Path {
+	p := c.pickPath(now)
 	t := path.TableOf(c.mp.sel)
-	if t == nil || c.cfg.Select == path.Single || t.Up(int(c.mp.path)) || t.UpCount() == 0 {
-		return
+	if t == nil || c.cfg.Select == path.Single || t.Up(int(p)) || t.UpCount() == 0 {
+		return p
 	}
-	c.mp.path = Path(t.PickUp(now))
+	return Path(t.PickUp(now))
 }
 
 // PathStats returns per-path counters, or nil for a single-path connection.

@@ -51,10 +51,9 @@ type sendMsg struct {
 	// initial guess timed out before any ACK came back and never
 	// measured the path: in meta-cc's 64-to-1 incast under PFC, 7,416 of
 	// NSCC's 7,464 timeouts came at the 12 us guess. From the message's
-	// first packet, not the connection's: a connection of one-chunk
-	// messages (each answered by a Done ACK, which takes no sample when
-	// the chunk was resent) can go long without a sample, and the bound
-	// was then its age.
+	// first packet, not the connection's: a connection whose earlier
+	// messages gave no sample (scheme none's, or one-chunk messages whose
+	// chunk was resent) can be old, and the bound was then its age.
 	// TestFirstSampleBound; docs/benchmarks.md has what was tried.
 	firstAt monotime.Time
 	retx    bitset // chunks ever retransmitted (no RTT samples, Karn)

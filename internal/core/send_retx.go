@@ -108,8 +108,7 @@ func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
 		r.start++
 		c := p >> s.c.shift
 		m.retx.set(c)
-		s.c.mp.path = s.c.pickPath(now)
-		s.c.retxOffFailed(now)
+		s.c.mp.path = s.c.pickPathUp(now)
 		n := s.encodeData(now, m, p, buf, wire.FlagRetransmit)
 		s.c.stats.RetxPackets++
 		s.c.stats.RetxBytes += uint64(m.geo.PayloadLen(p))
