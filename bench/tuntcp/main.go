@@ -78,6 +78,7 @@ func main() {
 	sdrArgs := flag.String("sdrnet-args", "--mtu 1024 --window 4MiB", "more flags for both sdrnet bench ends (space-separated)")
 	sdrKeep := flag.String("sdrnet-json", "", "a folder to keep each sdrnet run's JSON in, as sdrnet-CC-N.json (give -sdrnet-args an -i 100ms for the controller's state over time)")
 	rt := flag.Int("rt", 10, "SCHED_FIFO priority of the emulator (1..99; 0 leaves it at the normal policy): a switch does not share its CPU with the hosts")
+	flag.BoolVar(&kernelQueue, "kernel-queue", false, "put the forward bottleneck (the spec's rate, burst and queue) in a tbf qdisc on a veth pair beside the tunnel, which then carries only the reverse direction with the whole round trip's delay: the kernel forwards the data, so a small machine's CPU does not decide the shares (they are then of the two flows' goodput)")
 	flag.IntVar(&tunnelMTU, "mtu", 0, "the tunnel devices' MTU, 576..65535 (0 keeps linkem's 1500): jumbo frames cost the emulator fewer packets per byte")
 	flag.Parse()
 	if tunnelMTU != 0 && (tunnelMTU < 576 || tunnelMTU > 65535) {
@@ -96,6 +97,11 @@ func main() {
 	cfg, err := linkem.ParseSpec(*spec)
 	if err != nil {
 		fatal(err)
+	}
+	if kernelQueue {
+		if cfg, kernelQueueFwd, err = kernelQueueSplit(cfg); err != nil {
+			fatal(err)
+		}
 	}
 	if *rt < 0 || *rt > 99 {
 		fatal(fmt.Errorf("-rt %d: want 0..99", *rt))
@@ -141,8 +147,12 @@ func main() {
 		} else {
 			if res.Mix != nil {
 				m := res.Mix
-				fmt.Printf("tcp %-6s beside sdrnet (%s), over %.1f s: tcp %.1f Mbit/s (%.2f), sdrnet %.1f Mbit/s (%.2f) of the bottleneck's forwarded bytes; sdrnet resent %.2f%%, %d RTOs, %d competitive spells, goodput %.1f Mbit/s; tunnel queue-dropped %d\n",
-					res.CC, m.SdrnetArgs, m.Seconds, m.TCPBps/1e6, m.TCPShare, m.SdrnetBps/1e6, m.SdrnetShare, m.SdrnetResentPct, m.SdrnetRTOs, m.SdrnetCompete, m.SdrnetGoodput/1e6, res.DroppedQ)
+				of, queue := "of the bottleneck's forwarded bytes", "tunnel"
+				if kernelQueue {
+					of, queue = "of the two flows' goodput", "tbf"
+				}
+				fmt.Printf("tcp %-6s beside sdrnet (%s), over %.1f s: tcp %.1f Mbit/s (%.2f), sdrnet %.1f Mbit/s (%.2f) %s; sdrnet resent %.2f%%, %d RTOs, %d competitive spells, goodput %.1f Mbit/s; %s queue-dropped %d\n",
+					res.CC, m.SdrnetArgs, m.Seconds, m.TCPBps/1e6, m.TCPShare, m.SdrnetBps/1e6, m.SdrnetShare, of, m.SdrnetResentPct, m.SdrnetRTOs, m.SdrnetCompete, m.SdrnetGoodput/1e6, queue, res.DroppedQ)
 				continue
 			}
 			fmt.Printf("tcp %-6s goodput %7.1f Mbit/s  (sent %7.1f Mbit/s, %d retransmits, rtt mean %.1f ms max %.1f ms; tunnel lost %d, queue-dropped %d)\n",
@@ -160,9 +170,27 @@ var errSkip = errors.New("tunnel unavailable")
 // tunnelMTU, when not zero, replaces the tunnel devices' MTU (-mtu).
 var tunnelMTU int
 
+// kernelQueue is -kernel-queue; kernelQueueFwd the forward impairment its
+// tbf takes.
+var (
+	kernelQueue    bool
+	kernelQueueFwd linkem.Impairment
+)
+
 // prepareNamespaces sets both namespaces' TCP buffer limits (tcpMem > 0)
-// and the tunnel devices' MTU (-mtu).
-func prepareNamespaces(nsA, nsB string, tcpMem int) error {
+// and the tunnel devices' MTU (-mtu), and adds the kernel bottleneck
+// (-kernel-queue).
+func prepareNamespaces(tun *linkem.Tunnel, tcpMem int) error {
+	nsA, nsB := tun.Namespace(linkem.SideA), tun.Namespace(linkem.SideB)
+	if kernelQueue {
+		mtu := 1500
+		if tunnelMTU > 0 {
+			mtu = tunnelMTU
+		}
+		if err := addKernelQueue(tun, kernelQueueFwd, mtu); err != nil {
+			return err
+		}
+	}
 	for _, ns := range []string{nsA, nsB} {
 		var cmds [][]string
 		if tcpMem > 0 {
@@ -190,7 +218,7 @@ func runOne(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	}
 	defer tun.Close()
 	nsA, nsB := tun.Namespace(linkem.SideA), tun.Namespace(linkem.SideB)
-	if err := prepareNamespaces(nsA, nsB, tcpMem); err != nil {
+	if err := prepareNamespaces(tun, tcpMem); err != nil {
 		return nil, err
 	}
 
@@ -233,6 +261,9 @@ func runOne(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		GoodputBps: rep.End.SumReceived.BitsPerSecond, SentBps: rep.End.SumSent.BitsPerSecond,
 		Retransmits: rep.End.SumSent.Retransmits, ForwardPkts: st.Forward.Forwarded,
 		DroppedLoss: st.Forward.DroppedLoss, DroppedQ: st.Forward.DroppedQueue, Paths: len(st.Paths)}
+	if err := kernelQueueCounts(tun, res); err != nil {
+		return nil, err
+	}
 	for _, s := range rep.End.Streams {
 		res.MeanRTTms = float64(s.Sender.MeanRTT) / 1e3
 		res.MaxRTTms = float64(s.Sender.MaxRTT) / 1e3
@@ -282,6 +313,38 @@ type iperfReport struct {
 		} `json:"sum_received"`
 		SenderTCPCongestion string `json:"sender_tcp_congestion"`
 	} `json:"end"`
+	// The receiver's intervals (--get-server-output, -kernel-queue).
+	Server struct {
+		Intervals []struct {
+			Sum intervalSum `json:"sum"`
+		} `json:"intervals"`
+	} `json:"server_output_json"`
+}
+
+// intervalSum is one interval of iperf3's -J (or sdrnet bench's): its
+// span in seconds from the flow's start and the bytes it delivered.
+type intervalSum struct {
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+	Bytes int64   `json:"bytes"`
+}
+
+// goodputIn is the rate, in bits per second, of the intervals of sums that
+// lie within [from, to] seconds from the flow's start; ok is false when
+// none does.
+func goodputIn(sums []intervalSum, from, to float64) (bps float64, ok bool) {
+	var bytes int64
+	var secs float64
+	for _, s := range sums {
+		if s.Start >= from && s.End <= to {
+			bytes += s.Bytes
+			secs += s.End - s.Start
+		}
+	}
+	if secs <= 0 {
+		return 0, false
+	}
+	return float64(bytes) * 8 / secs, true
 }
 
 func truncate(b []byte) string {
@@ -311,13 +374,14 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	}
 	defer tun.Close()
 	nsA, nsB := tun.Namespace(linkem.SideA), tun.Namespace(linkem.SideB)
-	if err := prepareNamespaces(nsA, nsB, tcpMem); err != nil {
+	if err := prepareNamespaces(tun, tcpMem); err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := tun.Addr(linkem.SideB).String()
-	srv := nsCommand(sctx, nsB, "iperf3", "-s", "-1", "-B", b, "-p", fmt.Sprint(port))
+	// -J: --get-server-output then gives the receiver's intervals as JSON.
+	srv := nsCommand(sctx, nsB, "iperf3", "-s", "-1", "-J", "-B", b, "-p", fmt.Sprint(port))
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("iperf3 server: %w", err)
 	}
@@ -380,8 +444,12 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		sdrOut, sdrErr = sc.Output()
 		sdrEnd = time.Now()
 	}()
-	client := nsCommand(ctx, nsA, "iperf3", "-c", b, "--cport", fmt.Sprint(cport),
-		"-p", fmt.Sprint(port), "-C", cc, "-t", fmt.Sprint(secs), "-J")
+	args := []string{"iperf3", "-c", b, "--cport", fmt.Sprint(cport),
+		"-p", fmt.Sprint(port), "-C", cc, "-t", fmt.Sprint(secs), "-J"}
+	if kernelQueue {
+		args = append(args, "--get-server-output")
+	}
+	client := nsCommand(ctx, nsA, args...)
 	out, err := client.Output()
 	tcpEnd := time.Now()
 	<-sdone
@@ -403,6 +471,10 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		Retx    int64   `json:"retransmitted_bytes"`
 		RTOs    int64   `json:"rtos"`
 		Compete int64   `json:"cc_competitive"`
+		// Intervals are cut by the sender as messages complete.
+		Intervals []struct {
+			Sum intervalSum `json:"sum"`
+		} `json:"intervals"`
 	}
 	if err := json.Unmarshal(sdrOut, &sr); err != nil {
 		return nil, fmt.Errorf("sdrnet bench json: %v: %s", err, truncate(sdrOut))
@@ -412,30 +484,56 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		to = tcpEnd
 	}
 	to = to.Add(-time.Second)
-	var a, z *sample
-	for i := range samples {
-		if a == nil && !samples[i].at.Before(from) {
-			a = &samples[i]
+	tooBrief := fmt.Errorf("the flows overlapped too briefly to measure (sdrnet ended %v after the start, tcp %v)",
+		sdrEnd.Sub(start).Round(time.Millisecond), tcpEnd.Sub(start).Round(time.Millisecond))
+	var dt, tcpBps, sdrBps float64
+	if kernelQueue {
+		// The tbf counts no flows apart: each flow's goodput over the
+		// whole intervals of the window, by the receiver's count (TCP)
+		// and by completed messages (sdrnet).
+		lo, hi := from.Sub(start).Seconds(), to.Sub(start).Seconds()
+		var tcpSums, sdrSums []intervalSum
+		for _, iv := range rep.Server.Intervals {
+			tcpSums = append(tcpSums, iv.Sum)
 		}
-		if !samples[i].at.After(to) {
-			z = &samples[i]
+		for _, iv := range sr.Intervals {
+			sdrSums = append(sdrSums, iv.Sum)
 		}
+		var ok1, ok2 bool
+		tcpBps, ok1 = goodputIn(tcpSums, lo, hi)
+		sdrBps, ok2 = goodputIn(sdrSums, lo, hi)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%w: tcp's receiver gave %d intervals, sdrnet %d", tooBrief, len(tcpSums), len(sdrSums))
+		}
+		dt = hi - lo
+	} else {
+		var a, z *sample
+		for i := range samples {
+			if a == nil && !samples[i].at.Before(from) {
+				a = &samples[i]
+			}
+			if !samples[i].at.After(to) {
+				z = &samples[i]
+			}
+		}
+		if a == nil || z == nil || !z.at.After(a.at) {
+			return nil, tooBrief
+		}
+		dt = z.at.Sub(a.at).Seconds()
+		tcpBps, sdrBps = float64(z.tcp-a.tcp)*8/dt, float64(z.all-z.tcp-(a.all-a.tcp))*8/dt
 	}
-	if a == nil || z == nil || !z.at.After(a.at) {
-		return nil, fmt.Errorf("the flows overlapped too briefly to measure (sdrnet ended %v after the start, tcp %v)",
-			sdrEnd.Sub(start).Round(time.Millisecond), tcpEnd.Sub(start).Round(time.Millisecond))
-	}
-	dt := z.at.Sub(a.at).Seconds()
-	tcpB, allB := float64(z.tcp-a.tcp), float64(z.all-a.all)
 	st := tun.Stats()
 	res := &result{CC: cc, Spec: spec, Seconds: rep.End.SumReceived.Seconds,
 		GoodputBps: rep.End.SumReceived.BitsPerSecond, SentBps: rep.End.SumSent.BitsPerSecond,
 		Retransmits: rep.End.SumSent.Retransmits, ForwardPkts: st.Forward.Forwarded, sdrnetJSON: sdrOut,
 		DroppedLoss: st.Forward.DroppedLoss, DroppedQ: st.Forward.DroppedQueue, Paths: len(st.Paths),
-		Mix: &mix{SdrnetArgs: strings.Join(sdrArgs, " "), Seconds: dt, TCPBps: tcpB * 8 / dt, SdrnetBps: (allB - tcpB) * 8 / dt,
+		Mix: &mix{SdrnetArgs: strings.Join(sdrArgs, " "), Seconds: dt, TCPBps: tcpBps, SdrnetBps: sdrBps,
 			SdrnetGoodput: sr.Goodput, SdrnetRTOs: sr.RTOs, SdrnetCompete: sr.Compete}}
-	if allB > 0 {
-		res.Mix.TCPShare, res.Mix.SdrnetShare = tcpB/allB, (allB-tcpB)/allB
+	if err := kernelQueueCounts(tun, res); err != nil {
+		return nil, err
+	}
+	if all := tcpBps + sdrBps; all > 0 {
+		res.Mix.TCPShare, res.Mix.SdrnetShare = tcpBps/all, sdrBps/all
 	}
 	if sr.Bytes > 0 {
 		res.Mix.SdrnetResentPct = 100 * float64(sr.Retx) / float64(sr.Bytes)
