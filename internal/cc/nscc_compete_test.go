@@ -210,3 +210,59 @@ func TestNSCCCompeteStaysThroughProbeRTT(t *testing.T) {
 		t.Errorf("a listen in a 200 ms PROBE_RTT, the queue full otherwise: competing %v (%d entries)", on, entries)
 	}
 }
+
+// alone runs NSCC by itself on a path of rate bytes per second for d: it
+// sends at the least of the path's rate, its window per round trip and
+// its pacing, a chunk at a time, and each chunk's ACK carries the round
+// trip its window's queue makes. It returns the time at which NSCC first
+// sent at half the path's rate or more (zero if it never did) and what
+// it sent at in the end.
+func (c *competePath) alone(rate float64, d monotime.Duration) (half monotime.Duration, end float64) {
+	start := c.now
+	for c.now.Sub(start) < d {
+		bdp := rate * c.base.Seconds()
+		queue := monotime.Duration(max(float64(c.n.Window())-bdp, 0) / rate * float64(monotime.Second))
+		rtt := c.base + queue
+		send := min(rate, float64(c.n.Window())/rtt.Seconds())
+		if r := c.n.Stats().Rate; r > 0 {
+			send = min(send, r/8)
+		}
+		if half == 0 && send >= rate/2 {
+			half = c.now.Sub(start)
+		}
+		end = send
+		c.now = c.now.Add(monotime.Duration(float64(c.chunk) / send * float64(monotime.Second)))
+		c.n.OnSend(c.now, int(c.chunk))
+		c.n.OnAck(c.now, Ack{Bytes: c.chunk, RTT: rtt, InFlight: c.n.Window() - c.chunk})
+	}
+	return half, end
+}
+
+// TestNSCCCompeteRegrowsAlone: in the mode NSCC gets a chunk per round
+// trip beside the competitor (5.7 Mbit/s), then the competitor leaves. With one ACK per chunk, a round trip lasted as long as
+// a chunk took to send, 100 ms and more, and the probe cycle raised the
+// estimate by a tenth every eight of them: through sdrnet's kernel-queue
+// bench the mode stayed at 3-15 Mbit/s on an empty 1 Gbit/s link for 8.7
+// and 12 s after TCP left (docs/benchmarks.md, "A clean bottleneck").
+// BBR's startup takes ten round trips for the same climb.
+func TestNSCCCompeteRegrowsAlone(t *testing.T) {
+	c := newCompetePath()
+	c.press()
+	if on, _ := c.n.Competing(); !on {
+		t.Fatal("never entered the mode")
+	}
+	// Beside the competitor a while longer: startup ends.
+	for range 100 {
+		c.round(competeQueue, c.chunk)
+	}
+	if c.n.comp.startup {
+		t.Fatal("startup did not end beside the competitor")
+	}
+	const rate = 125e6 // 1 Gbit/s
+	half, end := c.alone(rate, 10*monotime.Second)
+	if half == 0 || half > monotime.Second {
+		t.Errorf("alone on a 1 Gbit/s path after a chunk per round trip in the mode: at half the path's rate after %v (want within 1 s), %.3g Mbit/s after 10 s",
+			half, 8*end/1e6)
+	}
+	t.Logf("at half the path's rate after %v; %.3g Mbit/s after 10 s", half, 8*end/1e6)
+}
