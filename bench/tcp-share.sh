@@ -6,7 +6,11 @@
 # run and, per binary and TCP, the range and how many runs left each side
 # at least a quarter (issue 9's goal: neither under a quarter).
 #
-#   bash bench/tcp-share.sh BIN [BIN...]   # ROUNDS=3 MTU=9000 SECS=20
+#   bash bench/tcp-share.sh BIN [BIN...]   # ROUNDS=3 MTU=9000 SECS=20 KERNEL=0
+#
+# KERNEL=1 puts the bottleneck in the kernel (tuntcp -kernel-queue: a tbf
+# on a veth pair; the tunnel carries only the ACKs and the round trip's
+# delay); the shares are then of the two flows' goodput.
 #
 # MTU=9000 runs sdrnet with --mtu 8192, MTU=1500 with --mtu 1024. At
 # MTU 1500 a 2-vCPU machine's emulator and hosts compete for the CPU
@@ -19,6 +23,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 MTU=${MTU:-9000}
 SECS=${SECS:-20}
+KERNEL=${KERNEL:-0}
 [ $# -gt 0 ] || { echo "usage: bash bench/tcp-share.sh BIN [BIN...]" >&2; exit 2; }
 command -v jq >/dev/null || { echo "tcp-share.sh needs jq" >&2; exit 2; }
 case $MTU in
@@ -31,7 +36,13 @@ use_tmp
 machine
 go build -o "$tmp/tuntcp" ./bench/tuntcp
 spec='delay=10ms,rate=1Gbps,queue=256KiB,shared=1'
-echo "rounds: $ROUNDS, tunnel MTU $MTU, sdrnet --mtu $dgram --window 4MiB, $spec, $SECS s per TCP run"
+where=()
+bottleneck="the emulator's"
+if [ "$KERNEL" = 1 ]; then
+  where=(-kernel-queue)
+  bottleneck="a tbf in the kernel (-kernel-queue)"
+fi
+echo "rounds: $ROUNDS, tunnel MTU $MTU, sdrnet --mtu $dgram --window 4MiB, $spec, $SECS s per TCP run; the bottleneck is $bottleneck"
 echo
 echo "| round | binary | TCP | TCP share | sdrnet share | sdrnet resent % | competitive spells |"
 echo "|---|---|---|---|---|---|---|"
@@ -41,7 +52,7 @@ failed=0
 for r in $(seq "$ROUNDS"); do
   for bin in "$@"; do
     out="$tmp/run.json"
-    if ! "$tmp/tuntcp" -json -mtu "$MTU" -spec "$spec" -cc cubic,bbr -t "$SECS" \
+    if ! "$tmp/tuntcp" -json "${where[@]}" -mtu "$MTU" -spec "$spec" -cc cubic,bbr -t "$SECS" \
       -sdrnet "$bin" -sdrnet-args "--mtu $dgram --window 4MiB" >"$out"; then
       echo "| $r | $bin | - | failed | | | |"
       failed=1
