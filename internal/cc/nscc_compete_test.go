@@ -266,3 +266,27 @@ func TestNSCCCompeteRegrowsAlone(t *testing.T) {
 	}
 	t.Logf("at half the path's rate after %v; %.3g Mbit/s after 10 s", half, 8*end/1e6)
 }
+
+// TestNSCCCompeteEntersAboveFloor: beside a competitor that holds the
+// queue a little above the target whatever NSCC does, DelayEta's push
+// balanced the delay law's decrease at a window far above the floor, so
+// the mode never started (kernel BBR on a clean bottleneck). With the
+// mean delay above the target round trip after round trip the push
+// stops, the law takes the window down to the floor, and the mode starts.
+func TestNSCCCompeteEntersAboveFloor(t *testing.T) {
+	c := newCompetePath()
+	const held = 1300 * monotime.Microsecond // kernel BBR's queue, as NSCC read it beside it
+	// A first loss ends slow start, as the competitor's overflow does.
+	c.round(held, c.n.Window())
+	c.n.OnLoss(c.now, Loss{Bytes: c.chunk})
+	// With the push, the window balanced at 309,622 bytes, ten times the
+	// floor, and the mode never started.
+	for range 600 {
+		if on, _ := c.n.Competing(); on {
+			return
+		}
+		c.round(held, c.n.Window())
+	}
+	t.Errorf("600 round trips beside a queue held at %v (target %v): never competing, window %d (floor %g)",
+		held, c.n.cfg.Target, c.n.Window(), competeFloor*c.n.cfg.Quantum)
+}
