@@ -290,3 +290,28 @@ func TestNSCCCompeteEntersAboveFloor(t *testing.T) {
 	t.Errorf("600 round trips beside a queue held at %v (target %v): never competing, window %d (floor %g)",
 		held, c.n.cfg.Target, c.n.Window(), competeFloor*c.n.cfg.Quantum)
 }
+
+// TestNSCCPushHoldsBesideCUBIC: CUBIC's queue stands above the target
+// for up to 50 round trips, then drains after its loss. The push must go
+// on through that (with a hold of 16 round trips a host's noise let the
+// mode start beside CUBIC, and CUBIC kept 0.01 of the link in one run).
+func TestNSCCPushHoldsBesideCUBIC(t *testing.T) {
+	c := newCompetePath()
+	c.round(1500*monotime.Microsecond, c.n.Window())
+	c.n.OnLoss(c.now, Loss{Bytes: c.chunk}) // slow start ends
+	most := 0
+	for r := range 1000 {
+		q := 1500 * monotime.Microsecond
+		if r%55 >= 50 {
+			q = 0 // CUBIC's loss: its cut drains the queue
+		}
+		c.round(q, c.n.Window())
+		most = max(most, c.n.aboveTarget)
+	}
+	if most >= nsccPushHold {
+		t.Errorf("the push stopped beside a queue that drains every 55 round trips: %d adjustments in a row above the target (hold %d)", most, nsccPushHold)
+	}
+	if on, entries := c.n.Competing(); on || entries != 0 {
+		t.Errorf("beside CUBIC's queue: competing %v (%d entries)", on, entries)
+	}
+}
