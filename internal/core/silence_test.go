@@ -247,3 +247,33 @@ func abandon(t *testing.T, p *coretest.Pair, size int) {
 		t.Fatal(err)
 	}
 }
+
+// TestDoneSampleKarn: a Done ACK that answers a resent chunk gives no
+// sample (Karn): the ACK cannot say which copy it answers, and a late
+// original answered just after its resend left would read as a round
+// trip of next to nothing. Every message's first copy is lost here, so
+// every Done ACK answers a resend; without the guard, the resends'
+// 200 us round trips set the smoothed RTT (one-chunk messages give no
+// other sample).
+func TestDoneSampleKarn(t *testing.T) {
+	us := monotime.Microsecond
+	link := coretest.LinkConfig{Delay: 100 * us, Rate: 10e9, Drop: func(b []byte) bool {
+		d, err := wire.ParseData(b)
+		return err == nil && d.Flags&wire.FlagRetransmit == 0
+	}}
+	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: 10 * monotime.Millisecond}
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res coretest.Result
+	for range 20 {
+		if res, err = p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("20 one-chunk messages, each first copy lost: smoothed RTT %v", res.A.SmoothedRTT)
+	if res.A.SmoothedRTT < monotime.Millisecond {
+		t.Errorf("smoothed RTT %v: Done ACKs of resent chunks gave samples", res.A.SmoothedRTT)
+	}
+}
