@@ -52,7 +52,7 @@ failed=0
 for r in $(seq "$ROUNDS"); do
   for bin in "$@"; do
     out="$tmp/run.json"
-    if ! "$tmp/tuntcp" -json "${where[@]}" -mtu "$MTU" -spec "$spec" -cc cubic,bbr -t "$SECS" \
+    if ! "$tmp/tuntcp" -json ${where[@]+"${where[@]}"} -mtu "$MTU" -spec "$spec" -cc cubic,bbr -t "$SECS" \
       -sdrnet "$bin" -sdrnet-args "--mtu $dgram --window 4MiB" >"$out"; then
       echo "| $r | $bin | - | failed | | | |"
       failed=1

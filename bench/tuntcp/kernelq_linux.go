@@ -73,6 +73,10 @@ func addKernelQueue(tun *linkem.Tunnel, fwd linkem.Impairment, mtu int) error {
 		{"ip", "-n", nsB, "link", "set", kernelQueueDev, "up"},
 		{"ip", "netns", "exec", nsB, "sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=0",
 			"net.ipv4.conf.default.rp_filter=0", "net.ipv4.conf." + kernelQueueDev + ".rp_filter=0"},
+		// A's route to B now points at the veth while B's ACKs come in
+		// on the tunnel: strict reverse-path filtering (a host's 1,
+		// which new namespaces inherit) would drop them all.
+		{"ip", "netns", "exec", nsA, "sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=2"},
 		{"ip", "netns", "exec", nsA, "tc", "qdisc", "replace", "dev", kernelQueueDev, "root", "tbf",
 			"rate", fmt.Sprintf("%.0fbit", fwd.Rate), "burst", fmt.Sprint(burst), "limit", fmt.Sprint(queue)},
 		{"ip", "-n", nsA, "route", "add", b + "/32", "dev", kernelQueueDev, "src", a},

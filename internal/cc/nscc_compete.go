@@ -219,6 +219,7 @@ func (n *NSCC) competeLeave() {
 	n.cwnd = c.maxBW * n.baseRTT.Seconds()
 	n.clamp()
 	n.inc, n.received = 0, 0
+	n.aboveTarget = 0
 }
 
 // competeWindow is the mode's window: the floor while listening, else
