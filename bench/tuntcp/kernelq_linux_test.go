@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -52,11 +53,14 @@ func TestKernelQueueSplit(t *testing.T) {
 }
 
 func TestGoodputIn(t *testing.T) {
-	sums := []intervalSum{
-		{Start: 0, End: 1, Bytes: 1e6},
-		{Start: 1, End: 2, Bytes: 2e6},
-		{Start: 2, End: 3, Bytes: 4e6},
-		{Start: 3, End: 3.5, Bytes: 1e6},
+	// As iperf3 -J and sdrnet bench --json print them.
+	var iv intervals
+	if err := json.Unmarshal([]byte(`[
+		{"sum": {"start": 0, "end": 1, "bytes": 1000000}},
+		{"sum": {"start": 1, "end": 2, "bytes": 2000000}},
+		{"sum": {"start": 2, "end": 3, "bytes": 4000000}},
+		{"sum": {"start": 3, "end": 3.5, "bytes": 1000000}}]`), &iv); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		from, to float64
@@ -68,7 +72,7 @@ func TestGoodputIn(t *testing.T) {
 		{0.5, 2.5, 2e6 * 8 / 1, true}, // the partial ones at both ends left out
 		{3.6, 10, 0, false},
 	} {
-		bps, ok := goodputIn(sums, tc.from, tc.to)
+		bps, ok := iv.goodputIn(tc.from, tc.to)
 		if ok != tc.ok || bps != tc.bps {
 			t.Errorf("[%v, %v]: %v %v, want %v %v", tc.from, tc.to, bps, ok, tc.bps, tc.ok)
 		}

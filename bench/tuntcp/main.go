@@ -155,9 +155,13 @@ func main() {
 					res.CC, m.SdrnetArgs, m.Seconds, m.TCPBps/1e6, m.TCPShare, m.SdrnetBps/1e6, m.SdrnetShare, of, m.SdrnetResentPct, m.SdrnetRTOs, m.SdrnetCompete, m.SdrnetGoodput/1e6, queue, res.DroppedQ)
 				continue
 			}
-			fmt.Printf("tcp %-6s goodput %7.1f Mbit/s  (sent %7.1f Mbit/s, %d retransmits, rtt mean %.1f ms max %.1f ms; tunnel lost %d, queue-dropped %d)\n",
+			queue := "tunnel"
+			if kernelQueue {
+				queue = "tbf"
+			}
+			fmt.Printf("tcp %-6s goodput %7.1f Mbit/s  (sent %7.1f Mbit/s, %d retransmits, rtt mean %.1f ms max %.1f ms; %s lost %d, queue-dropped %d)\n",
 				res.CC, res.GoodputBps/1e6, res.SentBps/1e6, res.Retransmits, res.MeanRTTms, res.MaxRTTms,
-				res.DroppedLoss, res.DroppedQ)
+				queue, res.DroppedLoss, res.DroppedQ)
 		}
 	}
 	if failed {
@@ -315,28 +319,28 @@ type iperfReport struct {
 	} `json:"end"`
 	// The receiver's intervals (--get-server-output, -kernel-queue).
 	Server struct {
-		Intervals []struct {
-			Sum intervalSum `json:"sum"`
-		} `json:"intervals"`
+		Intervals intervals `json:"intervals"`
 	} `json:"server_output_json"`
 }
 
-// intervalSum is one interval of iperf3's -J (or sdrnet bench's): its
+// intervals are iperf3's -J intervals (or sdrnet bench's): each one's
 // span in seconds from the flow's start and the bytes it delivered.
-type intervalSum struct {
-	Start float64 `json:"start"`
-	End   float64 `json:"end"`
-	Bytes int64   `json:"bytes"`
+type intervals []struct {
+	Sum struct {
+		Start float64 `json:"start"`
+		End   float64 `json:"end"`
+		Bytes int64   `json:"bytes"`
+	} `json:"sum"`
 }
 
-// goodputIn is the rate, in bits per second, of the intervals of sums that
-// lie within [from, to] seconds from the flow's start; ok is false when
-// none does.
-func goodputIn(sums []intervalSum, from, to float64) (bps float64, ok bool) {
+// goodputIn is the rate, in bits per second, of the intervals that lie
+// within [from, to] seconds from the flow's start; ok is false when none
+// does.
+func (iv intervals) goodputIn(from, to float64) (bps float64, ok bool) {
 	var bytes int64
 	var secs float64
-	for _, s := range sums {
-		if s.Start >= from && s.End <= to {
+	for _, i := range iv {
+		if s := i.Sum; s.Start >= from && s.End <= to {
 			bytes += s.Bytes
 			secs += s.End - s.Start
 		}
@@ -471,10 +475,9 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		Retx    int64   `json:"retransmitted_bytes"`
 		RTOs    int64   `json:"rtos"`
 		Compete int64   `json:"cc_competitive"`
-		// Intervals are cut by the sender as messages complete.
-		Intervals []struct {
-			Sum intervalSum `json:"sum"`
-		} `json:"intervals"`
+		// Intervals are cut every -i; a message's bytes count when it
+		// completes.
+		Intervals intervals `json:"intervals"`
 	}
 	if err := json.Unmarshal(sdrOut, &sr); err != nil {
 		return nil, fmt.Errorf("sdrnet bench json: %v: %s", err, truncate(sdrOut))
@@ -492,18 +495,11 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		// whole intervals of the window, by the receiver's count (TCP)
 		// and by completed messages (sdrnet).
 		lo, hi := from.Sub(start).Seconds(), to.Sub(start).Seconds()
-		var tcpSums, sdrSums []intervalSum
-		for _, iv := range rep.Server.Intervals {
-			tcpSums = append(tcpSums, iv.Sum)
-		}
-		for _, iv := range sr.Intervals {
-			sdrSums = append(sdrSums, iv.Sum)
-		}
 		var ok1, ok2 bool
-		tcpBps, ok1 = goodputIn(tcpSums, lo, hi)
-		sdrBps, ok2 = goodputIn(sdrSums, lo, hi)
+		tcpBps, ok1 = rep.Server.Intervals.goodputIn(lo, hi)
+		sdrBps, ok2 = sr.Intervals.goodputIn(lo, hi)
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("%w: tcp's receiver gave %d intervals, sdrnet %d", tooBrief, len(tcpSums), len(sdrSums))
+			return nil, fmt.Errorf("%w: tcp's receiver gave %d intervals, sdrnet %d", tooBrief, len(rep.Server.Intervals), len(sr.Intervals))
 		}
 		dt = hi - lo
 	} else {

@@ -29,14 +29,13 @@ import (
 // over the last two round trips per second: first a startup paced
 // at twice it until three round trips raise it by less than a quarter,
 // then BBR's probe cycle (paced at 1.25, 0.75, then 1 x it for six round
-// trips), the window 1.5 times the estimate times the base RTT. A round trip
-// whose standing queue averaged under a quarter of the target starts
+// trips), the window 1.5 times the estimate times the base RTT. A round
+// trip whose standing queue averaged under a quarter of the target starts
 // startup again: the path has room, and the cycle finds it slowly when a
 // round trip is as long as a chunk takes to send (after kernel TCP left,
 // the mode went on at 3-15 Mbit/s on an empty 1 Gbit/s link for 8.7 and
-// 12 s). Losses are
-// not answered: the competitor's are what fills the queue (BBR's own
-// answer is the same). Capping the estimate at what a round trip with
+// 12 s). Losses are not answered: the competitor's are what fills the
+// queue (BBR's own answer is the same). Capping the estimate at what a round trip with
 // more than 10% lost delivered, as BBRv2 bounds its inflight, brought
 // NSCC's share back to 0.04: a round trip's loss share swings from 0 to
 // 0.6 with NACKs arriving in bursts.
