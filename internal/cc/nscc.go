@@ -419,9 +419,7 @@ type NSCC struct {
 	// yieldUntil is when the faster decrease after a congested NACK
 	// ends (YieldGain).
 	yieldUntil monotime.Time
-	// aboveTarget counts the adjustments in a row that found the mean
-	// delay above the target (delayPush).
-	aboveTarget int
+	push       pushStop // DelayEta's stop (delayPush)
 
 	ignoredLosses uint64
 	stats         Stats

@@ -21,8 +21,9 @@ import (
 // competeEnter of the last 16 round trips pressed, the mode starts.
 // (With the whole target, BBR's drain rounds kept too few pressed: the
 // mode started after 9.8 s of a 20 s run.) The law reaches the floor
-// beside such a queue because its push stops while the mean delay stands
-// above the target (delayPush).
+// beside such a queue because its push stops when the mean delay has
+// stood above the target for a while and the queue does not answer
+// (delayPush).
 //
 // In the mode the window and the pacing follow a bandwidth estimate, the
 // most of the last competeBWRounds samples, each the bytes acknowledged
@@ -35,8 +36,8 @@ import (
 // round trip is as long as a chunk takes to send (after kernel TCP left,
 // the mode went on at 3-15 Mbit/s on an empty 1 Gbit/s link for 8.7 and
 // 12 s). Losses are not answered: the competitor's are what fills the
-// queue (BBR's own answer is the same). Capping the estimate at what a round trip with
-// more than 10% lost delivered, as BBRv2 bounds its inflight, brought
+// queue (BBR's own answer is the same). Capping the estimate at what a
+// round trip with more than 10% lost delivered, as BBRv2 bounds its inflight, brought
 // NSCC's share back to 0.04: a round trip's loss share swings from 0 to
 // 0.6 with NACKs arriving in bursts.
 //
@@ -171,6 +172,7 @@ func (n *NSCC) competeRound(now monotime.Time) {
 			c.active, c.startup, c.startBW, c.startStall = true, true, c.maxBW, 0
 			c.sinceListen, c.listening, c.cycle, c.confirmAt = 0, 0, 0, 0
 			c.entries++
+			n.push = pushStop{}
 			n.slowStart = false
 		}
 	case c.listening == 2:
@@ -218,7 +220,7 @@ func (n *NSCC) competeLeave() {
 	n.cwnd = c.maxBW * n.baseRTT.Seconds()
 	n.clamp()
 	n.inc, n.received = 0, 0
-	n.aboveTarget = 0
+	n.push.rounds, n.push.sum, n.push.stopped = 0, 0, false
 }
 
 // competeWindow is the mode's window: the floor while listening, else

@@ -272,23 +272,34 @@ func TestNSCCCompeteRegrowsAlone(t *testing.T) {
 // balanced the delay law's decrease at a window far above the floor, so
 // the mode never started (kernel BBR on a clean bottleneck). With the
 // mean delay above the target round trip after round trip the push
-// stops, the law takes the window down to the floor, and the mode starts.
+// stops, the queue does not answer the law's decrease, the window goes
+// down to the floor, and the mode starts. The queue may cycle as BBR's
+// probing does (one round trip in eight at 1.25 x, the next at 0.75 x).
 func TestNSCCCompeteEntersAboveFloor(t *testing.T) {
-	c := newCompetePath()
 	const held = 1300 * monotime.Microsecond // kernel BBR's queue, as NSCC read it beside it
-	// A first loss ends slow start, as the competitor's overflow does.
-	c.round(held, c.n.Window())
-	c.n.OnLoss(c.now, Loss{Bytes: c.chunk})
-	// With the push, the window balanced at 309,622 bytes, ten times the
-	// floor, and the mode never started.
-	for range 600 {
-		if on, _ := c.n.Competing(); on {
-			return
-		}
+	for _, tc := range []struct {
+		name  string
+		cycle [8]monotime.Duration
+	}{
+		{"steady", [8]monotime.Duration{held, held, held, held, held, held, held, held}},
+		{"probe cycle", [8]monotime.Duration{1800 * monotime.Microsecond, 1050 * monotime.Microsecond, held, held, held, held, held, held}},
+	} {
+		c := newCompetePath()
+		// A first loss ends slow start, as the competitor's overflow does.
 		c.round(held, c.n.Window())
+		c.n.OnLoss(c.now, Loss{Bytes: c.chunk})
+		// With the push, the window balanced at 309,622 bytes, ten times
+		// the floor, and the mode never started.
+		on := false
+		for r := 0; r < 1000 && !on; r++ {
+			c.round(tc.cycle[r%8], c.n.Window())
+			on, _ = c.n.Competing()
+		}
+		if !on {
+			t.Errorf("%s: 1000 round trips beside a queue held near %v (target %v): never competing, window %d (floor %g)",
+				tc.name, held, c.n.cfg.Target, c.n.Window(), competeFloor*c.n.cfg.Quantum)
+		}
 	}
-	t.Errorf("600 round trips beside a queue held at %v (target %v): never competing, window %d (floor %g)",
-		held, c.n.cfg.Target, c.n.Window(), competeFloor*c.n.cfg.Quantum)
 }
 
 // TestNSCCPushHoldsBesideCUBIC: CUBIC's queue stands above the target
@@ -306,7 +317,7 @@ func TestNSCCPushHoldsBesideCUBIC(t *testing.T) {
 			q = 0 // CUBIC's loss: its cut drains the queue
 		}
 		c.round(q, c.n.Window())
-		most = max(most, c.n.aboveTarget)
+		most = max(most, c.n.push.rounds)
 	}
 	if most >= nsccPushHold {
 		t.Errorf("the push stopped beside a queue that drains every 55 round trips: %d adjustments in a row above the target (hold %d)", most, nsccPushHold)

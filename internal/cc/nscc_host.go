@@ -316,6 +316,7 @@ func (n *NSCC) standingDelay(now monotime.Time, d monotime.Duration) monotime.Du
 	}
 	n.standSum += float64(d)
 	n.standN++
+	n.push.sampled = true
 	n.queue = min(n.standPrev, n.standCur)
 	return n.queue
 }

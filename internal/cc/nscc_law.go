@@ -140,35 +140,98 @@ func (n *NSCC) fulfill(now monotime.Time) {
 }
 
 // delayPush is what fulfill adds under the filtered delay-only law:
-// DelayEta, unless the mean delay has stood above the target for
-// nsccPushHold adjustments in a row where the competitive mode may
-// start. Beside kernel BBR, which holds the queue whatever NSCC does, the
-// push balanced the law's decrease at a window of 300-780 KB, far above
-// the mode's floor, and NSCC kept 0.20-0.24 of a clean 1 Gbit/s
-// bottleneck (tuntcp -kernel-queue, MTU 9000) with the mode never
-// started; without the push the law takes the window down to the floor,
-// where the mode's entry reads the queue. CUBIC's queue drains after
-// each of its losses (every 25-50 round trips at 20 ms), which starts
-// the count again; with a hold of 16 a host's noise let the mode start
-// beside CUBIC in the TUN harness, and CUBIC kept 0.01 in one run of 20.
-// Not solved: the push's own balance holds NSCC's queue a little above
-// the target too (see DelayEta), so the push also stops for a lone flow
-// and for NSCC flows sharing a queue, and unequal windows then stop
-// converging until the mean dips under the target (docs/benchmarks.md,
-// "What a review of the push stop found").
+// DelayEta, except while a stop tests whether the queue is ours.
+//
+// Why stop. Beside kernel BBR, which holds the queue whatever NSCC does,
+// the push balanced the law's decrease at a window of 300-780 KB, far
+// above the competitive mode's floor, and NSCC kept 0.20-0.24 of a clean
+// 1 Gbit/s bottleneck (tuntcp -kernel-queue, MTU 9000) with the mode
+// never started. Without the push the law takes the window down to the
+// floor, where the mode's entry reads the queue.
+//
+// When. The push's own balance holds the mean delay above the target by
+// DelayEta x RTT / (DelayGain x w), alone or beside other NSCC flows, so
+// a mean above the target is no proof of a competitor. After
+// nsccPushHold adjustments in a row above it the push stops: a test. A
+// queue that is ours (or our peers', which stop on the same signal
+// within a round trip of us) answers: its excess over the target falls.
+// Once it has fallen to pushAnswered of its mean over the hold, or the
+// mean is at or under the target, the push resumes and the next hold is
+// twice as long (at most nsccPushDoublings times): a flow that keeps
+// finding the queue its own tests it ever more rarely. A competitor's
+// queue does not answer, the stop goes on, and the window reaches the
+// floor. The first stop ending reset the count only when the mean fell
+// under the target, which a stopped flow beside a peer whose push had
+// resumed never saw: it went on down to the floor and into the mode,
+// and two NSCC flows' windows ended up to 9x apart
+// (TestNSCCSharedQueueConverges).
+//
+// CUBIC's queue drains after each of its losses (every 25-50 round trips
+// at 20 ms), which starts the count again; with a hold of 16 a host's
+// noise let the mode start beside CUBIC in the TUN harness, and CUBIC
+// kept 0.01 in one run of 20.
 func (n *NSCC) delayPush() float64 {
-	if n.standN+n.standNPrev > 0 && n.meanDelay() > n.cfg.Target {
-		n.aboveTarget++
-	} else {
-		n.aboveTarget = 0
+	if !n.cfg.Compete {
+		return n.cfg.DelayEta
 	}
-	if n.cfg.Compete && n.aboveTarget >= nsccPushHold {
+	p := &n.push
+	if p.sampled { // else the mean is the last adjustment's: no new evidence
+		p.sampled = false
+		p.judge(float64(n.meanDelay() - n.cfg.Target))
+	}
+	if p.stopped {
 		return 0
 	}
 	return n.cfg.DelayEta
 }
 
-// nsccPushHold is how many adjustments (base RTTs) in a row the mean
-// delay must stand above the target before the push stops (1.3 s at
-// 20 ms): longer than CUBIC's loss cycle, 25-50 round trips there.
-const nsccPushHold = 64
+// judge moves the stop along on an adjustment that found the mean delay
+// excess above the target (at or under it if excess <= 0).
+func (p *pushStop) judge(excess float64) {
+	above := excess > 0
+	excess = max(excess, 0)
+	switch {
+	case p.stopped:
+		p.excess += (excess - p.excess) / 4
+		if !above || p.excess <= pushAnswered*p.ref {
+			*p = pushStop{doubled: min(p.doubled+1, nsccPushDoublings)}
+		}
+	case above:
+		p.rounds++
+		p.sum += excess
+		if p.rounds >= nsccPushHold<<p.doubled {
+			p.stopped = true
+			p.ref = p.sum / float64(p.rounds)
+			p.excess = p.ref
+		}
+	default:
+		p.rounds, p.sum = 0, 0
+	}
+}
+
+// pushStop is delayPush's state.
+type pushStop struct {
+	rounds  int     // adjustments in a row with the mean above the target
+	sum     float64 // their excess over the target, in picoseconds
+	stopped bool
+	ref     float64 // the mean excess over the hold that stopped the push
+	excess  float64 // the excess since, smoothed over four adjustments
+	doubled int     // how many times the hold has doubled
+	sampled bool    // an RTT sample came since the last adjustment
+}
+
+const (
+	// nsccPushHold is how many adjustments (base RTTs) in a row the mean
+	// delay must stand above the target before the push first stops
+	// (1.3 s at 20 ms): longer than CUBIC's loss cycle, 25-50 round trips
+	// there.
+	nsccPushHold = 64
+	// nsccPushDoublings bounds the hold's doubling: at most 16 x
+	// nsccPushHold.
+	nsccPushDoublings = 4
+	// pushAnswered is the share of its excess the queue must keep for
+	// the stop to go on: the smoothing takes a queue that drops to the
+	// target (ours) there in three adjustments, and kernel BBR's
+	// probe cycle dips one round trip in eight.
+	pushAnswered = 0.5
+)
