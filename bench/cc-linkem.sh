@@ -48,12 +48,7 @@ OMIT=${OMIT:-1s}
 
 use_tmp
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
-if [ -n "${SDRNET:-}" ]; then
-  cp "$SDRNET" "$tmp/sdrnet"
-  TREE=${TREE:-"binary $SDRNET (not built from this tree)"} # what machine prints
-else
-  go build -o "$tmp/sdrnet" ./cmd/sdrnet
-fi
+sdrnet_bin
 
 # pair NAME SPEC CLIENT-ARGS...: two clients at once through one emulator.
 pair() {

@@ -45,11 +45,7 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
 use_tmp
 command -v jq >/dev/null || command -v python3 >/dev/null || { echo "need jq or python3" >&2; exit 1; }
-if [ -n "${SDRNET:-}" ]; then
-  cp "$SDRNET" "$tmp/sdrnet"
-else
-  go build -o "$tmp/sdrnet" ./cmd/sdrnet
-fi
+sdrnet_bin
 rows=$CCS
 if [ "$TCP" = 1 ]; then
   need_iperf3

@@ -86,6 +86,17 @@ cleanup_tmp() {
   rm -rf "$tmp"
 }
 
+# sdrnet_bin: $tmp/sdrnet is the binary SDRNET names (then TREE says so,
+# for machine), else one built from this tree. Needs use_tmp first.
+sdrnet_bin() {
+  if [ -n "${SDRNET:-}" ]; then
+    cp "$SDRNET" "$tmp/sdrnet"
+    TREE=${TREE:-"binary $SDRNET (not built from this tree)"}
+  else
+    go build -o "$tmp/sdrnet" ./cmd/sdrnet
+  fi
+}
+
 # start_link NAME SPEC SERVER-ARGS...: sdrnet bench --listen SERVER-ARGS
 # behind a fresh emulator (its clock, and so its lossat= and fail=
 # windows, start with the run); clients connect to 127.0.0.1:$link_port.

@@ -526,6 +526,7 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 	if n.learning {
 		n.learnOK = false // no doubling in a period with a loss
 	}
+	n.comp.draining -= l.Bytes
 	if n.comp.active {
 		return // the competitive mode does not answer losses (see compete)
 	}

@@ -18,7 +18,11 @@ import (
 // least half the target while the window was at most competeFloor
 // chunks: the queue is not NSCC's (a lone flow's queue is its own window
 // beyond the BDP, so a window at its floor leaves none). After
-// competeEnter of the last 16 round trips pressed, the mode starts.
+// competeEnter of the last 16 round trips pressed, a listen (see Leaving)
+// must still find a queue; then the mode starts. Where two chunks are
+// more than the path's BDP, the floor's own queue presses too: a lone
+// flow at 5-10 Mbit/s entered 9-11 times in 1,000 round trips at 20 ms
+// (16 KiB chunks); its listens find the queue gone (competeOwnQueue).
 // (With the whole target, BBR's drain rounds kept too few pressed: the
 // mode started after 9.8 s of a 20 s run.) The law reaches the floor
 // beside such a queue because its push stops when the mean delay has
@@ -56,10 +60,17 @@ type compete struct {
 	startup bool
 	// listening counts the round trips of a listen left: 2, then 1.
 	listening int
+	// draining is what of the bytes in flight when the listen started
+	// is not yet acknowledged or lost: its first round trip lasts until
+	// none is.
+	draining int64
 	// listenSum and listenN: the standing queue's samples in the
 	// listen's second round trip.
 	listenSum float64
 	listenN   int
+	// listenWait counts the round trips the reading waited for a
+	// sample (competeListenWait at most).
+	listenWait int
 
 	roundStart, roundEnd monotime.Time
 	roundBytes           int64
@@ -79,6 +90,12 @@ type compete struct {
 	// which found the queue empty.
 	confirmAt monotime.Time
 	entries   uint64
+	// heldWindow is the law's window before a listen ahead of entering
+	// (competeOwnQueue); entryWait counts down the round trips before
+	// the next such listen may start, entryBackoff is the last wait.
+	heldWindow   float64
+	entryWait    int
+	entryBackoff int
 }
 
 const (
@@ -86,6 +103,7 @@ const (
 	competeEnter       = 12 // pressed round trips of the last 16 that start the mode
 	competeBWRounds    = 10 // round trips the bandwidth filter keeps (BBR's)
 	competeListenEvery = 64 // round trips between listens
+	competeListenWait  = 4  // round trips a listen's reading waits for a sample
 	competeStartGain   = 2.0
 	// competeWindowGain is the mode's window over the estimated BDP:
 	// BBR's 2 took 0.69-0.76 of a clean bottleneck from kernel BBR
@@ -115,9 +133,11 @@ func (n *NSCC) competeAck(now monotime.Time, bytes int64, q monotime.Duration, s
 		if c.active {
 			n.competeLeave()
 		}
+		c.listening = 0
 		return false
 	}
 	c.roundBytes += bytes
+	c.draining -= bytes
 	if sample {
 		c.roundQueue += float64(q)
 		c.roundSamples++
@@ -129,7 +149,7 @@ func (n *NSCC) competeAck(now monotime.Time, bytes int64, q monotime.Duration, s
 	if now >= c.roundEnd {
 		n.competeRound(now)
 	}
-	return c.active
+	return c.active || c.listening > 0
 }
 
 // competeRound closes a round trip: it feeds the bandwidth filter, judges
@@ -167,20 +187,37 @@ func (n *NSCC) competeRound(now monotime.Time) {
 	c.roundEnd = now.Add(n.baseRTT + n.queue)
 
 	switch {
-	case !c.active:
-		if bits.OnesCount16(c.pressed) >= competeEnter {
-			c.active, c.startup, c.startBW, c.startStall = true, true, c.maxBW, 0
-			c.sinceListen, c.listening, c.cycle, c.confirmAt = 0, 0, 0, 0
-			c.entries++
-			n.push = pushStop{}
-			n.slowStart = false
-		}
+	case c.listening == 2 && !c.active && c.draining > 0:
+		// Before entering, bytes sent before the listen are still out:
+		// a round trip of their ACKs reads the queue they met. Through a
+		// 20 Mbit/s path a 64 KiB chunk takes 26 ms to cross, and two of
+		// them queued outlast the round trip.
 	case c.listening == 2:
-		c.listening, c.listenSum, c.listenN = 1, 0, 0
+		c.listening, c.listenSum, c.listenN, c.listenWait = 1, 0, 0, 0
+	case c.listening == 1 && !c.active && c.listenN == 0 && c.listenWait < competeListenWait:
+		// No sample yet before entering: the ACKs were of chunks resent
+		// before the listen (Karn).
+		c.listenWait++
 	case c.listening == 1:
 		c.listening = 0
+		// Before entering, the listen confirms the press (half the
+		// target); in the mode it must find the queue all but gone
+		// (a quarter). A lone 40 Mbit/s path, paced at half its rate,
+		// read 0.40-0.52 ms through linkem, one sample per listen, with
+		// a 1.07 ms target.
 		empty := c.listenN > 0 && c.listenSum/float64(c.listenN) < float64(n.cfg.Target)/4
+		if !c.active {
+			empty = c.listenN > 0 && c.listenSum/float64(c.listenN) < float64(n.cfg.Target)/2
+		}
 		switch {
+		case !c.active && empty:
+			n.competeOwnQueue()
+		case !c.active:
+			c.active, c.startup, c.startBW, c.startStall = true, true, c.maxBW, 0
+			c.sinceListen, c.cycle, c.confirmAt, c.entryWait, c.entryBackoff = 0, 0, 0, 0, 0
+			c.entries++
+			n.slowStart = false
+			n.push = pushStop{}
 		case empty && c.confirmAt != 0:
 			n.competeLeave()
 			return
@@ -188,6 +225,12 @@ func (n *NSCC) competeRound(now monotime.Time) {
 			c.confirmAt = now.Add(competeConfirmGap)
 		default:
 			c.confirmAt = 0
+		}
+	case !c.active:
+		if c.entryWait > 0 {
+			c.entryWait--
+		} else if bits.OnesCount16(c.pressed) >= competeEnter {
+			c.listening, c.heldWindow, c.draining = 2, n.cwnd, n.inFlight // listen before entering
 		}
 	default:
 		switch {
@@ -206,10 +249,35 @@ func (n *NSCC) competeRound(now monotime.Time) {
 			c.sinceListen, c.listening = 0, 2
 		}
 	}
-	if c.active {
+	if c.active || c.listening > 0 {
 		n.cwnd = n.competeWindow()
 		n.clamp()
 	}
+}
+
+// competeOwnQueue ends a listen before entering that found the queue
+// gone: it was NSCC's own, a window at the floor being more than the
+// path's BDP (a slow path, or a short one: two 64 KiB chunks are the BDP
+// of 50 Mbit/s at 20 ms). The law takes its window back, and the next
+// such listen waits twice as long as this one did, from
+// competeListenEvery up to 16 times that.
+//
+// That listen differs from the mode's own: it waits for what was in
+// flight to be in (draining), for a sample (listenWait), paces at half
+// the delivery rate (leastPaced) and reads half the target, not a
+// quarter. Through linkem a lone flow then neither entered the mode nor
+// resent a byte at 20 and 40 Mbit/s, where it had entered and resent
+// 11-16% (docs/benchmarks.md, "Slow paths"). Given to the mode's listens
+// too, these let the mode leave and come back two to four times a run
+// beside kernel BBR, which kept 0.69-0.82 of the link.
+func (n *NSCC) competeOwnQueue() {
+	c := &n.comp
+	c.pressed = 0
+	c.entryBackoff = min(max(2*c.entryBackoff, competeListenEvery), 16*competeListenEvery)
+	c.entryWait = c.entryBackoff
+	n.cwnd = c.heldWindow
+	n.clamp()
+	n.inc, n.received = 0, 0
 }
 
 // competeLeave hands the window back to the delay law at the estimated

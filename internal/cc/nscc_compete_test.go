@@ -119,9 +119,11 @@ func TestNSCCCompetes(t *testing.T) {
 
 // TestNSCCLoneFlowDoesNotCompete: a lone flow through a bottleneck,
 // whose queue is its own window beyond the BDP, never takes up the mode,
-// at any bottleneck rate.
+// at any bottleneck rate: on the slow paths (5 and 10 Mbit/s) two chunks
+// are more than the BDP, and the floor's own queue pressed (9-11 entries
+// in 1,000 round trips before the listen ahead of entering).
 func TestNSCCLoneFlowDoesNotCompete(t *testing.T) {
-	for _, rate := range []float64{10e6, 125e6, 1.25e9} { // bytes per second
+	for _, rate := range []float64{0.625e6, 1.25e6, 10e6, 125e6, 1.25e9} { // bytes per second
 		c := newCompetePath()
 		for range 1000 {
 			bdp := rate * c.base.Seconds()
@@ -130,6 +132,12 @@ func TestNSCCLoneFlowDoesNotCompete(t *testing.T) {
 		}
 		if on, entries := c.n.Competing(); on || entries != 0 {
 			t.Errorf("lone flow at %.3g B/s: competing %v (%d entries), window %d", rate, on, entries, c.n.Window())
+		}
+		// The listens that found the queue its own came ever more
+		// rarely: the wait before the next has doubled at least twice.
+		if bdp := rate * c.base.Seconds(); bdp < competeFloor*float64(c.chunk) && c.n.comp.entryBackoff < 4*competeListenEvery {
+			t.Errorf("lone flow at %.3g B/s: the wait before a listen ahead of entering is %d round trips, want it doubled to at least %d",
+				rate, c.n.comp.entryBackoff, 4*competeListenEvery)
 		}
 	}
 }
@@ -324,5 +332,49 @@ func TestNSCCPushHoldsBesideCUBIC(t *testing.T) {
 	}
 	if on, entries := c.n.Competing(); on || entries != 0 {
 		t.Errorf("beside CUBIC's queue: competing %v (%d entries)", on, entries)
+	}
+}
+
+// TestNSCCEntryListenDrains: before the mode starts, a listen at the
+// floor must find a queue still there. On a slow path the chunks queued
+// before it take more than a round trip to cross, and their ACKs, late
+// and with the old queue's delay, are not the listen's reading: it waits
+// until they are in. Then the queue is gone (NSCC's own), the mode does
+// not start, the law's window comes back, and the next listen waits.
+func TestNSCCEntryListenDrains(t *testing.T) {
+	c := newCompetePath()
+	for r := 0; c.n.comp.listening == 0; r++ {
+		if r == 1000 {
+			t.Fatal("no listen before entering in 1000 round trips of a standing queue")
+		}
+		c.round(competeQueue, c.chunk)
+	}
+	// The listen paces at half what the path delivered (a chunk per
+	// round trip would keep its own queue up on such a path).
+	if r, most := c.n.Stats().Rate, 8*c.n.comp.maxBW/2; r <= 0 || r > 1.01*most {
+		t.Errorf("pacing at %.3g bit/s in the listen, want at most half the delivery rate, %.3g", r, most)
+	}
+	// What was in flight when the listen started crosses over two round
+	// trips at the old queue's delay; then the path is empty.
+	out := c.n.inFlight
+	if out < 2*c.chunk {
+		out = 2 * c.chunk
+		c.n.inFlight = out
+	}
+	for acked := int64(0); acked < out; acked += c.chunk {
+		c.now = c.now.Add(2 * (c.base + competeQueue) * monotime.Duration(c.chunk) / monotime.Duration(out))
+		c.n.OnAck(c.now, Ack{Bytes: c.chunk, RTT: c.base + competeQueue})
+	}
+	// Gone, but for what a host's noise adds to a lone sample: a lone
+	// 40 Mbit/s path read 0.40-0.52 ms through linkem (target 1 ms).
+	for range 6 {
+		c.round(400*monotime.Microsecond, c.chunk)
+	}
+	if on, entries := c.n.Competing(); on || entries != 0 {
+		t.Fatalf("the queue was gone once the bytes sent before the listen were in: competing %v (%d entries)", on, entries)
+	}
+	if c.n.comp.listening != 0 || c.n.comp.entryWait == 0 || c.n.cwnd < c.n.comp.heldWindow {
+		t.Errorf("after a listen that found the queue gone: listening %d, wait before the next %d round trips, window %.0f (want at least the law's %.0f)",
+			c.n.comp.listening, c.n.comp.entryWait, c.n.cwnd, c.n.comp.heldWindow)
 	}
 }

@@ -98,7 +98,21 @@ func (n *NSCC) pacingRate() (float64, monotime.Duration) {
 	// into any window, and pacing a 64 KiB chunk at a one-packet window's
 	// rate took a second per chunk when a competing flow (kernel TCP's
 	// BBR) held the window at its floor.
-	return gain * max(n.cwnd, n.cfg.Quantum) * 8 / rtt.Seconds(), n.cfg.Target / 2
+	return gain * max(n.cwnd, n.leastPaced(rtt)) * 8 / rtt.Seconds(), n.cfg.Target / 2
+}
+
+// leastPaced is the least the pacer sends per round trip of rtt: a
+// quantum, except in the listen before the competitive mode starts,
+// which must drain NSCC's own queue: there half a round trip of what the
+// path delivered (the mode's bandwidth filter), at least paceChunk's
+// floor. A chunk per round trip (25 Mbit/s at 20 ms) overran a lone
+// 20 Mbit/s path, so the listen found NSCC's own queue and the mode
+// started.
+func (n *NSCC) leastPaced(rtt monotime.Duration) float64 {
+	if n.comp.listening == 0 || n.comp.active {
+		return n.cfg.Quantum
+	}
+	return max(min(n.cfg.Quantum, n.comp.maxBW*rtt.Seconds()/2), n.cfg.Quantum*chunkPaceFloor)
 }
 
 // ackRoom is what a paced window admits beyond itself on a real host:
@@ -125,10 +139,11 @@ func (n *NSCC) pacingRate() (float64, monotime.Duration) {
 // with the deviation; the connection ran at 0.89 of the link against
 // 0.86 (means of eight alternated runs; docs/benchmarks.md, "Where a
 // sender's time goes"). Zero in simulation, in slow start (its window is
-// the measure of the path) and in the competitive mode (its window
-// already has room).
+// the measure of the path), in the competitive mode (its window
+// already has room) and in a listen before it (which must drain the
+// queue).
 func (n *NSCC) ackRoom() float64 {
-	if !n.cfg.AckRoom || n.cfg.PacingGain <= 0 || n.slowStart || n.comp.active {
+	if !n.cfg.AckRoom || n.cfg.PacingGain <= 0 || n.slowStart || n.comp.active || n.comp.listening > 0 {
 		return 0
 	}
 	return n.cwnd*(n.hostDelay+4*n.hostDelayDev)/float64(n.baseRTT+n.queue) + n.cfg.Quantum
