@@ -74,6 +74,7 @@ func TestNSCCSharedQueueConverges(t *testing.T) {
 	for _, rate := range []float64{25e6, 50e6, 125e6} {
 		for seed := range uint64(3) {
 			spread, entries := sharedQueue(rate, 50, 2000, seed)
+			t.Logf("%3.0f MB/s, seed %d: mean |ln(wA/wB)| %.3f, %d competitive entries", rate/1e6, seed, spread, entries)
 			if spread > 0.05 || entries != 0 {
 				t.Errorf("%3.0f MB/s, seed %d: mean |ln(wA/wB)| %.3f (want at most 0.05), %d competitive entries (want none)", rate/1e6, seed, spread, entries)
 			}
