@@ -420,6 +420,7 @@ type NSCC struct {
 	// ends (YieldGain).
 	yieldUntil monotime.Time
 	push       pushStop // DelayEta's stop (delayPush)
+	losses     lossShare
 
 	ignoredLosses uint64
 	stats         Stats
@@ -488,6 +489,9 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 		n.hostDelay += nsccHoldEW * (float64(a.HostDelay) - n.hostDelay)
 		queue = n.standingDelay(now, delay)
 	}
+	if n.cfg.StandingWindow > 0 {
+		n.losses.count(now, n.baseRTT+n.queue, a.Bytes, 0)
+	}
 	if n.learning {
 		n.learn(now, a, marked)
 	}
@@ -523,6 +527,10 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 // OnLoss cuts the window by the NACKed bytes and arms quick adapt, on a
 // congested path only (see the file comment).
 func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
+	if n.cfg.StandingWindow > 0 && !l.Timeout {
+		// A timeout declares all it waited for lost, not a share of it.
+		n.losses.count(now, n.baseRTT+n.queue, 0, l.Bytes)
+	}
 	if n.learning {
 		n.learnOK = false // no doubling in a period with a loss
 	}

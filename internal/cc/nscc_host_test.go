@@ -390,3 +390,30 @@ func TestNSCCHostWindowFloor(t *testing.T) {
 		t.Errorf("no quantum: window %d, max %d, want one MSS", n.Window(), n.MaxWindow())
 	}
 }
+
+// TestNSCCBufferUnderTarget: on a real host the target grows with the
+// path (a twentieth of the base RTT: 2.5 ms at 50 ms), and a bottleneck's
+// buffer may hold less: 256 KiB at 1 Gbit/s is 2.1 ms. The queue then
+// never reads the target, the losses never read as congestion, and the
+// window grew into the overflow round after round: through linkem
+// (1 Gbit/s, 50 ms, 256 KiB) 14% of the data was resent. Losses too many
+// for chance are congestion whatever the delay says.
+func TestNSCCBufferUnderTarget(t *testing.T) {
+	ms := monotime.Millisecond
+	b := bottleneck{bdp: 1e9 / 8 * 0.05, buffer: 256 << 10, rate: 1e9 / 8 / 1e12}
+	cfg := NSCCDefaults(Params{LineRate: 10e9, LearnLineRate: true, BaseRTT: 50 * ms, MSS: mss, HostNoise: ms})
+	if q := monotime.Duration(b.buffer / b.rate); cfg.Target <= q {
+		t.Fatalf("target %v, buffer %v: the test needs a buffer under the target", cfg.Target, q)
+	}
+	for seed := range uint64(3) {
+		p := newNSCCPath(cfg)
+		r := rand.New(rand.NewPCG(seed, 1))
+		p.noise = func() monotime.Duration { return monotime.Duration(r.Float64() * float64(ms)) }
+		util, lost, _ := b.run(p, 600, 100, false)
+		sent := util * b.bdp * 500
+		t.Logf("seed %d: utilization %.3f, lost %.0f B (%.2f%% of what the link carried)", seed, util, lost, 100*lost/sent)
+		if util < 0.9 || lost > 0.01*sent {
+			t.Errorf("seed %d: utilization %.3f (want >= 0.9), lost %.2f%% of the bytes carried (want under 1%%)", seed, util, 100*lost/sent)
+		}
+	}
+}

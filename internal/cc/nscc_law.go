@@ -38,7 +38,7 @@ func (n *NSCC) delayOnly() bool { return n.cfg.DelayWithoutECN && !n.sawECN }
 // after an idle spell.
 func (n *NSCC) congested(now monotime.Time) bool {
 	if n.cfg.StandingWindow > 0 && n.delayOnly() {
-		if n.queue >= n.cfg.Target {
+		if n.queue >= n.cfg.Target || n.losses.heavy(n.cfg.MSS) {
 			return true
 		}
 	} else if n.lossDelay > float64(n.cfg.LossDelayThreshold) {
@@ -234,4 +234,49 @@ const (
 	// target (ours) there in three adjustments, and kernel BBR's
 	// probe cycle dips one round trip in eight.
 	pushAnswered = 0.5
+)
+
+// lossShare counts a real host's bytes acknowledged and lost over the
+// current round trip and the one before, so that losses too many to be
+// chance read as congestion whatever the delay says. The host target
+// grows with the path (hostTarget: 2.5 ms at 50 ms) and a bottleneck's
+// buffer may hold less (256 KiB at 1 Gbit/s is 2.1 ms): the queue never
+// read the target, no loss read as congestion, and the window grew into
+// the overflow round after round (through linkem at 1 Gbit/s, 50 ms,
+// 256 KiB, 14% of the data resent; TestNSCCBufferUnderTarget). Random
+// loss, which the delay law must not answer, is a share of a percent or
+// two: the lossy long haul's is 1%.
+type lossShare struct {
+	end               monotime.Time
+	acked, lost       int64 // this round trip
+	prevAcked, prevLo int64 // the one before
+}
+
+// count adds a round trip's acknowledged and lost bytes at now; a round
+// trip lasts rtt.
+func (l *lossShare) count(now monotime.Time, rtt monotime.Duration, acked, lost int64) {
+	if now >= l.end {
+		l.prevAcked, l.prevLo = l.acked, l.lost
+		l.acked, l.lost = 0, 0
+		l.end = now.Add(rtt)
+	}
+	l.acked += acked
+	l.lost += lost
+}
+
+// heavy reports whether the last two round trips lost at least
+// heavyLossPackets packets of mss bytes and more than heavyLossShare of
+// their bytes.
+func (l *lossShare) heavy(mss int) bool {
+	lost, all := l.lost+l.prevLo, l.acked+l.lost+l.prevAcked+l.prevLo
+	return lost >= heavyLossPackets*int64(mss) && float64(lost) > heavyLossShare*float64(all)
+}
+
+const (
+	// heavyLossShare is three times the lossy long haul's random loss.
+	heavyLossShare = 0.03
+	// heavyLossPackets keeps a small window's chance losses out: with
+	// 100 packets a round trip at 1% random loss, eight or more are lost
+	// in one round trip in 10^5.
+	heavyLossPackets = 8
 )
