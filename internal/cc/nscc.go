@@ -421,6 +421,7 @@ type NSCC struct {
 	yieldUntil monotime.Time
 	push       pushStop // DelayEta's stop (delayPush)
 	losses     lossShare
+	shallow    bool // the path's buffer holds less than the target (shallowBuffer)
 
 	ignoredLosses uint64
 	stats         Stats
@@ -530,6 +531,9 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 	if n.cfg.StandingWindow > 0 && !l.Timeout {
 		// A timeout declares all it waited for lost, not a share of it.
 		n.losses.count(now, n.baseRTT+n.queue, 0, l.Bytes)
+		if n.delayOnly() && !n.slowStart {
+			n.shallowBuffer()
+		}
 	}
 	if n.learning {
 		n.learnOK = false // no doubling in a period with a loss
@@ -537,6 +541,13 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 	n.comp.draining -= l.Bytes
 	if n.comp.active {
 		return // the competitive mode does not answer losses (see compete)
+	}
+	if n.slowStart && n.cfg.StandingWindow > 0 && n.losses.heavy(n.cfg.MSS) {
+		// Slow start's overshoot: at 50 ms its window reached 88 MB
+		// before the standing queue, biased low by the lost chunks'
+		// missing samples, read half the target.
+		n.endSlowStart(now)
+		return
 	}
 	if n.cfg.LossNeedsCongestion && !n.congested(now) {
 		n.ignoredLosses++

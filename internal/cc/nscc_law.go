@@ -38,7 +38,7 @@ func (n *NSCC) delayOnly() bool { return n.cfg.DelayWithoutECN && !n.sawECN }
 // after an idle spell.
 func (n *NSCC) congested(now monotime.Time) bool {
 	if n.cfg.StandingWindow > 0 && n.delayOnly() {
-		if n.queue >= n.cfg.Target || n.losses.heavy(n.cfg.MSS) {
+		if n.queue >= n.cfg.Target || n.shallow && n.losses.heavy(n.cfg.MSS) {
 			return true
 		}
 	} else if n.lossDelay > float64(n.cfg.LossDelayThreshold) {
@@ -237,15 +237,15 @@ const (
 )
 
 // lossShare counts a real host's bytes acknowledged and lost over the
-// current round trip and the one before, so that losses too many to be
-// chance read as congestion whatever the delay says. The host target
-// grows with the path (hostTarget: 2.5 ms at 50 ms) and a bottleneck's
-// buffer may hold less (256 KiB at 1 Gbit/s is 2.1 ms): the queue never
-// read the target, no loss read as congestion, and the window grew into
-// the overflow round after round (through linkem at 1 Gbit/s, 50 ms,
-// 256 KiB, 14% of the data resent; TestNSCCBufferUnderTarget). Random
-// loss, which the delay law must not answer, is a share of a percent or
-// two: the lossy long haul's is 1%.
+// current round trip and the one before, to tell losses too many to be
+// chance (shallowBuffer). The host target grows with the path
+// (hostTarget: 2.5 ms at 50 ms) and a bottleneck's buffer may hold less
+// (256 KiB at 1 Gbit/s is 2.1 ms): the queue never read the target, no
+// loss read as congestion, and the window grew into the overflow round
+// after round (through linkem at 1 Gbit/s, 50 ms, 256 KiB, 14% of the
+// data resent; TestNSCCBufferUnderTarget). Random loss, which the delay
+// law must not answer, is a share of a percent or two: the lossy long
+// haul's is 1%.
 type lossShare struct {
 	end               monotime.Time
 	acked, lost       int64 // this round trip
