@@ -397,7 +397,8 @@ func TestNSCCHostWindowFloor(t *testing.T) {
 // never reads the target, the losses never read as congestion, and the
 // window grew into the overflow round after round: through linkem
 // (1 Gbit/s, 50 ms, 256 KiB) 14% of the data was resent. Losses too many
-// for chance are congestion whatever the delay says.
+// for chance, with a queue standing, show the buffer is the shallower:
+// the target comes down under it (shallowBuffer).
 func TestNSCCBufferUnderTarget(t *testing.T) {
 	ms := monotime.Millisecond
 	b := bottleneck{bdp: 1e9 / 8 * 0.05, buffer: 256 << 10, rate: 1e9 / 8 / 1e12}
