@@ -525,62 +525,6 @@ func (n *NSCC) OnAck(now monotime.Time, a Ack) {
 	}
 }
 
-// OnLoss cuts the window by the NACKed bytes and arms quick adapt, on a
-// congested path only (see the file comment).
-func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
-	if n.cfg.StandingWindow > 0 && !l.Timeout {
-		// A timeout declares all it waited for lost, not a share of it.
-		n.losses.count(now, n.baseRTT+n.queue, 0, l.Bytes)
-		if n.delayOnly() && !n.slowStart {
-			n.shallowBuffer()
-		}
-	}
-	if n.learning {
-		n.learnOK = false // no doubling in a period with a loss
-	}
-	n.comp.draining -= l.Bytes
-	if n.comp.active {
-		return // the competitive mode does not answer losses (see compete)
-	}
-	if n.slowStart && n.cfg.StandingWindow > 0 && n.losses.heavy(n.cfg.MSS) {
-		// Slow start's overshoot: at 50 ms its window reached 88 MB
-		// before the standing queue, biased low by the lost chunks'
-		// missing samples, read half the target.
-		n.endSlowStart(now)
-		return
-	}
-	if n.cfg.LossNeedsCongestion && !n.congested(now) {
-		n.ignoredLosses++
-		return
-	}
-	if n.slowStart {
-		n.endSlowStart(now)
-		return
-	}
-	if n.cfg.StandingWindow > 0 && !l.Timeout {
-		n.hostLossDecrease(now)
-		return
-	}
-	n.triggerQA = true
-	if l.Timeout {
-		n.quickAdapt(now, true, false, 0)
-		return
-	}
-	n.bytesIgnored += l.Bytes
-	if n.quickAdapt(now, true, true, 0) {
-		return
-	}
-	n.cwnd -= float64(l.Bytes)
-	n.clamp()
-	n.stats.Decreases++
-}
-
-// OnTimer does nothing: NSCC is clocked by ACKs.
-func (n *NSCC) OnTimer(monotime.Time) {}
-
-// NextTimer is Never: NSCC has no timers.
-func (n *NSCC) NextTimer() monotime.Time { return monotime.Never }
-
 // Window is the congestion window in bytes, between one MSS and the
 // maximum window; on a real host, past slow start, with room for ACKs
 // the host delays (ackRoom).

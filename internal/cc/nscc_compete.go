@@ -60,9 +60,11 @@ type compete struct {
 	startup bool
 	// listening counts the round trips of a listen left: 2, then 1.
 	listening int
-	// draining is what of the bytes in flight when the listen started
-	// is not yet acknowledged or lost: its first round trip lasts until
-	// none is.
+	// draining starts at the bytes in flight when the listen started,
+	// and every byte acknowledged or lost since takes one off (those
+	// sent in the listen, and resends, too): the listen's first part
+	// lasts until as many bytes as were out have come back either way.
+	// Every ACK lowers it, so the wait ends.
 	draining int64
 	// listenSum and listenN: the standing queue's samples in the
 	// listen's second round trip.
@@ -132,6 +134,9 @@ func (n *NSCC) competeAck(now monotime.Time, bytes int64, q monotime.Duration, s
 	if !n.cfg.Compete || n.cfg.StandingWindow <= 0 || !n.delayOnly() {
 		if c.active {
 			n.competeLeave()
+		} else if c.listening > 0 { // the listen before entering: the law's window back
+			n.cwnd = c.heldWindow
+			n.clamp()
 		}
 		c.listening = 0
 		return false
@@ -196,7 +201,8 @@ func (n *NSCC) competeRound(now monotime.Time) {
 		c.listening, c.listenSum, c.listenN, c.listenWait = 1, 0, 0, 0
 	case c.listening == 1 && !c.active && c.listenN == 0 && c.listenWait < competeListenWait:
 		// No sample yet before entering: the ACKs were of chunks resent
-		// before the listen (Karn).
+		// before the listen (Karn). If none comes, the mode starts on
+		// the press alone: beside kernel BBR most chunks are resent.
 		c.listenWait++
 	case c.listening == 1:
 		c.listening = 0

@@ -378,3 +378,26 @@ func TestNSCCEntryListenDrains(t *testing.T) {
 			c.n.comp.listening, c.n.comp.entryWait, c.n.cwnd, c.n.comp.heldWindow)
 	}
 }
+
+// TestNSCCEntryListenEndsOnECN: an ECN echo in the listen before the
+// mode hands the path to the marks' law, with the law's window back, not
+// the listen's single packet.
+func TestNSCCEntryListenEndsOnECN(t *testing.T) {
+	c := newCompetePath()
+	for r := 0; c.n.comp.listening == 0; r++ {
+		if r == 1000 {
+			t.Fatal("no listen before entering in 1000 round trips of a standing queue")
+		}
+		c.round(competeQueue, c.chunk)
+	}
+	held := c.n.comp.heldWindow
+	if held < 4*c.n.minWnd {
+		t.Fatalf("the law's window before the listen, %.0f, is near the listen's (%.0f): the test shows nothing", held, c.n.minWnd)
+	}
+	c.now = c.now.Add(monotime.Millisecond)
+	c.n.OnAck(c.now, Ack{Bytes: c.chunk, RTT: c.base, ECN: true})
+	if c.n.comp.listening != 0 || c.n.cwnd < held {
+		t.Errorf("after an ECN echo in the listen: listening %d, window %.0f, want at least the law's %.0f (the listen's: %.0f)",
+			c.n.comp.listening, c.n.cwnd, held, c.n.minWnd)
+	}
+}

@@ -377,6 +377,9 @@ func (n *NSCC) standingDelay(now monotime.Time, d monotime.Duration) monotime.Du
 // loss judgment keep the least, which noise does not raise
 // (docs/benchmarks.md, "NSCC beside CUBIC").
 func (n *NSCC) meanDelay() monotime.Duration {
+	if n.standN+n.standNPrev == 0 {
+		return 0 // no sample yet
+	}
 	return monotime.Duration((n.standSum + n.standSumPrev) / (n.standN + n.standNPrev))
 }
 
