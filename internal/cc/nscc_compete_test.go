@@ -22,9 +22,6 @@ func newCompetePath() *competePath {
 	return &competePath{n: NewNSCC(NSCCDefaults(p)), chunk: 16 << 10, base: p.BaseRTT}
 }
 
-// round runs one round trip with a standing queue of queue in which the
-// path delivers deliver bytes (at least a chunk); every ACK carries the
-// RTT.
 // competeQueue is the competitor's standing queue: above the 1 ms target,
 // within a 256 KiB queue at 1 Gbit/s.
 const competeQueue = 3 * monotime.Millisecond
@@ -43,6 +40,22 @@ func (c *competePath) press() int {
 	return rounds
 }
 
+// pressToListen runs round trips in which the competitor holds
+// competeQueue and leaves NSCC a chunk each, until the listen before the
+// mode starts.
+func (c *competePath) pressToListen(t *testing.T) {
+	t.Helper()
+	for r := 0; c.n.comp.listening == 0; r++ {
+		if r == 1000 {
+			t.Fatal("no listen before entering in 1000 round trips of a standing queue")
+		}
+		c.round(competeQueue, c.chunk)
+	}
+}
+
+// round runs one round trip with a standing queue of queue in which the
+// path delivers deliver bytes (at least a chunk); every ACK carries the
+// RTT.
 func (c *competePath) round(queue monotime.Duration, deliver int64) {
 	c.roundSampled(queue, deliver, true)
 }
@@ -343,12 +356,7 @@ func TestNSCCPushHoldsBesideCUBIC(t *testing.T) {
 // not start, the law's window comes back, and the next listen waits.
 func TestNSCCEntryListenDrains(t *testing.T) {
 	c := newCompetePath()
-	for r := 0; c.n.comp.listening == 0; r++ {
-		if r == 1000 {
-			t.Fatal("no listen before entering in 1000 round trips of a standing queue")
-		}
-		c.round(competeQueue, c.chunk)
-	}
+	c.pressToListen(t)
 	// The listen paces at half what the path delivered (a chunk per
 	// round trip would keep its own queue up on such a path).
 	if r, most := c.n.Stats().Rate, 8*c.n.comp.maxBW/2; r <= 0 || r > 1.01*most {
@@ -384,12 +392,7 @@ func TestNSCCEntryListenDrains(t *testing.T) {
 // the listen's single packet.
 func TestNSCCEntryListenEndsOnECN(t *testing.T) {
 	c := newCompetePath()
-	for r := 0; c.n.comp.listening == 0; r++ {
-		if r == 1000 {
-			t.Fatal("no listen before entering in 1000 round trips of a standing queue")
-		}
-		c.round(competeQueue, c.chunk)
-	}
+	c.pressToListen(t)
 	held := c.n.comp.heldWindow
 	if held < 4*c.n.minWnd {
 		t.Fatalf("the law's window before the listen, %.0f, is near the listen's (%.0f): the test shows nothing", held, c.n.minWnd)
