@@ -34,7 +34,7 @@ echo "|---|---|---|---|---|---|---|---|"
 for round in $(seq "$ROUNDS"); do
   for r in $RATES; do
     spec="delay=10ms,rate=${r}Mbps,queue=$QUEUE"
-    size=$((r * 1000000 / 8 * SECS))
+    size=$(awk -v r="$r" -v s="$SECS" 'BEGIN {printf "%d", r * 1e6 / 8 * s}')
     name="slow-$r-$round"
     through "$name" "$spec" --cc "$CC" --size "$size" || continue
     f="$tmp/$name.json"
