@@ -255,9 +255,18 @@ func (n *NSCC) hostLossDecrease(now monotime.Time) {
 // of the data was still resent in three runs. Random loss comes with no
 // queue: on the lossy long haul (1% random loss, 50 ms) a burst of NACKs
 // read as heavy once in a run, the standing queue at 0.1 ms, and a 1 ms
-// target there costs a third of the throughput (hostTarget). A path's
-// buffer does not grow, so the target stays down. Where the target is
-// near the host's noise already (paths up to 22 ms) nothing changes.
+// target there costs a third of the throughput (hostTarget). Where the
+// target is near the host's noise already (paths up to 22 ms) nothing
+// changes.
+//
+// The target comes down once per connection: after it, the law holds
+// the mean near the new target, and the next burst of heavy loss, read
+// the same way, took it down by another quarter each time (a review
+// found the ratchet); from then on heavy loss is congestion, which the
+// loss decrease answers, so a second lowering adds nothing. It does not
+// come back up: a path's buffer does not grow, and finding it again
+// costs an overflow. A target the user set, the competitive mode and its
+// listens (whose windows are not the law's) are left alone.
 //
 // Tried first: heavy loss as congestion on every path. Alone (3% as
 // the bound) the law settled just under it, with 1.3% of the bytes lost
@@ -265,7 +274,8 @@ func (n *NSCC) hostLossDecrease(now monotime.Time) {
 // (kernel-queue, MTU 9000, three rounds) TCP's share beside kernel CUBIC
 // rose to 0.56-0.67 and beside BBR TCP kept 0.80 in one run.
 func (n *NSCC) shallowBuffer() {
-	if n.queue >= n.cfg.Target || n.queue < n.cfg.params.HostNoise/4 || !n.losses.heavy(n.cfg.MSS) {
+	if n.shallow || n.cfg.params.Target > 0 || n.comp.active || n.comp.listening > 0 ||
+		n.queue >= n.cfg.Target || n.queue < n.cfg.params.HostNoise/4 || !n.losses.heavy(n.cfg.MSS) {
 		return
 	}
 	if t := max(n.meanDelay()*3/4, n.cfg.params.HostNoise, nsccMinQDly); t < n.cfg.Target*7/8 {

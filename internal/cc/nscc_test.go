@@ -524,6 +524,10 @@ func TestNSCCTargetCap(t *testing.T) {
 // beyond the BDP queues, and beyond the BDP + the buffer is lost.
 type bottleneck struct {
 	bdp, buffer, rate float64 // bytes, bytes, bytes per ps
+	// Optional: a standing queue not the sender's, and random loss (a
+	// packet is lost when it returns true) besides the buffer's.
+	other  monotime.Duration
+	random func() bool
 }
 
 // run drives p through rounds and returns the mean utilization of the
@@ -540,14 +544,14 @@ func (b bottleneck) run(p *nsccPath, rounds, warm int, marks bool) (util, lost, 
 				over--
 				return true
 			}
-			return false
+			return b.random != nil && b.random()
 		}
 		if i >= warm {
 			sumU += min(w/b.bdp, 1)
 			maxQ = max(maxQ, q)
 			lost += float64(int64(max(w-b.bdp-b.buffer, 0))/mss) * mss
 		}
-		p.round(monotime.Duration(q/b.rate), marks && q > b.buffer/4, drop)
+		p.round(monotime.Duration(q/b.rate)+b.other, marks && q > b.buffer/4, drop)
 	}
 	return sumU / float64(rounds-warm), lost, maxQ
 }
