@@ -20,6 +20,11 @@
 #     times are printed too). Goal: >= 0.9. Also the pair's use of the
 #     link: both transfers' bytes over the later finish (no goal).
 #
+#  4. long shallow path: 1 Gbit/s, 50 ms RTT, the same 256 KiB queue
+#     (2.1 ms, under NSCC's host target there, a twentieth of the RTT),
+#     no loss, --window 8MiB (the BDP is 6.25 MB), LONG_SIZE. Same goals
+#     as the bottleneck's (no issue cell; the buffer-under-target case).
+#
 #   bash bench/cc-linkem.sh
 #
 # The bottleneck's BDP (1 Gbit/s x 20 ms = 2.5 MB) exceeds sdrnet's
@@ -31,7 +36,9 @@
 # Knobs (environment): CCS="none nscc credit" SIZE=512MiB LOSSY_SIZE=1GiB
 # QUEUE=256KiB WINDOW=4MiB OMIT=1s FAIR=1 (0 skips the fairness runs)
 # SDRNET=BIN (a built binary instead of this tree, for A/B runs)
-# LOSSY=1 (0 skips the lossy long haul) RUN_TIMEOUT=300.
+# LOSSY=1 (0 skips the lossy long haul) LONG=1 (0 skips the long shallow
+# path) LONG_SIZE=1GiB BOTTLENECK=1 (0 skips the 20 ms bottleneck)
+# RUN_TIMEOUT=300.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -43,6 +50,9 @@ QUEUE=${QUEUE:-256KiB}
 WINDOW=${WINDOW:-4MiB}
 FAIR=${FAIR:-1}
 LOSSY=${LOSSY:-1}
+LONG=${LONG:-1}
+LONG_SIZE=${LONG_SIZE:-1GiB}
+BOTTLENECK=${BOTTLENECK:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 OMIT=${OMIT:-1s}
 
@@ -74,19 +84,29 @@ ccargs() {
 }
 lkstat() { grep '^forward: received' "$tmp/$1.lk" | tail -1 | sed -E "s/.*[ (]$2 ([0-9]+).*/\1/"; }
 
+# bottleneck NAME SETTING CC SPEC WINDOW SIZE: one connection through a
+# 1 Gbit/s bottleneck, its goodput whole and past OMIT.
+bottleneck() {
+  local name=$1 setting=$2 c=$3 spec=$4 window=$5 size=$6 f g gomit pct
+  # shellcheck disable=SC2046
+  through "$name" "$spec" $(ccargs "$c") --window "$window" --size "$size" -O "$OMIT" || return 0
+  f="$tmp/$name.json"
+  g=$(calc "$(jnum "$f" goodput_bps) / 1e6")
+  gomit=$(calc "$(jnum "$f" after_omit_goodput_bps | sed s/null/0/) / 1e6")
+  pct=$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")
+  rows+=("$setting|$c|\"$spec\", $(ccargs "$c") --window $window --size $size|$(printf %.0f "$g"); past the first $OMIT: $(printf %.0f "$gomit")|$(printf %.2f "$(calc "$g / 1000")"); past $OMIT: $(printf %.2f "$(calc "$gomit / 1000")") (goal 0.9)|$(printf %.2f "$pct") (goal < 1)|$(jnum "$f" rtos)|$(lkstat "$name" queue)")
+  echo "$setting $c: ${rows[-1]}" >&2
+}
+
 machine
 echo
 rows=()
 for c in $CCS; do
-  spec="delay=10ms,rate=1Gbps,queue=$QUEUE"
-  # shellcheck disable=SC2046
-  if through "bn-$c" "$spec" $(ccargs "$c") --window "$WINDOW" --size "$SIZE" -O "$OMIT"; then
-    f="$tmp/bn-$c.json"
-    g=$(calc "$(jnum "$f" goodput_bps) / 1e6")
-    gomit=$(calc "$(jnum "$f" after_omit_goodput_bps | sed s/null/0/) / 1e6")
-    pct=$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")
-    rows+=("bottleneck|$c|\"$spec\", $(ccargs "$c") --window $WINDOW --size $SIZE|$(printf %.0f "$g"); past the first $OMIT: $(printf %.0f "$gomit")|$(printf %.2f "$(calc "$g / 1000")"); past $OMIT: $(printf %.2f "$(calc "$gomit / 1000")") (goal 0.9)|$(printf %.2f "$pct") (goal < 1)|$(jnum "$f" rtos)|$(lkstat "bn-$c" queue)")
-    echo "bottleneck $c: ${rows[-1]}" >&2
+  if [ "$BOTTLENECK" = 1 ]; then
+    bottleneck "bn-$c" bottleneck "$c" "delay=10ms,rate=1Gbps,queue=$QUEUE" "$WINDOW" "$SIZE"
+  fi
+  if [ "$LONG" = 1 ]; then
+    bottleneck "long-$c" "long shallow path" "$c" "delay=25ms,rate=1Gbps,queue=$QUEUE" 8MiB "$LONG_SIZE"
   fi
   if [ "$FAIR" = 1 ]; then
     spec="delay=10ms,rate=1Gbps,queue=$QUEUE,shared=1"
