@@ -373,7 +373,7 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 	case ctrlNack:
 		return c.rcv.encodeNack(now, it.seq, buf)
 	case ctrlDoneAck:
-		a := wire.Ack{Conn: c.peerID, Flags: wire.FlagDone | wire.FlagChunkUnits | c.rcv.ecnEcho(), Msg: it.id}
+		a := wire.Ack{Conn: c.peerID, Flags: wire.FlagDone | wire.FlagChunkUnits | c.rcv.echoes(), Msg: it.id}
 		n, _ := wire.EncodeAck(buf, &a, nil)
 		return n
 	case ctrlDone:

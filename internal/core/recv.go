@@ -37,6 +37,7 @@ type recvMsg struct {
 	decodedLo      uint32 // decoded packets to report lie in [decodedLo, decodedHi)
 	decodedHi      uint32
 	chunks         bitset   // chunks whose every packet arrived
+	resentWhole    bitset   // of those, the ones a resent packet completed (wire.FlagDupResend)
 	have           []uint32 // packets present per chunk
 	chunkCount     uint32
 	pktCount       uint32
@@ -96,6 +97,9 @@ type receiver struct {
 	reorder monotime.Duration
 	ec      ecPool
 	ceSeen  bool // a DATA or PARITY packet arrived CE-marked since the last ACK
+	// dupResent: a resent DATA packet of a chunk that was whole arrived
+	// since the last ACK (wire.FlagDupResend).
+	dupResent bool
 	// Receiver-driven control (credit.go): the endpoint's scheduler, and
 	// the oldest message that may still want credit.
 	credit    *creditScheduler
@@ -166,7 +170,7 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	}
 	r.live++
 	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size,
-		pkts: m.pkts, chunks: m.chunks, have: m.have, ec: m.ec, r: r,
+		pkts: m.pkts, chunks: m.chunks, resentWhole: m.resentWhole, have: m.have, ec: m.ec, r: r,
 		ctsDue: monotime.Never, ackLo: ^uint32(0)}
 	m.rs.Reset()
 	r.nextSeq++
@@ -334,6 +338,7 @@ func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, sche
 	m.nchunks = (m.npkts + 1<<geo.ChunkShift - 1) >> geo.ChunkShift
 	m.pkts.reset(m.npkts)
 	m.chunks.reset(m.nchunks)
+	m.resentWhole.reset(m.nchunks)
 	if cap(m.have) < int(m.nchunks) {
 		m.have = make([]uint32, m.nchunks)
 	}
@@ -401,13 +406,19 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		return nil
 	case reliability.RefuseStale:
 		r.c.stats.DupPackets++
+		r.dupResent = r.dupResent || d.Flags&wire.FlagRetransmit != 0
 		r.queueAck(m, 0)
 		return nil
 	}
 	if m.pkts.test(p) {
 		r.c.stats.DupPackets++
 		if c := p >> m.geo.ChunkShift; m.chunks.test(c) {
-			r.queueAck(m, c) // our ACK was lost: say it again
+			// A resend of a chunk its first pass made whole was not
+			// needed; one whose resend made it whole, was (the sender
+			// resends a chunk whole for its missing packets). Or our ACK
+			// was lost: say it again.
+			r.dupResent = r.dupResent || d.Flags&wire.FlagRetransmit != 0 && !m.resentWhole.test(c)
+			r.queueAck(m, c)
 		}
 		return nil
 	}
@@ -432,8 +443,13 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	m.scheme.Arrived(now, &m.rs, m, p, retransmit)
 	r.deadline = min(r.deadline, m.rs.Due())
 	m.hi = max(m.hi, p+1)
+	c := p >> m.geo.ChunkShift
+	was := m.chunks.test(c)
 	r.accept(now, m, p)
-	if c := p >> m.geo.ChunkShift; m.state == recvPosted && !m.chunks.test(c) && !m.scheme.InOrder() {
+	if retransmit && !was && m.chunks.test(c) {
+		m.resentWhole.set(c)
+	}
+	if m.state == recvPosted && !m.chunks.test(c) && !m.scheme.InOrder() {
 		m.partial, m.partialValid = c, true
 		if m.sinceAck++; m.sinceAck >= 1<<m.geo.ChunkShift {
 			r.queueAck(m, c)

@@ -69,14 +69,19 @@ func (r *receiver) writeCTS(now monotime.Time, m *recvMsg, buf []byte) int {
 	return n
 }
 
-// ecnEcho returns FlagECNEcho once for the congestion marks seen since
-// the previous ACK.
-func (r *receiver) ecnEcho() uint8 {
-	if !r.ceSeen {
-		return 0
+// echoes returns an ACK's reports on what arrived since the previous
+// ACK, once each: FlagECNEcho for congestion marks, FlagDupResend for a
+// resend that found its packet here.
+func (r *receiver) echoes() uint8 {
+	var f uint8
+	if r.ceSeen {
+		f |= wire.FlagECNEcho
 	}
-	r.ceSeen = false
-	return wire.FlagECNEcho
+	if r.dupResent {
+		f |= wire.FlagDupResend
+	}
+	r.ceSeen, r.dupResent = false, false
+	return f
 }
 
 // ackDelay is wire.Ack.Delay for an ACK leaving at now that answers a
@@ -105,7 +110,7 @@ func (r *receiver) encodeAck(now monotime.Time, seq uint32, buf []byte) int {
 		}
 	}
 	m.ackQueued = false
-	a := wire.Ack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Flags: r.ecnEcho(), Delay: ackDelay(now, m.ackAt)}
+	a := wire.Ack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Flags: r.echoes(), Delay: ackDelay(now, m.ackAt)}
 	if m.scheme.InOrder() {
 		a.Cum = m.pktCount // in order: every packet below is here
 		n, _ := wire.EncodeAck(buf, &a, nil)
@@ -147,7 +152,7 @@ func (r *receiver) encodeAck(now monotime.Time, seq uint32, buf []byte) int {
 // already (recvFree, the slot still holding seq); a datagram peer keeps
 // its slots while this ACK waits (settle).
 func (r *receiver) encodeDone(now monotime.Time, seq uint32, buf []byte) int {
-	a := wire.Ack{Conn: r.c.peerID, Flags: wire.FlagDone | wire.FlagCompleted | wire.FlagChunkUnits | r.ecnEcho(),
+	a := wire.Ack{Conn: r.c.peerID, Flags: wire.FlagDone | wire.FlagCompleted | wire.FlagChunkUnits | r.echoes(),
 		Msg: r.c.msgID(seq)}
 	if r.slots != nil {
 		if m := &r.slots[seq&r.c.slotMask]; m.seq == seq && (m.state == recvDone || m.state == recvFree) {

@@ -123,6 +123,11 @@ type sender struct {
 	chosen     []SchemeCount // the chooser's decisions
 	chrono     sendChrono    // what held it back, over time
 	silence    silence       // retransmission timers while the peer says nothing
+	// timedOut counts the timeout's doublings for resends that were not
+	// needed, since the last clean RTT sample (resendWasted); the last
+	// came at timedOutAt.
+	timedOut   uint8
+	timedOutAt monotime.Time
 }
 
 func (s *sender) init(c *Conn) {
@@ -336,6 +341,9 @@ func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) monotime.Tim
 }
 
 func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
+	if a.Flags&wire.FlagDupResend != 0 {
+		s.resendWasted(now)
+	}
 	m := s.lookup(a.Msg)
 	if m == nil {
 		return
@@ -413,6 +421,7 @@ func (s *sender) roundTrip(now monotime.Time, m *sendMsg, sent monotime.Time, de
 	// path's share (lessAckDelay).
 	whole := now.Sub(sent)
 	s.rtt.Update(whole)
+	s.timedOut = 0 // the estimate speaks for the path again (resendWasted)
 	rtt = lessAckDelay(s.c.ep.arrival(now).Sub(sent), delay, s.rtt.Min())
 	return rtt, whole - rtt // and both hosts' hold on this ACK
 }

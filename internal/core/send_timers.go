@@ -26,8 +26,9 @@ func (s *sender) chunkSent(now monotime.Time, m *sendMsg, c uint32) {
 // rto is m's retransmission timeout: its scheme's, but never below the
 // smoothed RTT plus four deviations (RFC 6298), so a queue that builds up
 // does not fire timers for packets that are merely late, nor below the
-// configured minimum. While the peer is silent it doubles with each
-// probe (silence).
+// configured minimum. It doubles for resends the receiver already had
+// (resendWasted), and while the peer is silent with each probe
+// (silence).
 func (s *sender) rto(m *sendMsg) monotime.Duration {
 	return max(m.scheme.RetransmitTimeout(s.rtt.Smoothed()), s.rtt.Conservative(), s.c.cfg.MinRTO) << s.backoff()
 }
@@ -62,13 +63,42 @@ const maxRTODoublings = 6
 // instant it left is an answer).
 func (s *sender) unanswered() bool { return s.c.lastHeard < s.silence.probedAt }
 
-// backoff is how many times the timeout has doubled: none once the peer
-// answered the last probe.
+// backoff is how many times the timeout has doubled: for resends not
+// needed since the last clean RTT sample, or by the probes into a
+// silence the peer has not answered, whichever is more.
 func (s *sender) backoff() uint8 {
 	if !s.unanswered() {
-		return 0
+		return s.timedOut
 	}
-	return s.silence.doubled
+	return max(s.silence.doubled, s.timedOut)
+}
+
+// resendWasted answers an ACK saying a resend found its packet at the
+// receiver already (wire.FlagDupResend): the timeout, or a NACK, fired
+// for a packet that was late, not lost. The timeout doubles, once per
+// timeout period, and stays doubled until a clean RTT sample comes: as
+// TCP backs its timer off and keeps it so for Karn's algorithm (RFC
+// 6298, 5.5 and 5.7), with D-SACK's evidence that the resends were
+// spurious (RFC 3708). A resent chunk's ACK is no RTT sample, so once a
+// path's round trip grows past the timeout (a route change, a queue
+// building on a slow path) and every chunk is resent before its ACK
+// comes, the estimate never learns the longer round trip: through a link
+// whose round trip went from 20 to 250 ms mid-transfer, every chunk after
+// the change was resent, 245% of 32 MiB (TestTimeoutBacksOff); through a
+// 2.5 Mbit/s path whose queue holds 210 ms, an NSCC sender with 16 KiB
+// chunks resent 34-148% of the data (bench/cc-slow.sh); with the
+// backoff, 9.0% and 3.5-7.0%. Doubling on
+// every timeout instead took a 1 MiB message whose first pass was lost
+// whole (its resends all needed) 4.8 s to resend in 25 ms timeouts, and
+// over 16 paths, one dead, it held the resends back until the live
+// paths, silent, were judged failed (TestFirstSampleBound,
+// TestPathFailure).
+func (s *sender) resendWasted(now monotime.Time) {
+	if s.timedOut > 0 && now.Sub(s.timedOutAt) < max(s.rtt.Conservative(), s.c.cfg.MinRTO)<<s.timedOut {
+		return
+	}
+	s.timedOut = min(s.timedOut+1, maxRTODoublings)
+	s.timedOutAt = now
 }
 
 // silent reports whether the peer has said nothing for a round trip: a

@@ -77,6 +77,11 @@ const (
 	// completed the message, not a stale packet of a message done
 	// earlier (ACK): the sender may take an RTT sample from it.
 	FlagCompleted uint8 = 1 << 6
+	// FlagDupResend says a resent DATA packet arrived, since the last
+	// ACK, of a chunk its first pass had made whole (ACK): a resend not
+	// needed, as TCP's D-SACK reports one (RFC 2883). The sender's timeout fired
+	// early, and backs off (RFC 3708).
+	FlagDupResend uint8 = 1 << 7
 )
 
 // Header lengths.
