@@ -107,3 +107,37 @@ func TestDupResendEcho(t *testing.T) {
 		})
 	}
 }
+
+// TestSilenceTailProbe: a first chunk slower to arrive than the
+// handshake's round trip allows (64 KiB through 2.5 Mbit/s take 210 ms;
+// the timeout from a 20 ms handshake is 60 ms) times out into the
+// peer's silence. The probe is the chunk's last packet, not the chunk:
+// the whole chunk went out twice more (128 KiB resent). Every byte
+// arrives.
+func TestSilenceTailProbe(t *testing.T) {
+	ms := monotime.Millisecond
+	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, MinRTO: 25 * ms}
+	p, done := establish(t, coretest.Config{Seed: 1, A: cfg, B: cfg, Handshake: true,
+		Link:    coretest.LinkConfig{Delay: 10 * ms, Rate: 2.5e6, Queue: 1 << 20},
+		Reverse: &coretest.LinkConfig{Delay: 10 * ms}})
+	msg := message(4 * core.DefaultChunkSize)
+	got := make([]byte, len(msg))
+	if _, err := p.B.Conn.PostRecv(got); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.A.Conn.Send(msg); err != nil {
+		t.Fatal(err)
+	}
+	p.Wake()
+	if err := p.Drive(done, coretest.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, msg) {
+		t.Fatal("the message arrived corrupted")
+	}
+	st := p.A.Conn.Stats()
+	t.Logf("%d timeouts (%d into the silence), %d B resent", st.RTOs, st.SilentProbes, st.RetxBytes)
+	if st.SilentProbes == 0 || st.RetxBytes > uint64(st.SilentProbes)*core.DefaultMTU {
+		t.Errorf("%d probes into the silence, %d B resent: want probes of a packet each", st.SilentProbes, st.RetxBytes)
+	}
+}

@@ -419,6 +419,12 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 			// was lost: say it again.
 			r.dupResent = r.dupResent || d.Flags&wire.FlagRetransmit != 0 && !m.resentWhole.test(c)
 			r.queueAck(m, c)
+		} else if d.Flags&wire.FlagRetransmit != 0 && !m.scheme.InOrder() {
+			// A probe into the sender's silence (expire), or a resend
+			// of a packet that was late: the answer ends the silence,
+			// and its packet bits say what the chunk lacks.
+			m.partial, m.partialValid = c, true
+			r.queueAck(m, c)
 		}
 		return nil
 	}
@@ -451,7 +457,9 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	}
 	if m.state == recvPosted && !m.chunks.test(c) && !m.scheme.InOrder() {
 		m.partial, m.partialValid = c, true
-		if m.sinceAck++; m.sinceAck >= 1<<m.geo.ChunkShift {
+		// A resend is answered at once: it may be a probe into a
+		// silence (expire), which the answer ends.
+		if m.sinceAck++; m.sinceAck >= 1<<m.geo.ChunkShift || retransmit {
 			r.queueAck(m, c)
 		}
 	}
