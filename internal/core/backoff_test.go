@@ -26,8 +26,27 @@ func TestTimeoutBacksOff(t *testing.T) {
 		Link:    coretest.LinkConfig{Delay: 10 * ms, Rate: 100e6, PathDelay: func(core.Path) monotime.Duration { return extra }},
 		Reverse: &coretest.LinkConfig{Delay: 10 * ms}})
 	const size = 32 << 20
-	msg := message(size)
-	got := make([]byte, size)
+	start := p.Now
+	var before core.ConnStats
+	deliver(t, p, done, message(size), func() {
+		if extra == 0 && p.Now.Sub(start) > 300*ms {
+			extra, before = 230*ms, p.A.Conn.Stats()
+		}
+	})
+	st := p.A.Conn.Stats()
+	resent := st.RetxBytes - before.RetxBytes
+	t.Logf("32 MiB in %v; after the change %d B resent (%.1f%%), %d timeouts", p.Now.Sub(start), resent, 100*float64(resent)/size, st.RTOs-before.RTOs)
+	if before.RetxBytes != 0 || resent > size/4 {
+		t.Errorf("resent %d B before the change, %.1f%% of the data after: want none, and at most 25%%", before.RetxBytes, 100*float64(resent)/size)
+	}
+}
+
+// deliver posts a receive for msg on B, sends it from A and drives the
+// pair until B has it, calling each (when set) at every step; it fails
+// the test unless every byte arrived.
+func deliver(t *testing.T, p *coretest.Pair, done func() bool, msg []byte, each func()) {
+	t.Helper()
+	got := make([]byte, len(msg))
 	if _, err := p.B.Conn.PostRecv(got); err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +54,9 @@ func TestTimeoutBacksOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Wake()
-	start := p.Now
-	var before core.ConnStats
 	if err := p.Drive(func() bool {
-		if extra == 0 && p.Now.Sub(start) > 300*ms {
-			extra, before = 230*ms, p.A.Conn.Stats()
+		if each != nil {
+			each()
 		}
 		return done()
 	}, coretest.Limits{}); err != nil {
@@ -47,12 +64,6 @@ func TestTimeoutBacksOff(t *testing.T) {
 	}
 	if !bytes.Equal(got, msg) {
 		t.Fatal("the message arrived corrupted")
-	}
-	st := p.A.Conn.Stats()
-	resent := st.RetxBytes - before.RetxBytes
-	t.Logf("32 MiB in %v; after the change %d B resent (%.1f%%), %d timeouts", p.Now.Sub(start), resent, 100*float64(resent)/size, st.RTOs-before.RTOs)
-	if before.RetxBytes != 0 || resent > size/4 {
-		t.Errorf("resent %d B before the change, %.1f%% of the data after: want none, and at most 25%%", before.RetxBytes, 100*float64(resent)/size)
 	}
 }
 
@@ -120,21 +131,7 @@ func TestSilenceTailProbe(t *testing.T) {
 	p, done := establish(t, coretest.Config{Seed: 1, A: cfg, B: cfg, Handshake: true,
 		Link:    coretest.LinkConfig{Delay: 10 * ms, Rate: 2.5e6, Queue: 1 << 20},
 		Reverse: &coretest.LinkConfig{Delay: 10 * ms}})
-	msg := message(4 * core.DefaultChunkSize)
-	got := make([]byte, len(msg))
-	if _, err := p.B.Conn.PostRecv(got); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.A.Conn.Send(msg); err != nil {
-		t.Fatal(err)
-	}
-	p.Wake()
-	if err := p.Drive(done, coretest.Limits{}); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, msg) {
-		t.Fatal("the message arrived corrupted")
-	}
+	deliver(t, p, done, message(4*core.DefaultChunkSize), nil)
 	st := p.A.Conn.Stats()
 	t.Logf("%d timeouts (%d into the silence), %d B resent", st.RTOs, st.SilentProbes, st.RetxBytes)
 	if st.SilentProbes == 0 || st.RetxBytes > uint64(st.SilentProbes)*core.DefaultMTU {
