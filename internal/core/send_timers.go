@@ -170,18 +170,19 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 // 20 ms path a 64 KiB chunk takes 210 ms to arrive whole, the
 // handshake's round trip set a 64 ms timeout, and the chunk went out
 // three times, as probes into the silence, before its ACK came (10.5% of
-// a 1.9 MB transfer resent, bench/cc-slow.sh; 7.2% with the tail probe;
-// at 5 Mbit/s 4.3% before, 0.1% after; TestSilenceTailProbe). The
+// a 1.9 MB transfer resent, bench/cc-slow.sh; 3.9% with tail probes; at
+// 5 Mbit/s 2.6-4.3% before, 0.1% after; TestSilenceTailProbe). The
 // receiver answers a resent packet at once, so the probe ends the
 // silence; a chunk still lacking a packet then times out again and is
-// resent as the scheme says (a second tail probe would find the peer
+// resent as the scheme says (a tail probe again would find the peer
 // silent again a round trip later, and probe the same packet for ever).
+// Until the answer comes, the next probe is a tail probe too.
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
 	whole := t.chunk == wholeMessage
 	if s.silent(now) {
 		defer s.probed(now, m) // after the resend: its timer takes the doubled timeout
-		if !whole && !m.retx.test(t.chunk) && !m.scheme.InOrder() && m.code == nil {
+		if !whole && (!m.retx.test(t.chunk) || s.unanswered()) && !m.scheme.InOrder() && m.code == nil {
 			last := min((t.chunk+1)<<s.c.shift, m.high) - 1
 			m.Resend(last, last+1)
 			return
