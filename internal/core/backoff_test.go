@@ -122,16 +122,17 @@ func TestDupResendEcho(t *testing.T) {
 // TestSilenceTailProbe: a first chunk slower to arrive than the
 // handshake's round trip allows (64 KiB through 2.5 Mbit/s take 210 ms;
 // the timeout from a 20 ms handshake is 60 ms) times out into the
-// peer's silence. The probe is the chunk's last packet, not the chunk:
-// the whole chunk went out twice more (128 KiB resent). Every byte
-// arrives.
+// peer's silence, twice before the first probe's answer comes. Each
+// probe is the chunk's last packet, not the chunk: the whole chunk went
+// out twice more (128 KiB resent), and with one tail probe a chunk, once
+// more (68 KiB). Every byte arrives.
 func TestSilenceTailProbe(t *testing.T) {
 	ms := monotime.Millisecond
 	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, MinRTO: 25 * ms}
 	p, done := establish(t, coretest.Config{Seed: 1, A: cfg, B: cfg, Handshake: true,
 		Link:    coretest.LinkConfig{Delay: 10 * ms, Rate: 2.5e6, Queue: 1 << 20},
 		Reverse: &coretest.LinkConfig{Delay: 10 * ms}})
-	deliver(t, p, done, message(4*core.DefaultChunkSize), nil)
+	deliver(t, p, done, message(core.DefaultChunkSize), nil)
 	st := p.A.Conn.Stats()
 	t.Logf("%d timeouts (%d into the silence), %d B resent", st.RTOs, st.SilentProbes, st.RetxBytes)
 	if st.SilentProbes == 0 || st.RetxBytes > uint64(st.SilentProbes)*core.DefaultMTU {
