@@ -72,19 +72,25 @@ func deliver(t *testing.T, p *coretest.Pair, done func() bool, msg []byte, each 
 // needed), not the rest of a chunk resent whole for a packet it lacked.
 func TestDupResendEcho(t *testing.T) {
 	ms := monotime.Millisecond
+	acksLost := func(now monotime.Time, b []byte) bool {
+		return now >= monotime.Time(20*ms) && now < monotime.Time(80*ms)
+	}
+	// Without NACKs a lost packet is resent with its whole chunk.
+	sr := reliability.SelectiveRepeat{}
 	for _, tc := range []struct {
-		name string
+		name   string
+		scheme reliability.Scheme
 		// lose drops a DATA (forward) or ACK (reverse) packet at now.
 		fwd, rev func(now monotime.Time, b []byte) bool
 		want     bool
 	}{
-		{name: "ACKs lost for 60 ms", want: true, rev: func(now monotime.Time, b []byte) bool {
-			return now >= monotime.Time(20*ms) && now < monotime.Time(80*ms)
-		}},
-		{name: "a first-pass packet lost", want: false, fwd: func(_ monotime.Time, b []byte) bool {
+		{name: "ACKs lost for 60 ms", scheme: sr, want: true, rev: acksLost},
+		{name: "a first-pass packet lost", scheme: sr, want: false, fwd: func(_ monotime.Time, b []byte) bool {
 			d, err := wire.ParseData(b)
 			return err == nil && d.Packet == 100 && d.Flags&wire.FlagRetransmit == 0
 		}},
+		// Go-Back-N resends what may have arrived by design.
+		{name: "Go-Back-N, ACKs lost for 60 ms", scheme: reliability.GoBackN{}, want: false, rev: acksLost},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p *coretest.Pair
@@ -100,8 +106,7 @@ func TestDupResendEcho(t *testing.T) {
 				}
 				return tc.rev != nil && tc.rev(p.Now, b)
 			}
-			// Without NACKs a lost packet is resent with its whole chunk.
-			cfg := core.Config{Scheme: reliability.SelectiveRepeat{}, InitialRTT: 10 * ms, MaxBytesInFlight: 4 << 20}
+			cfg := core.Config{Scheme: tc.scheme, InitialRTT: 10 * ms, MaxBytesInFlight: 4 << 20}
 			var err error
 			if p, err = coretest.NewPair(coretest.Config{Seed: 1, Link: fwd, Reverse: &rev, A: cfg, B: cfg}); err != nil {
 				t.Fatal(err)

@@ -406,7 +406,11 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		return nil
 	case reliability.RefuseStale:
 		r.c.stats.DupPackets++
-		r.dupResent = r.dupResent || d.Flags&wire.FlagRetransmit != 0
+		// A resend of a message already whole was not needed, but Go-Back-N
+		// resends what may have arrived by design: its rewinds are no
+		// sign of a timeout misjudged (and backing off on them held a
+		// loopback transfer over 4 paths 60 s).
+		r.dupResent = r.dupResent || d.Flags&wire.FlagRetransmit != 0 && !m.scheme.InOrder()
 		r.queueAck(m, 0)
 		return nil
 	}
@@ -417,7 +421,7 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 			// needed; one whose resend made it whole, was (the sender
 			// resends a chunk whole for its missing packets). Or our ACK
 			// was lost: say it again.
-			r.dupResent = r.dupResent || d.Flags&wire.FlagRetransmit != 0 && !m.resentWhole.test(c)
+			r.dupResent = r.dupResent || d.Flags&wire.FlagRetransmit != 0 && !m.resentWhole.test(c) && !m.scheme.InOrder()
 			r.queueAck(m, c)
 		} else if d.Flags&wire.FlagRetransmit != 0 && !m.scheme.InOrder() {
 			// A probe into the sender's silence (expire), or a resend

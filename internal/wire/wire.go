@@ -79,8 +79,9 @@ const (
 	FlagCompleted uint8 = 1 << 6
 	// FlagDupResend says a resent DATA packet arrived, since the last
 	// ACK, of a chunk its first pass had made whole (ACK): a resend not
-	// needed, as TCP's D-SACK reports one (RFC 2883). The sender's timeout fired
-	// early, and backs off (RFC 3708).
+	// needed, as TCP's D-SACK reports one (RFC 2883). The sender's
+	// timeout fired early, and backs off (RFC 3708). Not for Go-Back-N,
+	// whose rewinds resend what may have arrived by design.
 	FlagDupResend uint8 = 1 << 7
 )
 
