@@ -222,6 +222,7 @@ func (n *NSCC) competeRound(now monotime.Time) {
 			c.active, c.startup, c.startBW, c.startStall = true, true, c.maxBW, 0
 			c.sinceListen, c.cycle, c.confirmAt, c.entryWait, c.entryBackoff = 0, 0, 0, 0, 0
 			c.entries++
+			n.losses = lossShare{} // the competitor's overflow is not the buffer's measure
 			n.slowStart = false
 			n.push = pushStop{}
 		case empty && c.confirmAt != 0:
@@ -291,6 +292,7 @@ func (n *NSCC) competeOwnQueue() {
 func (n *NSCC) competeLeave() {
 	c := &n.comp
 	c.active, c.pressed, c.confirmAt = false, 0, 0
+	n.losses = lossShare{}
 	n.cwnd = c.maxBW * n.baseRTT.Seconds()
 	n.clamp()
 	n.inc, n.received = 0, 0

@@ -428,6 +428,36 @@ func TestNSCCBufferUnderTarget(t *testing.T) {
 			t.Errorf("seed %d, buffer halved: target %v -> %v (want kept), lost %.2f%% (want under 1%%), utilization %.3f (want >= 0.8)",
 				seed, target, p.n.cfg.Target, 100*lost/sent, util)
 		}
+		// Random loss is still not congestion to it: 1% on top of the
+		// buffer's own.
+		r := rand.New(rand.NewPCG(seed, 9))
+		lossy := b
+		lossy.random = func() bool { return r.Float64() < 0.01 }
+		if util, _, _ = lossy.run(p, 300, 0, false); util < 0.85 {
+			t.Errorf("seed %d, 1%% random loss after the lowering: utilization %.3f, want >= 0.85", seed, util)
+		}
+	}
+	// A target the user set stays, and heavy loss is congestion all the
+	// same: with it left out, the window flooded a 128 KiB buffer.
+	set := params
+	set.Target = 5 * ms / 2
+	small := b
+	small.buffer = 128 << 10
+	for seed := range uint64(3) {
+		p := noisyPath(set, seed)
+		// Slow start's overshoot: heavy loss ends it without waiting for
+		// the standing queue, which reads a round trip late (asking for
+		// it too lost 3.1 BDPs here, against 1.6).
+		if _, early, _ := small.run(p, 100, 0, false); early > 2*b.bdp {
+			t.Errorf("a set target, 128 KiB, seed %d: slow start lost %.1f BDPs, want at most 2", seed, early/b.bdp)
+		}
+		util, lost, _ := small.run(p, 500, 0, false)
+		sent := util * b.bdp * 500
+		t.Logf("a set target, 128 KiB, seed %d: utilization %.3f, lost %.2f%%, target %v", seed, util, 100*lost/sent, p.n.cfg.Target)
+		if p.n.cfg.Target != set.Target || lost > 0.01*sent || util < 0.85 {
+			t.Errorf("a set target, 128 KiB, seed %d: target %v (want %v kept), lost %.2f%% (want under 1%%), utilization %.3f (want >= 0.85)",
+				seed, p.n.cfg.Target, set.Target, 100*lost/sent, util)
+		}
 	}
 }
 
@@ -443,13 +473,11 @@ func noisyPath(params Params, seed uint64) *nsccPath {
 // TestNSCCShallowBufferLeftAlone: what must not lower the target or end
 // slow start on loss: random loss of 2% (twice the lossy long haul's),
 // with no queue or with another flow's standing under the target; a
-// path whose target is at the host's noise already; a target the user
-// set; the competitive mode.
+// path whose target is at the host's noise already; the competitive
+// mode and its listens.
 func TestNSCCShallowBufferLeftAlone(t *testing.T) {
 	ms := monotime.Millisecond
 	long := Params{LineRate: 10e9, LearnLineRate: true, BaseRTT: 50 * ms, MSS: mss, HostNoise: ms}
-	set := long
-	set.Target = 5 * ms / 2
 	deep := bottleneck{bdp: 1e9 / 8 * 0.05, buffer: 4 << 20, rate: 1e9 / 8 / 1e12}
 	for _, tc := range []struct {
 		name   string
@@ -464,14 +492,14 @@ func TestNSCCShallowBufferLeftAlone(t *testing.T) {
 		{"2% random loss, 1.5 ms other queue", long, deep, 3 * ms / 2, 0.02},
 		{"20 ms, 256 KiB", Params{LineRate: 10e9, LearnLineRate: true, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms},
 			bottleneck{bdp: 1e9 / 8 * 0.02, buffer: 256 << 10, rate: 1e9 / 8 / 1e12}, 0, 0},
-		{"a target set, 50 ms, 256 KiB", set, bottleneck{bdp: 1e9 / 8 * 0.05, buffer: 256 << 10, rate: 1e9 / 8 / 1e12}, 0, 0},
 	} {
 		for seed := range uint64(5) {
 			p := noisyPath(tc.params, seed)
 			target := p.n.cfg.Target
 			// Slow start may end on the queue, its cap or the competitive
-			// mode (a queue not ours that never answers), not on loss.
-			exited := false
+			// mode (a queue not ours that never answers), not on random
+			// loss.
+			exited := tc.loss == 0
 			p.trace = func(_ monotime.Time, w int64) {
 				if !exited && !p.n.slowStart {
 					exited = true
@@ -490,17 +518,27 @@ func TestNSCCShallowBufferLeftAlone(t *testing.T) {
 			}
 		}
 	}
-	// The competitive mode's window is not the law's.
-	p := noisyPath(long, 0)
-	p.n.slowStart = false
-	p.n.queue = ms
-	p.n.avgDelay = float64(2 * ms)
-	p.n.losses.count(0, 50*ms, 1<<20, 1<<20)
-	for _, active := range []bool{true, false} {
-		p.n.comp.active = active
+	// The competitive mode's window and its listens' are not the law's;
+	// outside them the same evidence lowers the target.
+	for _, tc := range []struct {
+		name      string
+		active    bool
+		listening int
+		lowers    bool
+	}{
+		{"the mode", true, 0, false},
+		{"the listen before the mode", false, 2, false},
+		{"its reading", false, 1, false},
+		{"the law", false, 0, true},
+	} {
+		p := noisyPath(long, 0)
+		p.n.slowStart = false
+		p.n.queue = ms
+		p.n.losses.count(0, 50*ms, 1<<20, 1<<20)
+		p.n.comp.active, p.n.comp.listening = tc.active, tc.listening
 		p.n.shallowBuffer()
-		if lowered := p.n.shallow; lowered == active {
-			t.Errorf("competitive mode %v: target lowered %v", active, lowered)
+		if p.n.shallow != tc.lowers {
+			t.Errorf("%s: target lowered %v, want %v", tc.name, p.n.shallow, tc.lowers)
 		}
 	}
 }
@@ -511,25 +549,23 @@ func TestLossShare(t *testing.T) {
 	rtt := 10 * monotime.Millisecond
 	for _, tc := range []struct {
 		name        string
-		acked, lost int64 // packets, spread over two round trips
-		idle        bool  // a silence of two round trips before the last count
+		acked, lost [2]int64 // packets in each of two round trips
+		idle        bool     // a silence of two round trips, then an ACK
 		heavy       bool
 	}{
-		{"7 of 20", 13, 7, false, false},
-		{"8 of 50", 42, 8, false, true},
-		{"8 of 200 (4%)", 192, 8, false, false},
-		{"18 of 300", 282, 18, false, true},
-		{"60 of 3000 (2%)", 2940, 60, false, false},
-		{"96 of 3000", 2904, 96, false, true},
-		{"8 of 50, then idle", 42, 8, true, false},
+		{"7 of 20", [2]int64{7, 6}, [2]int64{4, 3}, false, false},
+		{"8 of 50", [2]int64{21, 21}, [2]int64{4, 4}, false, true},
+		{"8 of 200 (4%)", [2]int64{96, 96}, [2]int64{4, 4}, false, false},
+		{"17 of 300", [2]int64{142, 141}, [2]int64{9, 8}, false, false},
+		{"18 of 300", [2]int64{141, 141}, [2]int64{9, 9}, false, true},
+		{"60 of 3000 (2%)", [2]int64{1470, 1470}, [2]int64{30, 30}, false, false},
+		{"96 of 3000", [2]int64{1452, 1452}, [2]int64{48, 48}, false, true},
+		{"8 of 50 in the second, then idle", [2]int64{0, 42}, [2]int64{0, 8}, true, false},
 	} {
 		var l lossShare
 		now := monotime.Time(0)
-		for round := range 2 {
-			if tc.idle && round == 1 {
-				now = now.Add(2 * rtt)
-			}
-			l.count(now, rtt, tc.acked/2*mss, tc.lost/2*mss)
+		for i := range 2 {
+			l.count(now, rtt, tc.acked[i]*mss, tc.lost[i]*mss)
 			now = now.Add(rtt)
 		}
 		if tc.idle {
