@@ -461,9 +461,7 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	}
 	if m.state == recvPosted && !m.chunks.test(c) && !m.scheme.InOrder() {
 		m.partial, m.partialValid = c, true
-		// A resend is answered at once: it may be a probe into a
-		// silence (expire), which the answer ends.
-		if m.sinceAck++; m.sinceAck >= 1<<m.geo.ChunkShift || retransmit {
+		if m.sinceAck++; m.sinceAck >= 1<<m.geo.ChunkShift {
 			r.queueAck(m, c)
 		}
 	}

@@ -172,7 +172,7 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 // three times, as probes into the silence, before its ACK came (10.5% of
 // a 1.9 MB transfer resent, bench/cc-slow.sh; 3.9% with tail probes; at
 // 5 Mbit/s 2.6-4.3% before, 0.1% after; TestSilenceTailProbe). The
-// receiver answers a resent packet at once, so the probe ends the
+// receiver answers a resent packet it had at once, so the probe ends the
 // silence; a chunk still lacking a packet then times out again and is
 // resent as the scheme says (a tail probe again would find the peer
 // silent again a round trip later, and probe the same packet for ever).
