@@ -437,6 +437,23 @@ func TestNSCCBufferUnderTarget(t *testing.T) {
 			t.Errorf("seed %d, 1%% random loss after the lowering: utilization %.3f, want >= 0.85", seed, util)
 		}
 	}
+	// Where the target is at the host's noise already (20 ms) it stays,
+	// and heavy loss is congestion: a 64 KiB buffer (0.52 ms) lost 152%
+	// of what the link carried without it.
+	short := Params{LineRate: 10e9, LearnLineRate: true, BaseRTT: 20 * ms, MSS: mss, HostNoise: ms}
+	tiny := bottleneck{bdp: 1e9 / 8 * 0.02, buffer: 64 << 10, rate: 1e9 / 8 / 1e12}
+	for seed := range uint64(2) {
+		p := noisyPath(short, seed)
+		target := p.n.cfg.Target
+		tiny.run(p, 100, 0, false)
+		util, lost, _ := tiny.run(p, 500, 0, false)
+		sent := util * tiny.bdp * 500
+		t.Logf("20 ms, 64 KiB, seed %d: utilization %.3f, lost %.2f%%", seed, util, 100*lost/sent)
+		if p.n.cfg.Target != target || lost > 0.02*sent || util < 0.85 {
+			t.Errorf("20 ms, 64 KiB, seed %d: target %v -> %v (want kept), lost %.2f%% (want under 2%%), utilization %.3f (want >= 0.85)",
+				seed, target, p.n.cfg.Target, 100*lost/sent, util)
+		}
+	}
 	// A target the user set stays, and heavy loss is congestion all the
 	// same: with it left out, the window flooded a 128 KiB buffer.
 	set := params
