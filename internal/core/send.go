@@ -128,6 +128,8 @@ type sender struct {
 	// came at timedOutAt.
 	timedOut   uint8
 	timedOutAt monotime.Time
+	// dataSampled: a clean RTT sample of data has come (expire).
+	dataSampled bool
 }
 
 func (s *sender) init(c *Conn) {
@@ -422,6 +424,7 @@ func (s *sender) roundTrip(now monotime.Time, m *sendMsg, sent monotime.Time, de
 	whole := now.Sub(sent)
 	s.rtt.Update(whole)
 	s.timedOut = 0 // the estimate speaks for the path again (resendWasted)
+	s.dataSampled = true
 	rtt = lessAckDelay(s.c.ep.arrival(now).Sub(sent), delay, s.rtt.Min())
 	return rtt, whole - rtt // and both hosts' hold on this ACK
 }
