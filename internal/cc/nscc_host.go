@@ -102,27 +102,17 @@ func (n *NSCC) pacingRate() (float64, monotime.Duration) {
 }
 
 // leastPaced is the least the pacer sends per round trip of rtt: a
-// quantum, or on a path that delivers less than half a quantum per base
-// RTT, twice what it delivered per base RTT (the mode's bandwidth
-// filter), at least chunkPaceFloor's. A chunk per round trip is 26
-// Mbit/s at 20 ms: on a slower path it held the queue at a chunk less a
-// BDP, all of a 64 KiB buffer at 2.5 Mbit/s (1.6% to 15% of the data
-// resent at 2.5-5 Mbit/s, bench/cc-slow.sh). Twice the delivery, not
-// once: the filter reads what the pacer sent where the path has more,
-// and at once it would ratchet down beside a competitor's queue.
-// In the listen before the competitive mode starts, which must drain
-// NSCC's own queue: half a round trip of what the path delivered. A
-// chunk per round trip overran a lone 20 Mbit/s path, so the listen
-// found NSCC's own queue and the mode started.
+// quantum, except in the listen before the competitive mode starts,
+// which must drain NSCC's own queue: there half a round trip of what the
+// path delivered (the mode's bandwidth filter), at least paceChunk's
+// floor. A chunk per round trip (25 Mbit/s at 20 ms) overran a lone
+// 20 Mbit/s path, so the listen found NSCC's own queue and the mode
+// started.
 func (n *NSCC) leastPaced(rtt monotime.Duration) float64 {
-	bw := n.comp.maxBW
-	if n.comp.listening > 0 && !n.comp.active {
-		return max(min(n.cfg.Quantum, bw*rtt.Seconds()/2), n.cfg.Quantum*chunkPaceFloor)
-	}
-	if bw <= 0 {
+	if n.comp.listening == 0 || n.comp.active {
 		return n.cfg.Quantum
 	}
-	return max(min(n.cfg.Quantum, 2*bw*n.baseRTT.Seconds()), n.cfg.Quantum*chunkPaceFloor)
+	return max(min(n.cfg.Quantum, n.comp.maxBW*rtt.Seconds()/2), n.cfg.Quantum*chunkPaceFloor)
 }
 
 // ackRoom is what a paced window admits beyond itself on a real host:

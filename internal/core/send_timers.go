@@ -87,12 +87,11 @@ func (s *sender) backoff() uint8 {
 // the change was resent, 245% of 32 MiB (TestTimeoutBacksOff); through a
 // 2.5 Mbit/s path whose queue holds 210 ms, an NSCC sender with 16 KiB
 // chunks resent 34-148% of the data (bench/cc-slow.sh); with the
-// backoff, 9.0% and 3.5-7.0%. Doubling on
-// every timeout instead took a 1 MiB message whose first pass was lost
-// whole (its resends all needed) 4.8 s to resend in 25 ms timeouts, and
-// over 16 paths, one dead, it held the resends back until the live
-// paths, silent, were judged failed (TestFirstSampleBound,
-// TestPathFailure).
+// backoff, 9.0% and 3.5-7.0%. Doubling on every timeout instead took a
+// 1 MiB message whose first pass was lost whole (its resends all
+// needed) 4.8 s to resend in 25 ms timeouts, and over 16 paths, one
+// dead, it held the resends back until the live paths, silent, were
+// judged failed (TestFirstSampleBound, TestPathFailure).
 func (s *sender) resendWasted(now monotime.Time) {
 	if s.timedOut > 0 && now.Sub(s.timedOutAt) < max(s.rtt.Conservative(), s.c.cfg.MinRTO)<<s.timedOut {
 		return
@@ -180,9 +179,9 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 // before the connection's first clean RTT sample of data, the case met
 // (the handshake's small packets measured no chunk's time to cross):
 // on the lossy long haul (1% loss, 50 ms) tail probes for every silence
-// cost timeouts, 17% more over sixteen alternated runs; only before the
-// message's first ACK, and at 2.5 Mbit/s the second chunk, timed out
-// before the first one's ACK came, went out whole again.
+// cost timeouts, 17% more over sixteen alternated runs; gated on the
+// message's first ACK instead, one of two runs at 2.5 Mbit/s resent
+// 10.5% again.
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
 	whole := t.chunk == wholeMessage
