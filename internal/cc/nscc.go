@@ -253,6 +253,12 @@ type NSCCConfig struct {
 	// simulation.
 	YieldGain   float64
 	YieldRounds int
+	// YieldTarget is the share of the target the delay law steers to
+	// while NSCC gives way to a loss-based flow: for YieldRounds base
+	// RTTs after a congested loss episode that came while the yield an
+	// earlier one armed still ran (hostLossDecrease). Ours; 0.5 on a
+	// real host, 0 (off) in simulation.
+	YieldTarget float64
 	// DelayEta is what fulfill adds per AdjustPeriod under the filtered
 	// delay-only law instead of Eta: 2 x MSS, at most nsccMaxDelayEta. A
 	// constant (not scaled by the line rate, which may be a guess ten
@@ -317,7 +323,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 	b := float64(target) / float64(nsccRefRTT)
 	alpha := 4 * mss * a * b / float64(target)
 	alpha = min(alpha, nsccMaxGain*p.LineRate/8/1e12)
-	yieldGain, yieldRounds := hostYield(p)
+	yieldGain, yieldRounds, yieldTarget := hostYield(p)
 	return NSCCConfig{
 		LineRate:            p.LineRate,
 		BaseRTT:             p.BaseRTT,
@@ -351,6 +357,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 		DelayEta:            min(2*mss, nsccMaxDelayEta),
 		YieldGain:           yieldGain,
 		YieldRounds:         yieldRounds,
+		YieldTarget:         yieldTarget,
 		PacingGain:          hostPacing(p),
 		SlowStart:           p.HostNoise > 0 && p.LearnLineRate,
 		InitialWindow:       16 * mss,
@@ -419,9 +426,12 @@ type NSCC struct {
 	// yieldUntil is when the faster decrease after a congested NACK
 	// ends (YieldGain).
 	yieldUntil monotime.Time
-	push       pushStop // DelayEta's stop (delayPush)
-	losses     lossShare
-	shallow    bool // the path's buffer holds less than the target (shallowBuffer)
+	// giveWayUntil is when the lower target after a second congested
+	// loss episode within the yield ends (YieldTarget).
+	giveWayUntil monotime.Time
+	push         pushStop // DelayEta's stop (delayPush)
+	losses       lossShare
+	shallow      bool // the path's buffer holds less than the target (shallowBuffer)
 
 	ignoredLosses uint64
 	stats         Stats

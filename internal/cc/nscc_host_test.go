@@ -326,6 +326,92 @@ func TestNSCCYield(t *testing.T) {
 	}
 }
 
+// TestNSCCGivesWay: a congested loss episode that comes while the yield
+// an earlier one armed still runs (a loss-based flow's sawtooth) makes
+// the law steer to YieldTarget x the target for YieldRounds base RTTs: a
+// queue at 0.75 x the target then shrinks the window, where it grows it
+// after one episode, two losses of one episode, random losses, or once
+// the give-way has run out.
+func TestNSCCGivesWay(t *testing.T) {
+	ms := monotime.Millisecond
+	base, target := 20*ms, ms
+	// grows runs the history and then four round trips at 0.75 x the
+	// target, and returns what the last two did to the window.
+	grows := func(history func(n *NSCC, a *fullAcks)) float64 {
+		cfg := NSCCDefaults(Params{LineRate: 1e9, BaseRTT: base, MSS: mss, HostNoise: ms})
+		cfg.DelayEta = 0 // the law alone
+		n := NewNSCC(cfg)
+		if n.cfg.Target != target || n.cfg.YieldTarget != 0.5 {
+			t.Fatalf("target %v, give-way share %g; want %v, 0.5", n.cfg.Target, n.cfg.YieldTarget, target)
+		}
+		a := &fullAcks{n: n, base: base, gap: 50 * monotime.Microsecond}
+		for range 800 {
+			a.ack(target / 2)
+		}
+		history(n, a)
+		for range 800 {
+			a.ack(target * 3 / 4)
+		}
+		w := n.cwnd
+		for range 800 {
+			a.ack(target * 3 / 4)
+		}
+		return n.cwnd - w
+	}
+	// episodes: a standing queue over the target (so a loss is
+	// congestion), a NACK, and after apart ACKs of that queue another,
+	// count times.
+	episodes := func(count, apart int, l Loss) func(n *NSCC, a *fullAcks) {
+		return func(n *NSCC, a *fullAcks) {
+			for range 800 {
+				a.ack(3 * target)
+			}
+			for i := range count {
+				if i > 0 {
+					for range apart {
+						a.ack(3 * target)
+					}
+				}
+				n.OnLoss(a.now, l)
+			}
+		}
+	}
+	roundTrip := int((base + 3*target) / (50 * monotime.Microsecond)) // ACKs
+	nack := Loss{Bytes: mss}
+	for _, tc := range []struct {
+		name    string
+		history func(n *NSCC, a *fullAcks)
+		shrinks bool
+	}{
+		{"two episodes, two round trips apart", episodes(2, 2*roundTrip, nack), true},
+		{"one episode", episodes(1, 0, nack), false},
+		{"two NACKs of one episode", episodes(2, roundTrip/4, nack), false},
+		{"two timeouts", episodes(2, 2*roundTrip, Loss{Bytes: mss, Timeout: true}), false},
+		{"random losses (no standing queue)", func(n *NSCC, a *fullAcks) {
+			for range 3 {
+				for range 2 * roundTrip {
+					a.ack(target / 2)
+				}
+				n.OnLoss(a.now, nack)
+			}
+		}, false},
+		{"two episodes, YieldRounds base RTTs ago", func(n *NSCC, a *fullAcks) {
+			episodes(2, 2*roundTrip, nack)(n, a)
+			for range int(monotime.Duration(n.cfg.YieldRounds) * base / a.gap) {
+				a.ack(target / 2)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := grows(tc.history)
+			if tc.shrinks != (got < 0) {
+				t.Errorf("two round trips at a queue of %v (target %v) moved the window by %.0f bytes; want it to shrink: %v",
+					target*3/4, target, got, tc.shrinks)
+			}
+		})
+	}
+}
+
 // TestNSCCMeanLaw: on a real host the delay law steers by the mean delay
 // of the standing-queue filter's windows, not the least. A queue that
 // swings between 0.4 and 2.4 ms (a loss-based competitor's sawtooth: the
