@@ -338,8 +338,8 @@ const hostLossBeta = 0.7
 // congested loss episode lifted it to 0.31-0.66 (nine runs), the
 // competitive mode starting in 3 (NSCC at its floor beside CUBIC's
 // plateau), and a lone connection's own overflow gave way too. After a
-// recurring episode only, TCP kept 0.32-0.61 over 13 runs (the mode
-// started in 4, TCP keeping 0.52-0.61 there); beside BBR TCP's
+// recurring episode only, TCP kept 0.32-0.61 over 17 runs (the mode
+// started in 6, TCP keeping 0.48-0.61 there); beside BBR TCP's
 // share, a lone connection's rate and the lossy long haul did not move,
 // and two connections' Jain index was 0.987-0.999 against 0.995-0.999
 // (docs/benchmarks.md, "Giving way to CUBIC's sawtooth"). A lone
