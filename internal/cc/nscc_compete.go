@@ -293,6 +293,7 @@ func (n *NSCC) competeLeave() {
 	c := &n.comp
 	c.active, c.pressed, c.confirmAt = false, 0, 0
 	n.losses = lossShare{}
+	n.giveWayUntil = 0 // the queue it gave way to is gone
 	n.cwnd = c.maxBW * n.baseRTT.Seconds()
 	n.clamp()
 	n.inc, n.received = 0, 0

@@ -120,13 +120,15 @@ func TestNSCCCompetes(t *testing.T) {
 
 	// The competitor leaves: the queue falls to nothing, and within a
 	// listen period, its two round trips and the listen that confirms it
-	// the delay law is back.
+	// the delay law is back, no longer giving way to the competitor's
+	// losses (as if its sawtooth had armed it just before).
+	c.n.giveWayUntil = c.now.Add(monotime.Duration(c.n.cfg.YieldRounds) * c.base)
 	rounds = competeListenEvery + 2 + int(competeConfirmGap/c.base) + 4
 	for range rounds {
 		c.round(0, perRound)
 	}
-	if on, entries := c.n.Competing(); on || entries != 1 {
-		t.Errorf("queue gone for %d round trips: competing %v (%d entries)", rounds, on, entries)
+	if on, entries := c.n.Competing(); on || entries != 1 || c.n.giveWayUntil != 0 {
+		t.Errorf("queue gone for %d round trips: competing %v (%d entries), giving way until %v (want not)", rounds, on, entries, c.n.giveWayUntil)
 	}
 }
 
