@@ -99,6 +99,7 @@ type Conn struct {
 	lastPing    monotime.Time
 	pongDue     bool
 	pongEcho    uint64
+	rttProbe    bool // a PING is to measure the round trip for the receiver
 	closed      bool
 	closeQueued bool
 	closeCode   uint32

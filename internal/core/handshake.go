@@ -265,9 +265,9 @@ func (c *Conn) keepalive(now monotime.Time, buf []byte) int {
 	case c.pongDue:
 		flags, echo = wire.FlagPong, c.pongEcho
 		c.pongDue = false
-	case c.state == stateEstablished && c.cfg.IdleTimeout > 0 && now >= c.pingAt():
+	case c.state == stateEstablished && (c.rttProbe || c.cfg.IdleTimeout > 0 && now >= c.pingAt()):
 		echo = uint64(now)
-		c.lastPing = now
+		c.lastPing, c.rttProbe = now, false
 	default:
 		return 0 // asked on every poll: no Ping built
 	}
@@ -289,6 +289,7 @@ func (c *Conn) onPing(now monotime.Time, p *wire.Ping) {
 	}
 	if sent := monotime.Time(p.Echo); sent > 0 && sent <= now {
 		c.snd.rtt.Update(now.Sub(sent))
+		c.rcv.rtt.Update(now.Sub(sent))
 	}
 }
 

@@ -354,13 +354,16 @@ func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, sche
 	case m.ctsTries == 1:
 		r.rtt.Update(now.Sub(m.ctsAt))
 	case m.ctsTries > 1 && r.rtt.Samples() == 0:
-		// Without a sample the CTS is resent after 1.5 x the initial
-		// round trip (10 ms), before the data can answer it on a longer
-		// path, so no message ever gave a sample and the re-NACKs ran on
-		// 10 ms on a 20 ms path, resending packets twice. Timed from the
-		// first CTS the sample can only be long; the minimum corrects
-		// it once a CTS is answered first time.
-		r.rtt.Update(now.Sub(m.ctsFirst))
+		// Which CTS the data answered is unknown (Karn), and timing the
+		// first one counts however long the sender took to start: a
+		// buffer posted ahead of the sender's data made that the round
+		// trip for good. Yet without a clean sample the CTS may be
+		// resent before the data could answer on every message (a 20 ms
+		// path against the 10 ms default). So the first CTS's time, an
+		// upper bound, replaces the initial guess until a ping measures
+		// the round trip.
+		r.rtt = reliability.NewRTT(now.Sub(m.ctsFirst))
+		r.c.rttProbe = true
 	}
 	if scheme.Code() != nil {
 		r.ec.start(m)

@@ -123,11 +123,18 @@ type sender struct {
 	chosen     []SchemeCount // the chooser's decisions
 	chrono     sendChrono    // what held it back, over time
 	silence    silence       // retransmission timers while the peer says nothing
+	// awaiting is when the first data packet left since the peer last
+	// acknowledged or NACKed data (0: none since): what a silence is
+	// measured from (silent).
+	awaiting monotime.Time
 	// timedOut counts the timeout's doublings for resends that were not
 	// needed, since the last clean RTT sample (resendWasted); the last
 	// came at timedOutAt.
 	timedOut   uint8
 	timedOutAt monotime.Time
+	// Packets resent by chunk timers, and resends the receiver said it
+	// did not need, over about the last resendWindow of them.
+	timeoutResends, wastedResends uint32
 	// dataSampled: a clean RTT sample of data has come (expire).
 	dataSampled bool
 }
@@ -313,6 +320,11 @@ func (s *sender) chunkBytes(m *sendMsg, i uint32) int64 {
 	return int64(end - start)
 }
 
+// chunkPackets is how many packets chunk i of m holds.
+func (s *sender) chunkPackets(m *sendMsg, i uint32) uint32 {
+	return min((i+1)<<s.c.shift, m.npkts) - i<<s.c.shift
+}
+
 // markAcked records that the receiver has chunk i whole. It returns when
 // the chunk was sent if that time makes a clean RTT sample (newly acked,
 // never retransmitted), else zero.
@@ -343,6 +355,7 @@ func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) monotime.Tim
 }
 
 func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
+	s.awaiting = 0
 	if a.Flags&wire.FlagDupResend != 0 {
 		s.resendWasted(now)
 	}
@@ -609,6 +622,9 @@ func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte,
 	off := uint64(p) * uint64(m.geo.MTU)
 	end := min(off+uint64(m.geo.MTU), m.geo.MsgLen)
 	s.dataSent(now, m, p, s.c.mp.path, int(end-off))
+	if s.awaiting == 0 {
+		s.awaiting = now
+	}
 	if p == m.npkts-1 {
 		flags |= wire.FlagLast
 	}

@@ -16,6 +16,7 @@ type retxRange struct {
 }
 
 func (s *sender) onNack(now monotime.Time, n *wire.Nack) {
+	s.awaiting = 0
 	m := s.lookup(n.Msg)
 	if m == nil {
 		return

@@ -33,8 +33,12 @@ func TestSilenceState(t *testing.T) {
 			}
 			s := &c.snd
 			c.heard(probeAt - monotime.Time(50*ms))
+			if s.silent(probeAt) {
+				t.Fatal("a peer with no data to answer is silent")
+			}
+			s.awaiting = probeAt - monotime.Time(50*ms)
 			if !s.silent(probeAt) {
-				t.Fatalf("50 ms without a word (srtt %v) is not a silence", s.rtt.Smoothed())
+				t.Fatalf("data unanswered for 50 ms (srtt %v) is not a silence", s.rtt.Smoothed())
 			}
 			m := &sendMsg{scheme: reliability.SelectiveRepeat{NACK: true}}
 			s.probed(probeAt, m)

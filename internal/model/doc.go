@@ -96,7 +96,10 @@
 //	P(T <= T_r) = prod_codewords (1 - fail(data erasure q_r, parity p)),
 //	T_0 = T_base,  T_r = T_base + (b+1)*RTT + F'*T_pkt + (r-1)*O_r.
 //
+// SR-RTO at the sender: T + RTT/2, and with p the final ACK is lost and
+// the sender learns of completion one RTO later, as for SR-NACK.
+//
 // Not modeled: the sender's EC backstop (5 RTT after the first pass, it
 // resends unacknowledged chunks, coinciding with the third re-NACK round),
-// and for SR-RTO the loss of control packets.
+// and for SR-RTO the loss of ACKs before the final one.
 package model

@@ -561,6 +561,46 @@ func survival(logF float64) float64 {
 	return -math.Expm1(logF)
 }
 
+// cdf returns P(max_i X_i <= t), the product over chunks in stats'
+// comment.
+func (s srModel) cdf(t float64) float64 {
+	e, eLast := s.units()
+	logF := 0.0
+	for i := 0; i < s.n; i++ {
+		q, u, a := s.q, e, float64(i)*s.t+s.t
+		if i == s.n-1 {
+			q, u, a = s.qLast, eLast, s.end()
+		}
+		if t < a {
+			return 0
+		}
+		if q > 0 {
+			logF += float64(u) * math.Log1p(-math.Pow(q, math.Floor((t-a)/s.o)+1))
+		}
+	}
+	return math.Exp(logF)
+}
+
+// mixQuantile is the quantile at level of the completion time shifted by
+// late with probability pLate: the least t with (1-pLate)F(t) +
+// pLate F(t-late) >= level, found by bisection between the unshifted
+// quantile q and q + late.
+func (s srModel) mixQuantile(level, pLate, late, q float64) float64 {
+	lo, hi := q, q+late
+	for range 100 {
+		mid := (lo + hi) / 2
+		if (1-pLate)*s.cdf(mid)+pLate*s.cdf(mid-late) >= level {
+			hi = mid
+		} else {
+			lo = mid
+		}
+		if hi-lo < 1 { // a picosecond
+			break
+		}
+	}
+	return hi
+}
+
 // sr returns the SR model of the whole message under scheme s and the
 // selected RetryModel.
 func (g *geometry) sr(scheme Scheme) srModel {
@@ -619,6 +659,17 @@ func (g *geometry) predictSR(pr *Prediction) error {
 		return err
 	}
 	shift := g.rtt/2 + g.extra
+	if pAck := g.p.DropProb; g.impl && g.p.AtSender && !g.p.LosslessAcks && pAck > 0 {
+		// The final ACK is lost with p: the sender hears of completion
+		// when its RTO resends the last chunk and the receiver answers
+		// (one RTO more; a second loss, p^2, is neglected), as in the
+		// SR-NACK model's cdfSender.
+		rto := (1 + g.a) * g.rtt
+		mean += pAck * rto
+		for i, level := range quantileLevels {
+			qs[i] = m.mixQuantile(level, pAck, rto, qs[i])
+		}
+	}
 	pr.Mean = dur(mean + shift)
 	pr.P50, pr.P99, pr.P999 = dur(qs[0]+shift), dur(qs[1]+shift), dur(qs[2]+shift)
 	pr.RetryPeriod = dur(m.o)

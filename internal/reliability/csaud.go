@@ -225,7 +225,7 @@ func (c CSAUD) RecvTimeout(now monotime.Time, st *RecvState, m RecvMessage) {
 		if m.NextMissing(from, n) < n {
 			m.Nack(st.nack.reason, from, n)
 			cs.tailNacked = m.Highest() < n
-			st.nack.nackedTo = n
+			st.nack.nacked(now, n)
 			if st.nack.renackAt == monotime.Never {
 				st.nack.armRenack(now, m)
 			}

@@ -119,7 +119,7 @@ func (e ErasureCoding) RecvTimeout(now monotime.Time, st *RecvState, m RecvMessa
 	m.Fallback()
 	st.ftoAt = monotime.Never
 	st.nack.reason = wire.NackFallback
-	st.nack.nackedTo = m.Packets()
+	st.nack.nacked(now, m.Packets())
 	st.nack.armRenack(now, m)
 }
 

@@ -149,35 +149,48 @@ func TestSRNackGapTimers(t *testing.T) {
 	}
 }
 
-// TestSRNackRenackOnlyWhatHadTime: a re-NACK asks again only for the
-// gaps NACKed when it was armed; a gap NACKed since waits for its own
+// TestSRNackRenackOnlyWhatHadTime: a re-NACK asks again for the gaps
+// NACKed when it was armed, and for a gap NACKed since only if its resend
+// has had time to come back (a round trip and a quarter plus the missing
+// packets' time: 129 us here); a gap too recent waits for the next
 // re-NACK, a re-NACK delay after the first.
 func TestSRNackRenackOnlyWhatHadTime(t *testing.T) {
 	const us = monotime.Microsecond
-	f, st, s := srNackRecv()
-	f.deliver(s, st, at(1), 2, false)  // gap [1,2)
-	s.RecvTimeout(at(11), st, f)       // NACKed; re-NACK armed at 11 + 150 + 1
-	f.deliver(s, st, at(20), 6, false) // gap [3,6)
-	s.RecvTimeout(at(30), st, f)
-	if want := []string{"gap[0,2)", "gap[2,6)"}; !slices.Equal(f.nacks, want) {
-		t.Fatalf("NACKs %q, want %q", f.nacks, want)
-	}
-	first := at(11 + 150 + 1)
-	if st.Due() != first {
-		t.Fatalf("re-NACK at %v, want %v", st.Due(), first)
-	}
-	s.RecvTimeout(first, st, f)
-	if got, want := f.nacks[2:], []string{"gap[1,2)"}; !slices.Equal(got, want) {
-		t.Errorf("first re-NACK %q, want %q: [3,6) was NACKed 132 us later", got, want)
-	}
-	// The next re-NACK covers both, a round trip and a half plus the 4
-	// missing packets later.
-	if want := first.Add(150*us + 4*us); st.Due() != want {
-		t.Fatalf("second re-NACK at %v, want %v", st.Due(), want)
-	}
-	s.RecvTimeout(st.Due(), st, f)
-	if got, want := f.nacks[3:], []string{"gap[1,6)"}; !slices.Equal(got, want) {
-		t.Errorf("second re-NACK %q, want %q", got, want)
+	for _, tc := range []struct {
+		name        string
+		secondGap   int64 // when packet 6 arrives, opening the gap [3,6)
+		firstRenack string
+	}{
+		{"in time", 20, "gap[1,6)"},   // NACKed at 30, 132 us before the re-NACK
+		{"too late", 100, "gap[1,2)"}, // NACKed at 110, 52 us before
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, st, s := srNackRecv()
+			f.deliver(s, st, at(1), 2, false) // gap [1,2)
+			s.RecvTimeout(at(11), st, f)      // NACKed; re-NACK armed at 11 + 150 + 1
+			f.deliver(s, st, at(tc.secondGap), 6, false)
+			s.RecvTimeout(at(tc.secondGap+10), st, f)
+			if want := []string{"gap[0,2)", "gap[2,6)"}; !slices.Equal(f.nacks, want) {
+				t.Fatalf("NACKs %q, want %q", f.nacks, want)
+			}
+			first := at(11 + 150 + 1)
+			if st.Due() != first {
+				t.Fatalf("re-NACK at %v, want %v", st.Due(), first)
+			}
+			s.RecvTimeout(first, st, f)
+			if got := f.nacks[2:]; !slices.Equal(got, []string{tc.firstRenack}) {
+				t.Errorf("first re-NACK %q, want %q", got, tc.firstRenack)
+			}
+			// The next re-NACK covers both, a round trip and a half plus
+			// the 4 missing packets later.
+			if want := first.Add(150*us + 4*us); st.Due() != want {
+				t.Fatalf("second re-NACK at %v, want %v", st.Due(), want)
+			}
+			s.RecvTimeout(st.Due(), st, f)
+			if got, want := f.nacks[3:], []string{"gap[1,6)"}; !slices.Equal(got, want) {
+				t.Errorf("second re-NACK %q, want %q", got, want)
+			}
+		})
 	}
 }
 

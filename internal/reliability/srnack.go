@@ -28,6 +28,7 @@ type gapNacker struct {
 	gapHi    uint32        // gaps below this are NACKed when gapAt passes
 	gapAt    monotime.Time // Never when no gap is pending
 	nackedTo uint32        // packets below were NACKed at least once
+	nackedAt monotime.Time // when nackedTo last grew
 	renackAt monotime.Time // NACK again what is still missing below renackTo
 	renackTo uint32        // nackedTo when renackAt was set
 	reason   wire.NackReason
@@ -58,7 +59,7 @@ func (g *gapNacker) openGap(at monotime.Time, p uint32) { g.gapAt, g.gapHi = at,
 func (g *gapNacker) expire(now monotime.Time, m RecvMessage, delay monotime.Duration) {
 	if g.gapAt <= now { // gaps below gapHi have stood for the gap delay
 		m.Nack(wire.NackGap, g.nackedTo, g.gapHi)
-		g.nackedTo = max(g.nackedTo, g.gapHi)
+		g.nacked(now, g.gapHi)
 		g.gapAt = monotime.Never
 		if hi := m.Highest(); m.NextMissing(g.gapHi, hi) < hi {
 			g.gapAt, g.gapHi = now.Add(delay), hi
@@ -68,13 +69,18 @@ func (g *gapNacker) expire(now monotime.Time, m RecvMessage, delay monotime.Dura
 		}
 	}
 	if g.renackAt <= now {
-		// Only what was NACKed a re-NACK delay ago: a gap NACKed since
-		// has had no time to come back, and NACKing it again has it
-		// resent twice.
+		// Only what has had time to come back: a gap NACKed since the
+		// re-NACK was armed is asked for again only if its resend could
+		// have arrived (NACKing it earlier has it resent twice), and then
+		// it must be, or its loss waits a whole re-NACK delay more.
 		first := m.NextMissing(m.WholeFrom(), m.Packets())
 		g.renackAt = monotime.Never
-		if first < g.renackTo {
-			m.Nack(g.reason, first, g.renackTo)
+		upTo := g.renackTo
+		if now.Sub(g.nackedAt) >= g.returnTime(m) {
+			upTo = g.nackedTo
+		}
+		if first < upTo {
+			m.Nack(g.reason, first, upTo)
 		}
 		if first < g.nackedTo {
 			g.armRenack(now, m)
@@ -82,17 +88,30 @@ func (g *gapNacker) expire(now monotime.Time, m RecvMessage, delay monotime.Dura
 	}
 }
 
-// armRenack sets the re-NACK of everything NACKed so far for when a
-// retransmission has had time to come back: a round trip, half a round
-// trip of slack for queueing, and the time to send every packet NACKed
-// and missing (retransmissions go ahead of new data). Not the whole
-// message's missing packets: those above the highest are new data
-// (unless a tail NACK asked for them), and counting them put the re-NACK
-// of a lost retransmission early in a message behind the sender's
-// timeout.
+// armRenack sets the re-NACK of everything NACKed so far for when its
+// retransmissions have had time to come back, with another quarter round
+// trip of slack (1.5 RTT in all, the model's re-NACK period).
 func (g *gapNacker) armRenack(now monotime.Time, m RecvMessage) {
+	g.renackAt = now.Add(g.returnTime(m) + m.RoundTrip()/4)
+	g.renackTo = g.nackedTo
+}
+
+// returnTime is how long a NACKed packet takes to come back at the
+// latest: a round trip, a quarter of one for queueing, and the time to
+// send every packet NACKed and missing (retransmissions go ahead of new
+// data). Not the whole message's missing packets: those above the
+// highest are new data (unless a tail NACK asked for them), and counting
+// them put the re-NACK of a lost retransmission early in a message
+// behind the sender's timeout.
+func (g *gapNacker) returnTime(m RecvMessage) monotime.Duration {
 	rtt := m.RoundTrip()
 	missing := max(m.Highest(), g.nackedTo) - m.Present()
-	g.renackAt = now.Add(rtt + rtt/2 + monotime.Duration(missing)*m.PacketTime())
-	g.renackTo = g.nackedTo
+	return rtt + rtt/4 + monotime.Duration(missing)*m.PacketTime()
+}
+
+// nacked records that the packets below to have been NACKed at now.
+func (g *gapNacker) nacked(now monotime.Time, to uint32) {
+	if to > g.nackedTo {
+		g.nackedTo, g.nackedAt = to, now
+	}
 }

@@ -85,6 +85,8 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 			out.StdErr = modelStdErr(p, cell.Runs)
 		}
 		out.Note = deviation(scheme.Kind(), cell, simMean, simErr, p.MTU, out)
+		d := math.Abs(simMean - out.Mean)
+		out.Sampling = d <= 3*simErr || d <= 3*out.StdErr
 	}
 	// The paper's model: whole chunks lost and retried, one codeword per
 	// sub-message.
@@ -96,6 +98,12 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		}
 	}
 	return out
+}
+
+// Agrees reports whether the simulation agrees with the model: means
+// within Tolerance, or apart by what sampling explains.
+func (p *Prediction) Agrees() bool {
+	return math.Abs(p.Error) <= Tolerance || p.Sampling
 }
 
 // deviation explains a cell where simulation and model differ by more

@@ -170,6 +170,9 @@ type Prediction struct {
 	// few costly events to measure its own spread; the model knows it.
 	StdErr float64 `json:"stderr_s"`
 	Note   string  `json:"note"`
+	// Sampling: outside Tolerance, but within 3 standard errors (the
+	// sample's or the model's), which sampling explains.
+	Sampling bool `json:"-"`
 	// Paper is the paper's own model (section 4.2: whole-chunk losses
 	// and retries, one codeword per sub-message), beside ours, which
 	// models what the implementation does.
