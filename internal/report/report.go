@@ -149,7 +149,10 @@ func WriteCSV(w io.Writer, r *Run) error {
 		}
 		modelMean, modelP999, modelErr, note := "", "", "", ""
 		if c.Model != nil {
-			modelMean, modelP999, modelErr, note = f(c.Model.Mean), f(c.Model.P999), f(c.Model.Error), c.Model.Note
+			note = c.Model.Note
+			if c.Model.Mean > 0 { // empty where the model does not apply
+				modelMean, modelP999, modelErr = f(c.Model.Mean), f(c.Model.P999), f(c.Model.Error)
+			}
 		}
 		sender := []string{"", "", "", ""}
 		if t := c.AtSender; t != nil {

@@ -160,9 +160,9 @@ type TierMetrics struct {
 // else at the receiver.
 type Prediction struct {
 	AtSender bool    `json:"at_sender"`
-	Mean     float64 `json:"mean_s"`
-	P999     float64 `json:"p999_s"`
-	Error    float64 `json:"rel_error"` // (simulated - model) / model
+	Mean     float64 `json:"mean_s,omitempty"` // absent where the model does not apply (Note says why)
+	P999     float64 `json:"p999_s,omitempty"`
+	Error    float64 `json:"rel_error,omitempty"` // (simulated - model) / model
 	// StdErr, where the simulated mean strays beyond the tolerance and
 	// beyond 3 of its own standard errors, is the standard error the
 	// model predicts for a mean over the cell's runs: its Monte Carlo's
