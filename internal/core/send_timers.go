@@ -97,9 +97,8 @@ func (s *sender) resendWasted(now monotime.Time) {
 	if 2*s.wastedResends < s.timeoutResends {
 		// Most resends were needed: a lost ACK drew this one, not a
 		// timeout shorter than the path's round trip, which wastes
-		// nearly every resend. Backing off for lost ACKs held every
-		// later repair round of SR-RTO back (the long haul's 1 GiB
-		// messages 41% over the model at 1% loss).
+		// nearly every resend. Backing off for lost ACKs would hold
+		// every later repair round of SR-RTO back.
 		return
 	}
 	if s.timedOut > 0 && now.Sub(s.timedOutAt) < max(s.rtt.Conservative(), s.c.cfg.MinRTO)<<s.timedOut {
@@ -126,9 +125,8 @@ func (s *sender) countTimeoutResend(packets uint32) {
 // live receiver with our data in flight acknowledges more often. A peer
 // with nothing to answer is not silent: under SR-RTO, whose receiver
 // never NACKs, a repair round's timeouts come after every ACK of the
-// round before, and reading that as a silence held all but one resend
-// back a round trip (the long haul's SR cells 20-50% over the model at
-// 1% loss).
+// round before, and reading that as a silence would hold all but one
+// resend back a round trip.
 func (s *sender) silent(now monotime.Time) bool {
 	return s.awaiting != 0 && now.Sub(s.awaiting) >= max(s.rtt.Smoothed(), s.c.cfg.MinRTO)
 }

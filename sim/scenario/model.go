@@ -85,8 +85,6 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 			out.StdErr = modelStdErr(p, cell.Runs)
 		}
 		out.Note = deviation(scheme.Kind(), cell, simMean, simErr, p.MTU, out)
-		d := math.Abs(simMean - out.Mean)
-		out.Sampling = d <= 3*simErr || d <= 3*out.StdErr
 	}
 	// The paper's model: whole chunks lost and retried, one codeword per
 	// sub-message.
@@ -107,9 +105,10 @@ func (p *Prediction) Agrees() bool {
 }
 
 // deviation explains a cell where simulation and model differ by more
-// than Tolerance.
+// than Tolerance, and sets pred.Sampling where sampling does.
 func deviation(kind reliability.Kind, cell Cell, mean, stderr float64, mtu int, pred *Prediction) string {
 	if math.Abs(mean-pred.Mean) <= 3*stderr {
+		pred.Sampling = true
 		return fmt.Sprintf("within 3 standard errors of the simulated mean (%d runs): sampling, not model error", cell.Runs)
 	}
 	// Where losses are rare the runs' own spread says little (a handful
@@ -118,6 +117,7 @@ func deviation(kind reliability.Kind, cell Cell, mean, stderr float64, mtu int, 
 	// it by its standard deviation over sqrt(runs); more than three of
 	// those is model error.
 	if math.Abs(mean-pred.Mean) <= 3*pred.StdErr {
+		pred.Sampling = true
 		return fmt.Sprintf("within 3 standard errors of the model's mean (%s over %d runs, from its spread): "+
 			"sampling, not model error", time.Duration(pred.StdErr*float64(time.Second)).Round(time.Microsecond), cell.Runs)
 	}
