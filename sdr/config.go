@@ -41,7 +41,8 @@ type Config struct {
 	MaxMsgs int
 	// MaxBytesInFlight bounds unacknowledged bytes: the window that keeps
 	// a fast sender from overrunning the receiver's socket buffer. Zero
-	// means DefaultWindow; negative, no bound.
+	// means DefaultPacedWindow under BBR, DefaultWindow otherwise;
+	// negative, no bound.
 	MaxBytesInFlight int64
 	// Rate paces data packets to this many bits per second; zero: as fast
 	// as the socket takes them. Set it to the path's capacity on a network
@@ -65,7 +66,8 @@ type Config struct {
 	// PSK, when set (PSKLen bytes), is a key both ends must hold: the
 	// handshake then authenticates the peer as well.
 	PSK []byte
-	// CC is the congestion controller of data sent: "none", "nscc"
+	// CC is the congestion controller of data sent: "none", "bbr"
+	// (model-based, for wide-area paths), "nscc"
 	// (Ultra Ethernet's window law: queueing delay and ECN), "dcqcn" or
 	// "dcqcn-paper" (rate-based, ECN only). Empty means DefaultCC.
 	CC string
@@ -149,50 +151,37 @@ const DefaultMinRTO = 25 * time.Millisecond
 // high and judges the queue by the least delay over several times it.
 const DefaultHostNoise = time.Millisecond
 
-// DefaultCC is the congestion controller of the zero Config: NSCC in its
-// host mode (DefaultHostNoise), because a transport that cannot back off
-// is not safe on a shared path. Measured (docs/benchmarks.md, "Pacers on
-// time"): through a 1 Gbit/s, 20 ms path with a 256 KiB queue one
-// connection runs at 0.95 of the link and resends 0.27-0.29% of the data
-// (none resent 32% in an earlier round); two connections use 0.93-0.95
-// of that path, with Jain's index 0.988-1.000; the lossy long haul (8
-// paths, 50 ms, 1% random loss) runs at 1.01-1.02 of its goal, since
-// random loss on an empty queue is not taken for congestion; over
-// loopback it runs at 0.98-1.00 of none's goodput (paired rounds of 1
-// GiB), 0.90-0.96 for 64 MiB, where slow start is a larger share, with
-// nothing resent. Beside kernel TCP in that queue (an emulator that does
-// not stall) CUBIC kept 0.39-0.41 of the link, and beside BBR, which
-// holds the queue up whatever NSCC does, NSCC competes as BBR does
-// (internal/cc's competitive mode): BBR kept 0.24-0.75, NSCC resending
-// 9.6-11.9%. Those figures are a 2-vCPU Intel Xeon's. On a 2-vCPU AMD
-// EPYC, whose RTT samples run about a millisecond late with no queue
-// (docs/benchmarks.md, "A second machine"), the long haul runs at
-// 0.97-1.01 of its goal (its target now grows with the RTT), loopback at
-// 0.99-1.07 of none, one connection through the shallow queue settles
-// at 0.93-0.95 of the link past its first second and runs the whole
-// 512 MiB at 0.88-0.91, slow start's exit costing the rest (kernel
-// receive stamps, the ACK's delay and the window's room for the hosts'
-// hold and its swings took it from 0.73-0.87), two use 0.88-0.90, and
-// beside BBR NSCC gets 0.05-0.13 (docs/benchmarks.md, "The lone
-// connection on the AMD VM" and "Where a sender's time goes"). With
-// jumbo frames (MTU 9000), where that VM's emulator has CPU to spare,
-// kernel TCP keeps 0.26-0.51 beside NSCC with CUBIC and 0.24-0.87 with
-// BBR (13 of 16 runs within 0.25-0.75; docs/benchmarks.md, "Giving way
-// to kernel TCP with jumbo frames"). "none"
-// remains for a path the user owns (a dedicated long-haul link, where
-// only the receiver's clear-to-send and the window limit).
-const DefaultCC = "nscc"
+// DefaultCC is the congestion controller of the zero Config: BBR
+// (internal/cc), made for the wide-area paths SDR-RDMA is for: it paces
+// at the path's measured delivery rate, so loss its reliability scheme
+// repairs is not taken for congestion, and it backs off where loss
+// comes with a queue. bench/wan.sh measures it against kernel TCP;
+// docs/performance.md holds the figures. "nscc" is Ultra Ethernet's
+// delay and ECN law; "none" is for a path the user owns.
+const DefaultCC = "bbr"
 
 // DefaultWindow is the default MaxBytesInFlight, 2 MiB: half the socket
 // buffer the datapath asks for (4 MiB), so a burst never overruns the
 // receiver's socket (TestDefaultWindowFitsSocket keeps them so).
 const DefaultWindow = 2 << 20
 
+// DefaultPacedWindow is the default MaxBytesInFlight under BBR, whose
+// own window (twice the measured BDP) is the limit and whose pacer keeps
+// bursts off the receiver's socket: 128 MiB leaves room for the BDP of
+// 10 Gbit/s over 50 ms, twice over.
+const DefaultPacedWindow = 128 << 20
+
 // check turns the configuration into the core's, with errors naming the
 // field.
 func (c Config) check() (core.Config, error) {
+	ccName := c.CC
+	if ccName == "" {
+		ccName = DefaultCC
+	}
 	window := c.MaxBytesInFlight
 	switch {
+	case window == 0 && ccName == "bbr":
+		window = DefaultPacedWindow
 	case window == 0:
 		window = DefaultWindow
 	case window < 0:
@@ -229,10 +218,6 @@ func (c Config) check() (core.Config, error) {
 		psk := c.PSK
 		cc.Protection = auth
 		cc.Keys = func(initiator bool) core.KeyExchange { return newNoiseKeys(psk, initiator) }
-	}
-	ccName := c.CC
-	if ccName == "" {
-		ccName = DefaultCC
 	}
 	if cc.CC, err = congestion.Parse(ccName); err != nil {
 		return cc, fmt.Errorf("sdr: Config.CC: %w", err)

@@ -38,6 +38,10 @@ type result struct {
 	GoodputBps  float64 `json:"goodput_bps"`
 	SentBps     float64 `json:"sent_bps"`
 	Retransmits int64   `json:"retransmits"`
+	// SenderCPU and ReceiverCPU are each iperf3 end's CPU seconds
+	// (user and system, from its utilization over the run).
+	SenderCPU   float64 `json:"sender_cpu_s"`
+	ReceiverCPU float64 `json:"receiver_cpu_s"`
 	MeanRTTms   float64 `json:"mean_rtt_ms"`
 	MaxRTTms    float64 `json:"max_rtt_ms"`
 	ForwardPkts uint64  `json:"tunnel_forwarded"`
@@ -264,7 +268,8 @@ func runOne(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 	res := &result{CC: cc, Spec: spec, Seconds: rep.End.SumReceived.Seconds,
 		GoodputBps: rep.End.SumReceived.BitsPerSecond, SentBps: rep.End.SumSent.BitsPerSecond,
 		Retransmits: rep.End.SumSent.Retransmits, ForwardPkts: st.Forward.Forwarded,
-		DroppedLoss: st.Forward.DroppedLoss, DroppedQ: st.Forward.DroppedQueue, Paths: len(st.Paths)}
+		DroppedLoss: st.Forward.DroppedLoss, DroppedQ: st.Forward.DroppedQueue, Paths: len(st.Paths),
+		SenderCPU: rep.End.CPU.Host / 100 * rep.End.SumSent.Seconds, ReceiverCPU: rep.End.CPU.Remote / 100 * rep.End.SumSent.Seconds}
 	if err := kernelQueueCounts(tun, res); err != nil {
 		return nil, err
 	}
@@ -316,6 +321,10 @@ type iperfReport struct {
 			BitsPerSecond float64 `json:"bits_per_second"`
 		} `json:"sum_received"`
 		SenderTCPCongestion string `json:"sender_tcp_congestion"`
+		CPU                 struct {
+			Host   float64 `json:"host_total"`
+			Remote float64 `json:"remote_total"`
+		} `json:"cpu_utilization_percent"`
 	} `json:"end"`
 	// The receiver's intervals (--get-server-output, -kernel-queue).
 	Server struct {

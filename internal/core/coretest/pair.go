@@ -107,6 +107,10 @@ func NewPair(cfg Config) (*Pair, error) {
 	return p, nil
 }
 
+// SetRate changes the A-to-B link's rate from now on: a path whose
+// bottleneck moves.
+func (p *Pair) SetRate(bitsPerSecond float64) { p.A.out.cfg.Rate = bitsPerSecond }
+
 // LinkStats returns the counters of the A-to-B and B-to-A links.
 func (p *Pair) LinkStats() (ab, ba LinkStats) { return p.A.out.stats, p.B.out.stats }
 

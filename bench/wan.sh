@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# bench/wan.sh: the real transport on wide-area links against kernel TCP,
+# one table, one run. A 1 Gbit/s path at RTT 20, 50 and 100 ms, with no
+# loss, 0.1%, 1% and 2% random loss, and Gilbert-Elliott bursts of about
+# 1% and 2% (ge=0.001/0.1 and ge=0.002/0.1: bursts of ten packets on
+# average), plus a clean shallow bottleneck (20 ms, a 256 KiB drop-tail
+# queue). Each cell runs, one flow at a time through the same emulator
+# spec:
+#
+#   - kernel BBR and CUBIC: iperf3 between two namespaces joined by
+#     bench/tuntcp's TUN link (TCP_SECS seconds each);
+#   - sdrnet bench with every default (its congestion control, scheme,
+#     window), then --scheme ec:32,8, then --scheme auto, SIZE each,
+#     through sdrnet linkem.
+#
+# Each gives goodput, the share of bytes resent (TCP: retransmitted
+# segments over those sent) and each end's CPU seconds. Goals (issue 47),
+# checked at the end: sdrnet's defaults at least 1.0x BBR in every lossy
+# cell; ec:32,8 or auto at least 1.1x BBR at 1% loss and above; the
+# shallow bottleneck at least 0.9 of the link with under 1% resent.
+#
+#   bash bench/wan.sh                  # about 15 minutes on 2 vCPUs
+#   RTTS="20" LINKS="bursty2" bash bench/wan.sh   # one cell
+#
+# Knobs: RTTS="20 50 100" LINKS="clean loss0.1 loss1 loss2 bursty1
+# bursty2" SHALLOW=1 SIZE=512MiB TCP_SECS=8 RUN_TIMEOUT=180 SDRNET=BIN
+# DOC=docs/performance.md (the table replaces this script's section
+# there; DOC= leaves the docs alone). Needs root, /dev/net/tun, ip and
+# iperf3 (installed with apt-get when missing) for the TCP columns;
+# without them those columns say why.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+RTTS=${RTTS:-"20 50 100"}
+LINKS=${LINKS:-"clean loss0.1 loss1 loss2 bursty1 bursty2"}
+SHALLOW=${SHALLOW:-1}
+SIZE=${SIZE:-512MiB}
+TCP_SECS=${TCP_SECS:-8}
+RUN_TIMEOUT=${RUN_TIMEOUT:-180}
+DOC=${DOC-docs/performance.md}
+
+use_tmp
+sdrnet_bin
+go build -o "$tmp/tuntcp" ./bench/tuntcp
+need_iperf3 || true
+clk=$(getconf CLK_TCK)
+
+# proc_cpu PID: the process's user+system CPU seconds so far.
+proc_cpu() { awk -v clk="$clk" '{printf "%.2f", ($14 + $15) / clk}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# link_spec NAME RTT: the emulator spec of a cell.
+link_spec() {
+  local d="delay=$(($2 / 2))ms,rate=1Gbps"
+  case $1 in
+  clean) echo "$d" ;;
+  loss0.1) echo "$d,loss=0.1%" ;;
+  loss1) echo "$d,loss=1%" ;;
+  loss2) echo "$d,loss=2%" ;;
+  bursty1) echo "$d,ge=0.001/0.1" ;;
+  bursty2) echo "$d,ge=0.002/0.1" ;;
+  shallow) echo "$d,queue=256KiB" ;;
+  esac
+}
+
+# tcp CC SPEC: "goodput resent% sndcpu rcvcpu" of one iperf3 run, or a
+# reason.
+tcp() {
+  local out
+  out=$("$tmp/tuntcp" -json -cc "$1" -spec "$2" -t "$TCP_SECS" 2>&1) || { echo "failed"; return; }
+  if grep -q '^tuntcp: skip' <<<"$out"; then
+    echo "skipped"
+    return
+  fi
+  echo "$out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read().strip().splitlines()[-1])
+sent = r["sent_bps"] * r["seconds"] / 8 / 1448
+print("%.0f %.2f %.2f %.2f" % (r["goodput_bps"] / 1e6, 100 * r["retransmits"] / max(sent, 1), r["sender_cpu_s"], r["receiver_cpu_s"]))'
+}
+
+# sdr NAME SPEC ARGS...: the same for one sdrnet bench run.
+sdr() {
+  local name=$1 spec=$2 rc=0 srv_cpu f
+  shift 2
+  start_link "$name" "$spec" "$@" || { echo "failed"; return; }
+  /usr/bin/time -f "%U %S" -o "$tmp/$name.time" timeout "$RUN_TIMEOUT" \
+    "$tmp/sdrnet" bench --connect "127.0.0.1:$link_port" --json --size "$SIZE" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" || rc=$?
+  srv_cpu=$(proc_cpu "$srv_pid")
+  stop_link
+  if [ "$rc" -ne 0 ]; then
+    echo "failed (exit $rc)"
+    return
+  fi
+  f="$tmp/$name.json"
+  printf '%.0f %.2f %.2f %s\n' "$(calc "$(jnum "$f" goodput_bps) / 1e6")" \
+    "$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")" \
+    "$(awk '{print $1 + $2}' "$tmp/$name.time")" "$srv_cpu"
+}
+
+# cellfmt "G R S C": the table's cell.
+cellfmt() {
+  local g r s c
+  read -r g r s c <<<"$1"
+  case $g in
+  '' | failed* | skipped) echo "$1" ;;
+  *) echo "$g ($r%; $s + $c s)" ;;
+  esac
+}
+
+{
+  machine
+  echo "sdrnet: bench --size $SIZE through sdrnet linkem; kernel TCP: iperf3 -t $TCP_SECS through bench/tuntcp (same spec, MTU 1500)"
+} >"$tmp/head"
+cat "$tmp/head"
+echo
+
+rows=()
+goals=()
+cells=()
+for rtt in $RTTS; do
+  for l in $LINKS; do cells+=("$rtt $l"); done
+done
+[ "$SHALLOW" = 1 ] && cells+=("20 shallow")
+for cell in "${cells[@]}"; do
+  read -r rtt l <<<"$cell"
+  spec=$(link_spec "$l" "$rtt")
+  bbr=$(tcp bbr "$spec")
+  cubic=$(tcp cubic "$spec")
+  def=$(sdr "def-$rtt-$l" "$spec")
+  ec=$(sdr "ec-$rtt-$l" "$spec" --scheme ec:32,8)
+  auto=$(sdr "auto-$rtt-$l" "$spec" --scheme auto)
+  gb=${bbr%% *} gd=${def%% *} ge=${ec%% *} ga=${auto%% *}
+  ratio() { [[ $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $2 -gt 0 ]] && printf '%.2f' "$(calc "$1 / $2")" || echo "-"; }
+  rd=$(ratio "$gd" "$gb") re=$(ratio "$ge" "$gb") ra=$(ratio "$ga" "$gb")
+  row="| $rtt ms | $l \`$spec\` | $(cellfmt "$bbr") | $(cellfmt "$cubic") | $(cellfmt "$def") | $(cellfmt "$ec") | $(cellfmt "$auto") | $rd | $re | $ra |"
+  rows+=("$row")
+  echo "$row" >&2
+  case $l in
+  clean) ;;
+  shallow)
+    read -r _ rs _ _ <<<"$def"
+    goals+=("shallow bottleneck, defaults: $(calc "$gd / 1000") of the link (goal >= 0.9), ${rs}% resent (goal < 1): $(awk -v u="$(calc "$gd / 1000")" -v r="$rs" 'BEGIN {print (u >= 0.9 && r < 1) ? "met" : "NOT met"}')")
+    ;;
+  *)
+    goals+=("$rtt ms $l: defaults ${rd}x BBR (goal >= 1.0): $(awk -v r="$rd" 'BEGIN {print (r != "-" && r >= 1.0) ? "met" : "NOT met"}')")
+    case $l in loss1 | loss2 | bursty1 | bursty2)
+      best=$(awk -v a="$re" -v b="$ra" 'BEGIN {a = (a == "-") ? 0 : a; b = (b == "-") ? 0 : b; print (a > b) ? a : b}')
+      goals+=("$rtt ms $l: ec:32,8 or auto ${best}x BBR (goal >= 1.1): $(awk -v r="$best" 'BEGIN {print (r >= 1.1) ? "met" : "NOT met"}')")
+      ;;
+    esac
+    ;;
+  esac
+done
+
+{
+  echo "| RTT | link (spec) | kernel BBR | kernel CUBIC | sdrnet defaults | sdrnet ec:32,8 | sdrnet auto | defaults / BBR | ec / BBR | auto / BBR |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "Each cell: goodput in Mbit/s (resent %; sender + receiver CPU seconds)."
+  echo
+  echo "Goals:"
+  echo
+  printf -- '- %s\n' "${goals[@]}"
+} >"$tmp/table"
+echo
+cat "$tmp/table"
+
+if [ -n "$DOC" ]; then
+  {
+    echo "<!-- bench/wan.sh begin -->"
+    echo "## Wide-area links against kernel TCP (bench/wan.sh)"
+    echo
+    echo "Written by \`bash bench/wan.sh\`; rerun it to refresh."
+    echo
+    echo '```'
+    cat "$tmp/head"
+    echo '```'
+    echo
+    cat "$tmp/table"
+    echo "<!-- bench/wan.sh end -->"
+  } >"$tmp/section"
+  [ -f "$DOC" ] || printf '# Performance: current figures\n\nEach section is written by the script it names, at the commit it names;\nrerun the script to refresh it. The history of how the figures came to\nbe is in docs/benchmarks.md.\n\n' >"$DOC"
+  python3 - "$DOC" "$tmp/section" <<'PY'
+import sys, re
+doc, sec = sys.argv[1], open(sys.argv[2]).read()
+s = open(doc).read()
+pat = re.compile(r"<!-- bench/wan.sh begin -->.*?<!-- bench/wan.sh end -->\n", re.S)
+s = pat.sub(lambda m: sec, s) if pat.search(s) else s.rstrip("\n") + "\n\n" + sec
+open(doc, "w").write(s)
+PY
+  echo "wrote $DOC" >&2
+fi
