@@ -92,14 +92,14 @@ type BBR struct {
 	// Loss: this round's and the last round's acknowledged and lost
 	// bytes, the loss rate of rounds with no queue (a moving average),
 	// and whether this round's samples all showed one.
-	acked, lost    [2]int64
-	baseLoss       float64
-	roundQueued    bool
-	inflightHi     int64 // 0: no cap
-	probeStep      int64
-	congested      bool // this probing phase saw congestion
-	probeCongested bool // the last probe up met congestion
-	cutOnce        bool
+	sentRound, lost [2]int64
+	baseLoss        float64
+	roundQueued     bool
+	inflightHi      int64 // 0: no cap
+	probeStep       int64
+	congested       bool // this probing phase saw congestion
+	probeCongested  bool // the last probe up met congestion
+	cutOnce         bool
 
 	// ProbeRTT.
 	probeRTTEnd monotime.Time
@@ -200,10 +200,10 @@ const (
 	// bbrHeadroom is the share of the inflight cap left free outside
 	// probing, for other flows (BBRv2: 0.15; less keeps a lone sender's
 	// shallow bottleneck fuller).
-	bbrHeadroom = 0.1
+	bbrHeadroom = 0.05
 	// bbrExcessLoss is the loss rate beyond twice the no-queue rate
 	// that makes a queued round trip's loss congestion.
-	bbrExcessLoss = 0.01
+	bbrExcessLoss = 0.03
 	bbrInitChunks = 4 // the initial window, in quanta
 	bbrMinChunks  = 2 // the least window, in quanta
 )
@@ -229,6 +229,7 @@ func NewBBR(p Params) *BBR {
 // OnSend paces the next packet after this one.
 func (b *BBR) OnSend(now monotime.Time, bytes int) {
 	b.sent += int64(bytes)
+	b.sentRound[0] += int64(bytes)
 	b.sentMarks.add(now, b.sent, 0, b.span()/16)
 	rate := b.pacingRate()
 	b.nextSend = max(b.nextSend, now.Add(-b.p.HostNoise)).Add(monotime.TransmitTime(bytes, rate))
@@ -278,7 +279,6 @@ func (b *BBR) OnAck(now monotime.Time, a Ack) {
 	}
 	if a.Bytes > 0 {
 		b.delivered += a.Bytes
-		b.acked[0] += a.Bytes
 		b.sampleRate(now)
 	}
 	if now >= b.roundEnd {
@@ -374,10 +374,10 @@ func (b *BBR) startRound(now monotime.Time) {
 	if rtt == 0 {
 		rtt = b.p.BaseRTT
 	}
-	if total := b.acked[0] + b.lost[0]; !b.roundQueued && total > 0 {
-		b.baseLoss += (float64(b.lost[0])/float64(total) - b.baseLoss) / 8
+	if sent := b.sentRound[0]; !b.roundQueued && sent > 0 {
+		b.baseLoss += (min(float64(b.lost[0])/float64(sent), 1) - b.baseLoss) / 8
 	}
-	b.acked[1], b.lost[1], b.acked[0], b.lost[0] = b.acked[0], b.lost[0], 0, 0
+	b.sentRound[1], b.lost[1], b.sentRound[0], b.lost[0] = b.sentRound[0], b.lost[0], 0, 0
 	b.roundQueued = true
 	b.hostDelay[1], b.hostDelay[0] = b.hostDelay[0], 0
 	b.round++
@@ -500,7 +500,8 @@ func (b *BBR) probeRTTWindow() float64 {
 // inflight cap.
 func (b *BBR) setWindow(acked int64) {
 	q := int64(b.p.Quantum)
-	target := int64(bbrCwndGain*b.bdp()+b.bw*max(b.hostDelay[0], b.hostDelay[1]).Seconds()) + q
+	hostRoom := int64(b.bw * max(b.hostDelay[0], b.hostDelay[1]).Seconds())
+	target := int64(bbrCwndGain*b.bdp()) + hostRoom + q
 	switch {
 	case b.mode == bbrProbeRTT:
 		target = int64(b.probeRTTWindow())
@@ -517,7 +518,7 @@ func (b *BBR) setWindow(acked int64) {
 		if b.mode != bbrProbeBW || b.phase != bbrUp {
 			hi -= max(int64(bbrHeadroom*float64(hi)), q) // room for others
 		}
-		b.cwnd = min(b.cwnd, hi)
+		b.cwnd = min(b.cwnd, hi+hostRoom)
 	}
 	b.cwnd = max(b.cwnd, bbrMinChunks*q)
 	b.stats.Window = b.cwnd
@@ -543,14 +544,14 @@ func (b *BBR) OnLoss(now monotime.Time, l Loss) {
 	b.setWindow(0)
 }
 
-// lossRate is the loss rate over this round trip and the last.
+// lossRate is the bytes lost over the bytes sent, this round trip and
+// the last.
 func (b *BBR) lossRate() float64 {
-	lost := b.lost[0] + b.lost[1]
-	total := lost + b.acked[0] + b.acked[1]
-	if total == 0 {
+	sent := b.sentRound[0] + b.sentRound[1]
+	if sent == 0 {
 		return 0
 	}
-	return float64(lost) / float64(total)
+	return min(float64(b.lost[0]+b.lost[1])/float64(sent), 1)
 }
 
 // congestion answers a congestion event, at most once per round trip:
