@@ -89,12 +89,13 @@ type BBR struct {
 	fullBW       float64
 	fullBWRounds int
 
-	// Loss: this round's and the last round's acknowledged and lost
-	// bytes, the loss rate of rounds with no queue (a moving average),
-	// and whether this round's samples all showed one.
+	// Loss: this round's and the last round's sent and lost bytes, the
+	// loss rate of rounds that never showed a queue, nor did the round
+	// before them (losses are reported a round trip late; a moving
+	// average), and whether this round and the last have shown one.
 	sentRound, lost [2]int64
 	baseLoss        float64
-	roundQueued     bool
+	roundQueued     [2]bool
 	inflightHi      int64 // 0: no cap
 	probeStep       int64
 	congested       bool // this probing phase saw congestion
@@ -204,8 +205,12 @@ const (
 	// bbrExcessLoss is the loss rate beyond twice the no-queue rate
 	// that makes a queued round trip's loss congestion.
 	bbrExcessLoss = 0.03
-	bbrInitChunks = 4 // the initial window, in quanta
-	bbrMinChunks  = 2 // the least window, in quanta
+	// bbrPacingMargin paces a little under the model's rate (tcp_bbr's
+	// pacing_margin_percent), so a rate read a little high by ACKs that
+	// came together builds no standing queue.
+	bbrPacingMargin = 0.99
+	bbrInitChunks   = 4 // the initial window, in quanta
+	bbrMinChunks    = 2 // the least window, in quanta
 )
 
 func init() { register("bbr", func(p Params) Controller { return NewBBR(p) }) }
@@ -246,7 +251,7 @@ func (b *BBR) pacingRate() float64 {
 		}
 		bw = float64(b.cwnd) / rtt.Seconds()
 	}
-	return b.gain() * bw * 8
+	return b.gain() * bw * 8 * bbrPacingMargin
 }
 
 func (b *BBR) gain() float64 {
@@ -307,8 +312,8 @@ func (b *BBR) rttSample(now monotime.Time, rtt monotime.Duration) {
 	}
 	b.recent[b.recentN%bbrRecentSamples] = rtt
 	b.recentN++
-	if !b.queueNow() {
-		b.roundQueued = false
+	if b.queueNow() {
+		b.roundQueued[0] = true
 	}
 }
 
@@ -374,11 +379,11 @@ func (b *BBR) startRound(now monotime.Time) {
 	if rtt == 0 {
 		rtt = b.p.BaseRTT
 	}
-	if sent := b.sentRound[0]; !b.roundQueued && sent > 0 {
+	if sent := b.sentRound[0]; !b.roundQueued[0] && !b.roundQueued[1] && sent > 0 {
 		b.baseLoss += (min(float64(b.lost[0])/float64(sent), 1) - b.baseLoss) / 8
 	}
 	b.sentRound[1], b.lost[1], b.sentRound[0], b.lost[0] = b.sentRound[0], b.lost[0], 0, 0
-	b.roundQueued = true
+	b.roundQueued[1], b.roundQueued[0] = b.roundQueued[0], false
 	b.hostDelay[1], b.hostDelay[0] = b.hostDelay[0], 0
 	b.round++
 	b.roundEnd = now.Add(rtt)
