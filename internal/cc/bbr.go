@@ -339,12 +339,15 @@ func (b *BBR) queueThreshold() monotime.Duration {
 	return t
 }
 
-// span is the round trip the rate is sampled over.
+// span is the round trip the rate is sampled over, and a round's length.
+// On a host it is at least the host's noise: over loopback a round trip
+// is tens of microseconds, a scheduler's pause a millisecond, and a max
+// filter ten such round trips long forgot the rate in every pause.
 func (b *BBR) span() monotime.Duration {
 	if b.srtt == 0 {
-		return b.p.BaseRTT
+		return max(b.p.BaseRTT, b.p.HostNoise)
 	}
-	return b.srtt
+	return max(b.srtt, b.p.HostNoise)
 }
 
 // sampleRate takes a delivery-rate sample: the bytes acknowledged since
@@ -375,10 +378,7 @@ func (b *BBR) sampleRate(now monotime.Time) {
 // startRound ends a round trip: the filters age, the loss counters
 // shift, startup checks whether the pipe is full.
 func (b *BBR) startRound(now monotime.Time) {
-	rtt := b.srtt
-	if rtt == 0 {
-		rtt = b.p.BaseRTT
-	}
+	rtt := b.span()
 	if sent := b.sentRound[0]; !b.roundQueued[0] && !b.roundQueued[1] && sent > 0 {
 		b.baseLoss += (min(float64(b.lost[0])/float64(sent), 1) - b.baseLoss) / 8
 	}
@@ -502,10 +502,13 @@ func (b *BBR) probeRTTWindow() float64 {
 
 // setWindow sizes the window: in startup it grows by what was acked;
 // then twice the BDP, room for the hosts' hold and a quantum, within the
-// inflight cap.
+// inflight cap. The hosts' room is at least the rate times their noise:
+// over loopback, where the round trip's floor is a lucky sample tens of
+// microseconds long and ACKs come in batches, twice the BDP alone held
+// the window at its floor.
 func (b *BBR) setWindow(acked int64) {
 	q := int64(b.p.Quantum)
-	hostRoom := int64(b.bw * max(b.hostDelay[0], b.hostDelay[1]).Seconds())
+	hostRoom := int64(b.bw * max(b.hostDelay[0], b.hostDelay[1], b.p.HostNoise).Seconds())
 	target := int64(bbrCwndGain*b.bdp()) + hostRoom + q
 	switch {
 	case b.mode == bbrProbeRTT:
