@@ -502,13 +502,10 @@ func (b *BBR) probeRTTWindow() float64 {
 
 // setWindow sizes the window: in startup it grows by what was acked;
 // then twice the BDP, room for the hosts' hold and a quantum, within the
-// inflight cap. The hosts' room is at least the rate times their noise:
-// over loopback, where the round trip's floor is a lucky sample tens of
-// microseconds long and ACKs come in batches, twice the BDP alone held
-// the window at its floor.
+// inflight cap.
 func (b *BBR) setWindow(acked int64) {
 	q := int64(b.p.Quantum)
-	hostRoom := int64(b.bw * max(b.hostDelay[0], b.hostDelay[1], b.p.HostNoise).Seconds())
+	hostRoom := int64(b.bw * max(b.hostDelay[0], b.hostDelay[1]).Seconds())
 	target := int64(bbrCwndGain*b.bdp()) + hostRoom + q
 	switch {
 	case b.mode == bbrProbeRTT:
