@@ -4,14 +4,14 @@
 # random loss, no queue) over its whole grid of schemes and sizes at the
 # two highest loss rates, once per controller, and prints each cell's mean
 # completion against none's. The goal (the congestion-control issue):
-# every nscc and dcqcn cell within 10% of none's (the script exits 1
+# every nscc, dcqcn and bbr cell within 10% of none's (the script exits 1
 # when a cell is not). Simulated, so
 # deterministic: the same tree prints the same table.
 #
-#   bash bench/sim-longhaul-cc.sh      # knobs: CCS="nscc dcqcn" LOSS="1e-3,1e-2"
+#   bash bench/sim-longhaul-cc.sh      # knobs: CCS="nscc dcqcn bbr" LOSS="1e-3,1e-2"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CCS=${CCS:-"nscc dcqcn"}
+CCS=${CCS:-"nscc dcqcn bbr"}
 LOSS=${LOSS:-"1e-3,1e-2"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
