@@ -58,13 +58,27 @@ type BBR struct {
 	phaseRound uint64
 
 	// The path model.
-	bw       float64 // bytes per second: the max filter's
-	bwSlots  [bbrBWRounds]float64
-	minRTT   monotime.Duration
-	minRTTAt monotime.Time
-	srtt     monotime.Duration
-	recent   [bbrRecentSamples]monotime.Duration // the latest RTT samples, a ring
-	recentN  int
+	bw      float64 // bytes per second: the max filter's
+	bwSlots [bbrBWRounds]float64
+	// bwRound counts the rounds that gave the filter a sample: it ages
+	// only with them, so a sender the application holds back keeps its
+	// model (tcp_bbr's filter ages with accepted samples too).
+	bwRound   uint64
+	bwSampled bool
+	// appLimitedUntil: ACKs until this many bytes are delivered measure
+	// the application, not the path: their samples may raise the model,
+	// never lower it.
+	appLimitedUntil int64
+	windowFull      bool // the last send left no room for another chunk
+	minRTT          monotime.Duration
+	minRTTAt        monotime.Time
+	srtt            monotime.Duration
+	// recent is the least RTT sample of this window and the last, each
+	// an eighth of a round trip: a queue stays for both, a late sample
+	// (a host's pause, a block a fallback completed) does not.
+	recent      [2]monotime.Duration
+	recentStart monotime.Time
+	samples     int
 	// hostDelay is the most the hosts held an ACK this round trip and
 	// the last (cur, prev).
 	hostDelay [2]monotime.Duration
@@ -227,13 +241,37 @@ func NewBBR(p Params) *BBR {
 	if !p.baseRTTGuessed {
 		b.srtt = p.BaseRTT
 	}
+	if !p.LearnLineRate && !p.baseRTTGuessed {
+		// The line rate and the round trip are the path's, not guesses
+		// (a simulated host, or a user who gave both): start from the
+		// model they make, as a sender that already measured them.
+		b.bw = p.LineRate / 8
+		b.bwSlots[0] = b.bw
+		b.mode = bbrProbeBW
+		b.cwnd = max(int64(bbrCwndGain*b.bw*p.BaseRTT.Seconds()), b.cwnd)
+	}
 	b.stats.Window = b.cwnd
 	return b
 }
 
 // OnSend paces the next packet after this one.
 func (b *BBR) OnSend(now monotime.Time, bytes int) {
+	if b.nextSend > 0 && !b.windowFull &&
+		now.Sub(b.nextSend) > b.p.HostNoise+monotime.TransmitTime(b.p.Quantum, b.pacingRate()) {
+		// Neither the pacer nor the window held this packet back: the
+		// sender had nothing to send. No sample may reach back across
+		// the gap: samples start again with this burst's ACKs (and a
+		// burst shorter than half a round trip gives none); for its
+		// first BDP, whose ACKs a repair may hold back a round trip
+		// (a coded block's fallback), they may raise the model only.
+		b.appLimitedUntil = b.delivered + max(b.inflight+int64(bytes), int64(b.bdp()))
+		b.marks.count, b.sentMarks.count = 0, 0
+	}
 	b.sent += int64(bytes)
+	b.inflight += int64(bytes) // until the next ACK says
+	// The core admits a chunk only whole: no room for one more holds the
+	// sender until an ACK makes some.
+	b.windowFull = b.inflight+int64(b.p.Quantum) > b.cwnd
 	b.sentRound[0] += int64(bytes)
 	b.sentMarks.add(now, b.sent, 0, b.span()/16)
 	rate := b.pacingRate()
@@ -310,25 +348,31 @@ func (b *BBR) rttSample(now monotime.Time, rtt monotime.Duration) {
 	if b.mode == bbrProbeRTT && (b.probeMin == 0 || rtt < b.probeMin) {
 		b.probeMin = rtt
 	}
-	b.recent[b.recentN%bbrRecentSamples] = rtt
-	b.recentN++
+	if w := b.span() / 8; b.samples == 0 || now.Sub(b.recentStart) >= w {
+		b.recent[1], b.recent[0], b.recentStart = b.recent[0], rtt, now
+	} else {
+		b.recent[0] = min(b.recent[0], rtt)
+	}
+	b.samples++
 	if b.queueNow() {
 		b.roundQueued[0] = true
 	}
 }
 
-// queueNow reports whether the latest RTT samples all show a queue:
-// above the floor by more than a host's noise, and by more than two
-// quanta at the bottleneck's rate (where a chunk's own packets queue).
+// queueNow reports whether the RTT samples of the last eighth to
+// quarter of a round trip all show a queue: above the floor by more than
+// a host's noise, and by more than two quanta at the bottleneck's rate
+// (where a chunk's own packets queue).
 func (b *BBR) queueNow() bool {
-	if b.recentN < bbrRecentSamples || b.minRTT == 0 {
-		return false
+	return b.queue() > b.queueThreshold()
+}
+
+// queue is the least delay over the floor of the recent samples.
+func (b *BBR) queue() monotime.Duration {
+	if b.samples < bbrRecentSamples || b.minRTT == 0 {
+		return 0
 	}
-	least := b.recent[0]
-	for _, r := range b.recent[1:] {
-		least = min(least, r)
-	}
-	return least-b.minRTT > b.queueThreshold()
+	return max(min(b.recent[0], b.recent[1])-b.minRTT, 0)
 }
 
 func (b *BBR) queueThreshold() monotime.Duration {
@@ -368,9 +412,12 @@ func (b *BBR) sampleRate(now monotime.Time) {
 				rate = min(rate, float64(e-s)/max(eAt.Sub(sAt), el).Seconds())
 			}
 		}
-		slot := &b.bwSlots[b.round%bbrBWRounds]
-		*slot = max(*slot, rate)
-		b.bw = max(b.bw, rate)
+		if b.delivered > b.appLimitedUntil || rate > b.bw {
+			slot := &b.bwSlots[b.bwRound%bbrBWRounds]
+			*slot = max(*slot, rate)
+			b.bw = max(b.bw, rate)
+			b.bwSampled = true
+		}
 	}
 	b.marks.add(now, b.delivered, b.inflight, span/16)
 }
@@ -387,16 +434,21 @@ func (b *BBR) startRound(now monotime.Time) {
 	b.hostDelay[1], b.hostDelay[0] = b.hostDelay[0], 0
 	b.round++
 	b.roundEnd = now.Add(rtt)
-	b.bwSlots[b.round%bbrBWRounds] = 0
-	b.bw = 0
-	for _, s := range b.bwSlots {
-		b.bw = max(b.bw, s)
+	sampled := b.bwSampled
+	if sampled {
+		b.bwRound++
+		b.bwSlots[b.bwRound%bbrBWRounds] = 0
+		b.bw = 0
+		for _, s := range b.bwSlots {
+			b.bw = max(b.bw, s)
+		}
+		b.bwSampled = false
 	}
 	b.cutOnce = false
 	if b.mode == bbrProbeBW && b.phase == bbrUp && b.round > b.phaseRound+1 {
 		b.probeStep *= 2
 	}
-	if b.mode == bbrStartup && b.bw > 0 {
+	if b.mode == bbrStartup && b.bw > 0 && sampled {
 		if b.bw >= b.fullBW*bbrFullBWGrowth {
 			b.fullBW, b.fullBWRounds = b.bw, 0
 		} else if b.fullBWRounds++; b.fullBWRounds >= bbrFullBWRounds || b.queueNow() {
@@ -528,13 +580,7 @@ func (b *BBR) setWindow(acked int64) {
 	b.cwnd = max(b.cwnd, bbrMinChunks*q)
 	b.stats.Window = b.cwnd
 	b.stats.Rate = b.pacingRate()
-	if b.minRTT > 0 && b.recentN >= bbrRecentSamples {
-		least := b.recent[0]
-		for _, r := range b.recent[1:] {
-			least = min(least, r)
-		}
-		b.stats.Queue = max(least-b.minRTT, 0)
-	}
+	b.stats.Queue = b.queue()
 }
 
 // OnLoss takes a loss for congestion when it comes with a queue and a
