@@ -373,7 +373,7 @@ func TestClaimErrors(t *testing.T) {
 		{"  - claim: x\n    better: transport.cc=none\n", "needs claim"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.select=rr\n", "same parameters"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=none\n", "different values"},
-		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=bbr\n", "c.yaml:7:12: claims: transport.cc"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=cubic\n", "c.yaml:7:12: claims: transport.cc"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=dcqcn\n", "not in the scenario's grid"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: speed\n", "want mean, sender_mean, p99"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    factor: 0.5\n", "at least 1"},
