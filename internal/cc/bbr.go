@@ -21,14 +21,17 @@ import (
 // packets as congestion. SDR-RDMA's paths lose that much at random, and
 // its reliability schemes repair it (erasure coding without a resend at
 // all), so loss alone is never congestion here. A loss counts only when
-// it comes with a queue: the latest few RTT samples all sit above the
-// floor by more than a host's noise (a queue stays, noise comes and
-// goes), and the round trip's loss rate is well above what the path
-// loses with no queue (the loss a queue adds). A congestion event,
-// at most one per round trip, ends startup and caps what may be in
-// flight (BBRv2's inflight_hi) at a fraction of what was in flight; a
-// later probing phase that fills the cap without congestion raises it,
-// by a step that doubles each time (BBRv2's probe_up). Losses taken for
+// it comes with a queue: the RTT samples of the last eighth to quarter
+// of a round trip all sit above the floor by more than a host's noise
+// (a queue stays, noise comes and goes), and the loss rate over two
+// round trips exceeds twice what the path loses with no queue, plus 3%
+// (the loss a queue adds). A congestion event, at most one per round
+// trip, ends startup and caps what may be in flight (BBRv2's
+// inflight_hi) at what was in flight when the lost data left; outside
+// probing the window keeps a little headroom under the cap. A probe
+// that fills the cap without congestion raises it, by a step that
+// doubles each round trip (BBRv2's probe_up); after one that met
+// congestion the next waits about two seconds (BBRv3). Losses taken for
 // random are counted in Stats.IgnoredLosses. ECN echoes are congestion
 // whatever the delay.
 //
@@ -40,7 +43,10 @@ import (
 //     chunks and reports no per-packet send state. The rate is the
 //     same average over a round trip that tcp_bbr's sample takes.
 //   - Rounds are timed by the smoothed RTT rather than counted in
-//     packets.
+//     packets, and on a host last at least its noise.
+//   - A sender that knows its line rate and base RTT (a simulated host;
+//     Params.LearnLineRate false and BaseRTT given) starts in ProbeBW
+//     from the model they make rather than in startup.
 //   - ProbeRTT keeps half the BDP in flight (BBRv2) rather than four
 //     packets, and the window never falls below two chunks: the core
 //     admits whole chunks.

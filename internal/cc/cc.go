@@ -8,6 +8,10 @@
 //
 //   - None: no window and no pacing beyond what the connection's
 //     configuration sets (the behaviour before this package existed).
+//   - BBR: model-based, for wide-area paths (bbr.go): paces at the
+//     measured delivery rate and bounds what is in flight at twice the
+//     BDP; loss is congestion only where it comes with a queue. The real
+//     transport's default.
 //   - DCQCN: rate-based, after the ns-3 HPCC simulator's "Mellanox"
 //     DCQCN (SIGCOMM'15): ECN echoes are congestion notifications (at most
 //     one per CNPInterval), alpha and rate decrease, then fast recovery,
