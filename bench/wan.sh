@@ -19,7 +19,7 @@
 # cell; ec:32,8 or auto at least 1.1x BBR at 1% loss and above; the
 # shallow bottleneck at least 0.9 of the link with under 1% resent.
 #
-#   bash bench/wan.sh                  # about 15 minutes on 2 vCPUs
+#   bash bench/wan.sh                  # about 17 minutes on 2 vCPUs
 #   RTTS="20" LINKS="bursty2" bash bench/wan.sh   # one cell
 #
 # Knobs: RTTS="20 50 100" LINKS="clean loss0.1 loss1 loss2 bursty1
