@@ -253,8 +253,9 @@ ul.cells { font-size: 13px; margin-top: 0; }
 <p>One row per cell: the outcomes first, then the parameters that vary in this grid (every parameter is in the next section). Completion times are simulated, from the application's send to the receiver holding every byte; sender times run until the sender hears the last ACK. A tail percentile shows only where the cell's runs support it. Columns whose every value is zero are left out; results.csv and results.json have them all.{{if not .Agreement.Rows}}{{with .Agreement.NANotes}} The analytic model does not apply to these cells ({{join . "; "}}).{{end}}{{end}}</p>
 <div class="scroll">{{template "table" .Results}}</div>
 <h2 id="params">Parameters</h2>
-<table><tr><th class="l">parameter</th><th class="l">values</th><th class="l">where</th></tr>
-{{range .Params}}<tr><td class="l">{{.Path}}</td><td class="l">{{range $i, $v := .Values}}{{if $i}}, {{end}}{{$v}}{{end}}</td><td class="l">{{.Pos}}</td></tr>
+{{if .Grid}}<p>The values this run ran; this is the quick grid, and the scenario declares the full one beside them (<code>--full</code> runs it).</p>
+{{end}}<table><tr><th class="l">parameter</th><th class="l">values run</th>{{if .Grid}}<th class="l">full grid</th>{{end}}<th class="l">where</th></tr>
+{{range $i, $p := .Params}}<tr><td class="l">{{$p.Path}}</td><td class="l">{{join $p.Values ", "}}</td>{{if $.Grid}}<td class="l">{{with index $.Grid $i}}{{join .Values ", "}}{{end}}</td>{{end}}<td class="l">{{$p.Pos}}</td></tr>
 {{end}}</table>
 </body></html>
 {{define "table"}}<table><tr>{{range $i, $h := .Head}}<th{{if index $.Left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr>

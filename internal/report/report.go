@@ -24,17 +24,41 @@ type Run struct {
 	Verdicts    []Verdict        `json:"verdicts"` // the finding's claims judged (Judge)
 	Seed        uint64           `json:"seed"`
 	Full        bool             `json:"full_grid"`
-	Params      []scenario.Param `json:"params"`
-	Cells       []scenario.Cell  `json:"cells"`
+	// Params are the parameters with the values some cell ran; Grid,
+	// where that is less than the scenario declares (the quick grid),
+	// the declared ones.
+	Params []scenario.Param `json:"params"`
+	Grid   []scenario.Param `json:"grid,omitempty"`
+	Cells  []scenario.Cell  `json:"cells"`
 }
 
 // New gathers the run of s (its whole grid when full, else its quick
 // subset) from its cells: the prose with the run's values filled in and
 // the claims judged.
 func New(s *scenario.Scenario, full bool, cells []scenario.Cell) *Run {
-	return &Run{Scenario: s.Name, File: s.File, Description: scenario.Expand(s.Description, cells), Seed: s.Seed, Full: full,
-		Finding: s.Finding, Differences: scenario.Expand(s.Differences, cells), Compare: s.Compare, Params: s.Params, Cells: cells,
+	r := &Run{Scenario: s.Name, File: s.File, Description: scenario.Expand(s.Description, cells), Seed: s.Seed, Full: full,
+		Finding: s.Finding, Differences: scenario.Expand(s.Differences, cells), Compare: s.Compare, Params: ranParams(s.Params, cells), Cells: cells,
 		Verdicts: Judge(cells, s.Claims)}
+	if !slices.EqualFunc(r.Params, s.Params, func(a, b scenario.Param) bool { return slices.Equal(a.Values, b.Values) }) {
+		r.Grid = s.Params
+	}
+	return r
+}
+
+// ranParams returns params with only the values some cell ran, in the
+// scenario's order; a parameter no cell names keeps its values.
+func ranParams(params []scenario.Param, cells []scenario.Cell) []scenario.Param {
+	out := make([]scenario.Param, len(params))
+	for i, p := range params {
+		out[i] = p
+		ran := slices.DeleteFunc(slices.Clone(p.Values), func(v string) bool {
+			return !slices.ContainsFunc(cells, func(c scenario.Cell) bool { return c.Params[p.Path] == v })
+		})
+		if len(ran) > 0 {
+			out[i].Values = ran
+		}
+	}
+	return out
 }
 
 // File is one output file of a run.

@@ -334,3 +334,26 @@ func TestSRLeadSkipsMissing(t *testing.T) {
 		t.Errorf("report lacks %q; summary: %.300s", want, s[max(i, 0):])
 	}
 }
+
+// TestRanParams: a quick grid's parameters list the values its cells ran,
+// in the scenario's order, and the run keeps the declared grid beside
+// them; a full run has no Grid.
+func TestRanParams(t *testing.T) {
+	s := &scenario.Scenario{Name: "p", Params: []scenario.Param{
+		{Path: "topology.loss", Values: []string{"1e-6", "1e-4", "1e-2"}},
+		{Path: "workload.size", Values: []string{"1MiB"}},
+	}}
+	cell := func(loss string) scenario.Cell {
+		return scenario.Cell{Params: map[string]string{"topology.loss": loss, "workload.size": "1MiB"}}
+	}
+	r := New(s, false, []scenario.Cell{cell("1e-2"), cell("1e-6")})
+	if got := r.Params[0].Values; !slices.Equal(got, []string{"1e-6", "1e-2"}) {
+		t.Errorf("loss values run %v, want [1e-6 1e-2]", got)
+	}
+	if len(r.Grid) != 2 || len(r.Grid[0].Values) != 3 {
+		t.Errorf("grid %v, want the declared one", r.Grid)
+	}
+	if r := New(s, true, []scenario.Cell{cell("1e-6"), cell("1e-4"), cell("1e-2")}); r.Grid != nil {
+		t.Errorf("a run of the whole grid has Grid %v", r.Grid)
+	}
+}
