@@ -15,15 +15,15 @@ import (
 
 // Run is a finished scenario run: what was asked and what came out.
 type Run struct {
-	Scenario    string           `json:"scenario"`
-	File        string           `json:"file"`
-	Description string           `json:"description"`
-	Finding     string           `json:"finding"`
-	Differences string           `json:"differences"`
-	Compare     []string         `json:"compare"`
-	Verdicts    []Verdict        `json:"verdicts"` // the finding's claims judged (Judge)
-	Seed        uint64           `json:"seed"`
-	Full        bool             `json:"full_grid"`
+	Scenario    string    `json:"scenario"`
+	File        string    `json:"file"`
+	Description string    `json:"description"`
+	Finding     string    `json:"finding"`
+	Differences string    `json:"differences"`
+	Compare     []string  `json:"compare"`
+	Verdicts    []Verdict `json:"verdicts"` // the finding's claims judged (Judge)
+	Seed        uint64    `json:"seed"`
+	Full        bool      `json:"full_grid"`
 	// Params are the parameters with the values some cell ran; Grid,
 	// where that is less than the scenario declares (the quick grid),
 	// the declared ones.
