@@ -138,3 +138,20 @@ through() {
   [ "$rc" -eq 0 ] || echo "$name: exit $rc" >&2
   return "$rc"
 }
+
+# doc_section DOC NAME FILE: replaces the section of DOC that the script
+# NAME wrote (between its begin and end markers) with FILE's text, or
+# appends it; DOC is created with its heading when missing.
+doc_section() {
+  local doc=$1 name=$2 file=$3
+  [ -f "$doc" ] || printf '# Performance: current figures\n\nEach section is written by the script it names, at the commit it names;\nrerun the script to refresh it. The history of how the figures came to\nbe is in docs/benchmarks.md.\n\n' >"$doc"
+  python3 - "$doc" "$name" "$file" <<'PY'
+import re, sys
+doc, name, text = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()
+sec = "<!-- %s begin -->\n%s<!-- %s end -->\n" % (name, text, name)
+s = open(doc).read()
+pat = re.compile(r"<!-- %s begin -->.*?<!-- %s end -->\n" % (re.escape(name), re.escape(name)), re.S)
+s = pat.sub(lambda m: sec, s) if pat.search(s) else s.rstrip("\n") + "\n\n" + sec
+open(doc, "w").write(s)
+PY
+}

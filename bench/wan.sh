@@ -169,7 +169,6 @@ cat "$tmp/table"
 
 if [ -n "$DOC" ]; then
   {
-    echo "<!-- bench/wan.sh begin -->"
     echo "## Wide-area links against kernel TCP (bench/wan.sh)"
     echo
     echo "Written by \`bash bench/wan.sh\`; rerun it to refresh."
@@ -179,16 +178,7 @@ if [ -n "$DOC" ]; then
     echo '```'
     echo
     cat "$tmp/table"
-    echo "<!-- bench/wan.sh end -->"
   } >"$tmp/section"
-  [ -f "$DOC" ] || printf '# Performance: current figures\n\nEach section is written by the script it names, at the commit it names;\nrerun the script to refresh it. The history of how the figures came to\nbe is in docs/benchmarks.md.\n\n' >"$DOC"
-  python3 - "$DOC" "$tmp/section" <<'PY'
-import sys, re
-doc, sec = sys.argv[1], open(sys.argv[2]).read()
-s = open(doc).read()
-pat = re.compile(r"<!-- bench/wan.sh begin -->.*?<!-- bench/wan.sh end -->\n", re.S)
-s = pat.sub(lambda m: sec, s) if pat.search(s) else s.rstrip("\n") + "\n\n" + sec
-open(doc, "w").write(s)
-PY
+  doc_section "$DOC" bench/wan.sh "$tmp/section"
   echo "wrote $DOC" >&2
 fi

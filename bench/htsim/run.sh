@@ -20,10 +20,19 @@
 #   HUGE=1             also time sdrnet with --huge-pages (its heap on 2 MiB
 #                      pages) in each rep, right after the plain run: a
 #                      row of its own per k. 0: the plain run only
+#   HTSIM_SACK=65536   htsim's receiver ACKs every this many bytes
+#                      (-sack_threshold; its default is 16384): 65536
+#                      matches sdrnet, which acknowledges 64 KiB chunks,
+#                      so both simulate about as many ACKs. 0 keeps
+#                      htsim's default.
+#   DOC=docs/performance.md  the summary replaces this script's section
+#                      there (DOC= leaves the docs alone)
 #
 # One simulation at a time, one core each: sdrnet with GOMAXPROCS=1 and
 # -j1; htsim is single-threaded. Each run is timed by /usr/bin/time -v
-# (wall clock, maximum resident set size).
+# (wall clock, user + system CPU time, maximum resident set size). The
+# speed ratio is given by both clocks: on a shared machine wall clock
+# moves with the neighbours, CPU time much less.
 #
 # The two setups:
 #   sdrnet  bench/htsim/permutation.yaml with --set topology.k=K
@@ -103,6 +112,10 @@ HTSIM_BUILD=${HTSIM_BUILD:-/tmp/htsim-build}
 HTSIM_EVENTS=${HTSIM_EVENTS:-1}
 KEEP_LOGS=${KEEP_LOGS:-0}
 HUGE=${HUGE:-1}
+HTSIM_SACK=${HTSIM_SACK:-65536}
+DOC=${DOC-docs/performance.md}
+htsim_args=(-sender_cc_only -load_balancing_algo oblivious -paths 16 -end 100000)
+[ "$HTSIM_SACK" = 0 ] || htsim_args+=(-sack_threshold "$HTSIM_SACK")
 variants=(plain)
 [ "$HUGE" = 0 ] || variants+=(huge)
 OUT=${OUT:-$(mktemp -d /tmp/htsim-bench.XXXXXX)}
@@ -228,8 +241,10 @@ timed() {
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", b - a}' >"$dir/wall.txt"
 }
-# wall DIR / rss DIR: seconds, and KiB from time's report.
+# wall DIR / cpu DIR / rss DIR: seconds, user + system seconds, and KiB
+# from time's report.
 wall() { cat "$1/wall.txt"; }
+cpu() { awk -F': ' '/User time|System time/ {t += $2} END {printf "%.2f\n", t}' "$1/time.txt"; }
 rss() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1/time.txt"; }
 
 # sdr_stats DIR: "flows mean_us max_us events hops sim_time_us retx_bytes drops" of a run.
@@ -285,8 +300,8 @@ for k in "${ks[@]}"; do
   # nodes, connections, bytes, start spread (us; 0: all at once), seed
   python3 "$gen" "$tm" "$hosts" "$hosts" 2000000 0 1 >"$kdir/gen.log"
 
-  declare -A sw=() sr=()
-  se="" hw=() hr=() he="-"
+  declare -A sw=() sc=() sr=()
+  se="" hw=() hc=() hr=() he="-"
   for rep in $(seq "$REPS"); do
     for v in "${variants[@]}"; do
       d=$kdir/sdrnet-$v.$rep
@@ -296,16 +311,16 @@ for k in "${ks[@]}"; do
       timed "$d" "$sdrnet" sim "$here/permutation.yaml" -j1 "${flags[@]}" --out "$d/res" \
         --set topology.k="$k" --set workload.hosts="$hosts"
       read -r sflows smean smax sev shops ssim sretx sdrops < <(sdr_stats "$d/res")
-      sw[$v]+=" $(wall "$d")" sr[$v]+=" $(rss "$d")"
+      sw[$v]+=" $(wall "$d")" sc[$v]+=" $(cpu "$d")" sr[$v]+=" $(rss "$d")"
       [ -z "$se" ] || [ "$se" = "$sev" ] || { echo "sdrnet k=$k rep $rep ($v): $sev events, $se in the run before: the run changed" >&2; fail=1; }
       se=$sev
       [ "$sflows" = "$hosts" ] || { echo "sdrnet k=$k rep $rep ($v): $sflows of $hosts flows finished" >&2; fail=1; }
-      detail+=("| $k | sdrnet${flags[*]:+ ${flags[*]}} | $rep | $(wall "$d") | $(rss "$d") | $sev | $sflows/$hosts | $smean | $smax | retx $sretx B, drops $sdrops, hops $shops |")
+      detail+=("| $k | sdrnet${flags[*]:+ ${flags[*]}} | $rep | $(wall "$d") | $(cpu "$d") | $(rss "$d") | $sev | $sflows/$hosts | $smean | $smax | retx $sretx B, drops $sdrops, hops $shops |")
     done
 
     d=$kdir/htsim.$rep
     echo "== k=$k ($hosts hosts) rep $rep: htsim" >&2
-    timed "$d" "$htsim" -tm "$tm" -sender_cc_only -load_balancing_algo oblivious -paths 16 -end 100000
+    timed "$d" "$htsim" -tm "$tm" "${htsim_args[@]}"
     [ "$KEEP_LOGS" = 1 ] || rm -f "$d/logout.dat" "$d/idmap.txt"
     if [ "$rep" = 1 ]; then
       # htsim's defaults, as it printed them, are what permutation.yaml
@@ -316,15 +331,15 @@ for k in "${ks[@]}"; do
       done
     fi
     read -r hflows hmean hmax _ hnew hrtx hnack < <(ht_stats "$d")
-    hw+=("$(wall "$d")") hr+=("$(rss "$d")")
+    hw+=("$(wall "$d")") hc+=("$(cpu "$d")") hr+=("$(rss "$d")")
     [ "$hflows" = "$hosts" ] || { echo "htsim k=$k rep $rep: $hflows of $hosts flows finished" >&2; fail=1; }
-    detail+=("| $k | htsim | $rep | $(wall "$d") | $(rss "$d") | (not printed) | $hflows/$hosts | $hmean | $hmax | packets new $hnew, rtx $hrtx, NACKs $hnack |")
+    detail+=("| $k | htsim | $rep | $(wall "$d") | $(cpu "$d") | $(rss "$d") | (not printed) | $hflows/$hosts | $hmean | $hmax | packets new $hnew, rtx $hrtx, NACKs $hnack |")
   done
 
   if [ -n "$htsim_count" ]; then
     d=$kdir/htsim.count
     echo "== k=$k ($hosts hosts): htsim, counting events (not timed for the table)" >&2
-    timed "$d" "$htsim_count" -tm "$tm" -sender_cc_only -load_balancing_algo oblivious -paths 16 -end 100000
+    timed "$d" "$htsim_count" -tm "$tm" "${htsim_args[@]}"
     [ "$KEEP_LOGS" = 1 ] || rm -f "$d/logout.dat" "$d/idmap.txt"
     read -r cflows cmean cmax cev _ < <(ht_stats "$d")
     if [ "$cflows $cmean $cmax" = "$hflows $hmean $hmax" ] && [ "$cev" != "-" ]; then
@@ -333,10 +348,10 @@ for k in "${ks[@]}"; do
       echo "htsim k=$k: the counting build finished $cflows flows (mean $cmean, max $cmax us), the timed one $hflows ($hmean, $hmax): count not used" >&2
       fail=1
     fi
-    detail+=("| $k | htsim (counting build) | 1 | $(wall "$d") | $(rss "$d") | $cev | $cflows/$hosts | $cmean | $cmax | instrumented relink, not in the summary's wall |")
+    detail+=("| $k | htsim (counting build) | 1 | $(wall "$d") | $(cpu "$d") | $(rss "$d") | $cev | $cflows/$hosts | $cmean | $cmax | instrumented relink, not in the summary's wall |")
   fi
 
-  h_wall=$(median "${hw[@]}") h_rss=$(median "${hr[@]}")
+  h_wall=$(median "${hw[@]}") h_cpu=$(median "${hc[@]}") h_rss=$(median "${hr[@]}")
   if [ "$he" = "-" ]; then
     h_ev="not printed" h_per="-"
   else
@@ -344,21 +359,23 @@ for k in "${ks[@]}"; do
   fi
   for v in "${variants[@]}"; do
     # shellcheck disable=SC2086 # the lists are space-separated numbers
-    s_wall=$(median ${sw[$v]}) s_rss=$(median ${sr[$v]})
+    s_wall=$(median ${sw[$v]}) s_cpu=$(median ${sc[$v]}) s_rss=$(median ${sr[$v]})
     s_per=$(calc "1e9 * $s_wall / $se")
     label="sdrnet"
     [ "$v" = plain ] || label="sdrnet --huge-pages"
-    rows+=("| $k | $hosts | $label | ${h_wall} s / $(calc "$h_rss / 1024" | xargs printf '%.0f') MiB / ${h_ev} | ${s_wall} s / $(calc "$s_rss / 1024" | xargs printf '%.0f') MiB / ${se} | $(printf '%.0f' "$s_per") ns | ${h_per} | $(printf '%.2f' "$(calc "$h_wall / $s_wall")")x | $(printf '%.2f' "$(calc "$h_rss / $s_rss")")x |")
+    rows+=("| $k | $hosts | $label | ${h_wall} s / ${h_cpu} s / $(calc "$h_rss / 1024" | xargs printf '%.0f') MiB / ${h_ev} | ${s_wall} s / ${s_cpu} s / $(calc "$s_rss / 1024" | xargs printf '%.0f') MiB / ${se} | $(printf '%.0f' "$s_per") ns | ${h_per} | $(printf '%.2f' "$(calc "$h_wall / $s_wall")")x | $(printf '%.2f' "$(calc "$h_cpu / $s_cpu")")x | $(printf '%.2f' "$(calc "$h_rss / $s_rss")")x |")
   done
   agree+=("| $k | $hflows/$hosts | $hmean | $hmax | $sflows/$hosts | $smean | $smax |")
 done
 
 {
   echo
-  echo "## Summary (median of $REPS runs each; wall clock, peak RSS, events)"
+  echo "## Summary (median of $REPS runs each; wall clock, CPU time, peak RSS, events)"
   echo
-  echo "| k | hosts | sdrnet run | htsim wall / RSS / events | sdrnet wall / RSS / events | sdrnet per event | htsim per event | speed ratio htsim/sdrnet | memory ratio htsim/sdrnet |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "htsim_uec ${htsim_args[*]}: its receiver ACKs every ${HTSIM_SACK/#0/16384 (its default)} bytes; sdrnet acknowledges 64 KiB chunks."
+  echo
+  echo "| k | hosts | sdrnet run | htsim wall / CPU / RSS / events | sdrnet wall / CPU / RSS / events | sdrnet per event | htsim per event | speed ratio htsim/sdrnet, wall | same, CPU | memory ratio htsim/sdrnet |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "Events are not the same unit: htsim runs two per packet per hop (queue, then pipe), sdrnet one."
@@ -374,12 +391,25 @@ done
   echo
   echo "## Every run"
   echo
-  echo "| k | simulator | rep | wall s | max RSS KiB | events | flows | mean FCT us | max FCT us | notes |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| k | simulator | rep | wall s | CPU s | max RSS KiB | events | flows | mean FCT us | max FCT us | notes |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${detail[@]}"
   echo
   echo "outputs: $OUT"
 } | tee -a "$OUT/summary.md"
+
+if [ -n "$DOC" ] && [ "$fail" = 0 ]; then
+  {
+    echo "## sdrnet's simulator against htsim (bench/htsim/run.sh)"
+    echo
+    echo "Written by \`bash bench/htsim/run.sh HTSIM_SRC ${ks[*]}\`; rerun it to refresh."
+    echo
+    sed -n '/^machine:/,/^runs:/p' "$OUT/summary.md" | sed 's/^/    /'
+    sed -n '/^## Summary/,/^## Every run/p' "$OUT/summary.md" | sed '$d' | sed 's/^## /### /'
+  } >"$OUT/section.md"
+  doc_section "$root/$DOC" bench/htsim/run.sh "$OUT/section.md"
+  echo "wrote $DOC" >&2
+fi
 
 if [ "$fail" != 0 ]; then
   echo "FAILED: a check above did not hold" >&2
