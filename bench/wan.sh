@@ -27,7 +27,8 @@
 # DOC=docs/performance.md (the table replaces this script's section
 # there; DOC= leaves the docs alone). Needs root, /dev/net/tun, ip and
 # iperf3 (installed with apt-get when missing) for the TCP columns;
-# without them those columns say why.
+# without them those columns say why. Exits 1 when a run failed or a
+# goal is not met (after writing the table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -117,6 +118,7 @@ echo
 
 rows=()
 goals=()
+failed=0
 cells=()
 for rtt in $RTTS; do
   for l in $LINKS; do cells+=("$rtt $l"); done
@@ -136,6 +138,9 @@ for cell in "${cells[@]}"; do
   row="| $rtt ms | $l \`$spec\` | $(cellfmt "$bbr") | $(cellfmt "$cubic") | $(cellfmt "$def") | $(cellfmt "$ec") | $(cellfmt "$auto") | $rd | $re | $ra |"
   rows+=("$row")
   echo "$row" >&2
+  for r in "$bbr" "$cubic" "$def" "$ec" "$auto"; do
+    case $r in failed*) failed=1 ;; esac
+  done
   case $l in
   clean) ;;
   shallow)
@@ -181,4 +186,12 @@ if [ -n "$DOC" ]; then
   } >"$tmp/section"
   doc_section "$DOC" bench/wan.sh "$tmp/section"
   echo "wrote $DOC" >&2
+fi
+if [ "$failed" = 1 ]; then
+  echo "a run failed: see the table" >&2
+  exit 1
+fi
+if printf '%s\n' "${goals[@]}" | grep -q 'NOT met'; then
+  echo "$(printf '%s\n' "${goals[@]}" | grep -c 'NOT met') of ${#goals[@]} goals not met" >&2
+  exit 1
 fi

@@ -246,8 +246,8 @@ func TestListenerSendsThroughLinkem(t *testing.T) {
 // TestDefaultsThroughBurstyLoss: a connection with every default (BBR,
 // SR-NACK, no rate given) through a 1 Gbit/s, 20 ms path losing about 2%
 // of packets in bursts each way delivers every byte, and its controller
-// takes the losses for what they are: most are ignored (no queue came
-// with them), and the window is never cut for most of them.
+// takes the losses for what they are: more of them are ignored (no
+// queue came with them) than its window is cut.
 func TestDefaultsThroughBurstyLoss(t *testing.T) {
 	size := 64 << 20
 	if testing.Short() {

@@ -249,8 +249,8 @@ func NewBBR(p Params) *BBR {
 	}
 	if !p.LearnLineRate && !p.baseRTTGuessed {
 		// The line rate and the round trip are the path's, not guesses
-		// (a simulated host, or a user who gave both): start from the
-		// model they make, as a sender that already measured them.
+		// (a simulated host): start from the model they make, as a
+		// sender that already measured them.
 		b.bw = p.LineRate / 8
 		b.bwSlots[0] = b.bw
 		b.mode = bbrProbeBW
@@ -262,8 +262,9 @@ func NewBBR(p Params) *BBR {
 
 // OnSend paces the next packet after this one.
 func (b *BBR) OnSend(now monotime.Time, bytes int) {
+	rate := b.pacingRate()
 	if b.nextSend > 0 && !b.windowFull &&
-		now.Sub(b.nextSend) > b.p.HostNoise+monotime.TransmitTime(b.p.Quantum, b.pacingRate()) {
+		now.Sub(b.nextSend) > b.p.HostNoise+monotime.TransmitTime(b.p.Quantum, rate) {
 		// Neither the pacer nor the window held this packet back: the
 		// sender had nothing to send. No sample may reach back across
 		// the gap: samples start again with this burst's ACKs (and a
@@ -280,7 +281,6 @@ func (b *BBR) OnSend(now monotime.Time, bytes int) {
 	b.windowFull = b.inflight+int64(b.p.Quantum) > b.cwnd
 	b.sentRound[0] += int64(bytes)
 	b.sentMarks.add(now, b.sent, 0, b.span()/16)
-	rate := b.pacingRate()
 	b.nextSend = max(b.nextSend, now.Add(-b.p.HostNoise)).Add(monotime.TransmitTime(bytes, rate))
 }
 
@@ -367,8 +367,9 @@ func (b *BBR) rttSample(now monotime.Time, rtt monotime.Duration) {
 
 // queueNow reports whether the RTT samples of the last eighth to
 // quarter of a round trip all show a queue: above the floor by more than
-// a host's noise, and by more than two quanta at the bottleneck's rate
-// (where a chunk's own packets queue).
+// a host's noise, a hundredth of the floor (a simulated path's samples
+// are exact), and two quanta at the bottleneck's rate (where a chunk's
+// own packets queue).
 func (b *BBR) queueNow() bool {
 	return b.queue() > b.queueThreshold()
 }
