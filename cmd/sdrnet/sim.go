@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -276,21 +275,15 @@ func printSummary(w io.Writer, cells []scenario.Cell) {
 	tw.Flush()
 }
 
-// printVerdicts says how the paper's claims fared, with the range of the
-// worse/better ratios over the settings judged.
+// printVerdicts says how the claims fared, failing ones first: direction
+// and magnitude, with the range of the worse/better ratios.
 func printVerdicts(w io.Writer, vs []report.Verdict) {
-	for _, v := range vs {
-		fmt.Fprintf(w, "claim: %s (%s against %s, %s): %s", v.Claim, v.Better, v.Worse, v.Metric, v.Summary())
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, g := range v.Groups {
-			if g.Better > 0 {
-				lo, hi = min(lo, g.Ratio()), max(hi, g.Ratio())
-			}
+	for _, v := range report.SortedVerdicts(vs) {
+		whose := "paper"
+		if v.Source == "sdrnet" {
+			whose = "ours"
 		}
-		if lo <= hi {
-			fmt.Fprintf(w, "; worse/better %.2fx to %.2fx", lo, hi)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "claim %s (%s): %s (%s against %s, %s): %s\n", strings.ToUpper(v.Outcome), whose, v.Claim, v.Better, v.Worse, v.Metric, v.Summary())
 	}
 }
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sdrnet/sdrnet/sim/scenario"
@@ -16,23 +17,45 @@ func TestJudge(t *testing.T) {
 		cell("none", "allreduce", 1, 10), cell("dcqcn", "allreduce", 0.9, 0),
 	}
 	better, worse := map[string]string{"transport.cc": "none"}, map[string]string{"transport.cc": "dcqcn"}
+	incast := map[string]string{"workload.kind": "incast"}
+	mag := func(s string) scenario.Magnitude {
+		m, err := scenario.ParseMagnitude(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
 	for _, tt := range []struct {
 		name         string
 		claim        scenario.Claim
 		holds, total int
+		outcome      string
 		summary      string
 	}{
-		{"mean everywhere", scenario.Claim{Better: better, Worse: worse}, 1, 2, "holds in 1 of 2 settings"},
-		{"where", scenario.Claim{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}, 1, 1, "holds"},
-		{"retx reversed", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Factor: 10}, 2, 2, "holds in all 2 settings"},
-		{"factor too high", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Factor: 30}, 1, 2, "holds in 1 of 2 settings"},
-		{"within a tolerance", scenario.Claim{Better: worse, Worse: better, Tolerance: 0.12}, 1, 2, "holds in 1 of 2 settings"},
-		{"wide tolerance", scenario.Claim{Better: worse, Worse: better, Tolerance: 0.55}, 2, 2, "holds in all 2 settings"},
-		{"no pair", scenario.Claim{Better: better, Worse: map[string]string{"transport.cc": "nscc"}}, 0, 0, "not judged"},
+		{"mean everywhere", scenario.Claim{Better: better, Worse: worse}, 1, 2, OutcomeFails,
+			"direction holds in 1 of 2 settings; ratio 0.900-1.500x"},
+		{"where", scenario.Claim{Better: better, Worse: worse, Where: incast}, 1, 1, OutcomeHolds,
+			"direction holds; ratio 1.500x"},
+		{"about met", scenario.Claim{Better: better, Worse: worse, Where: incast, Magnitude: mag("about 1.4x")}, 1, 1, OutcomeHolds,
+			"direction holds; magnitude 1.500x against about 1.4x: met"},
+		{"about off", scenario.Claim{Better: better, Worse: worse, Where: incast, Magnitude: mag("about 3x")}, 1, 1, OutcomeMagnitudeOff,
+			"direction holds; magnitude 1.500x against about 3x: off"},
+		{"retx at least", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Magnitude: mag("at least 10x")}, 2, 2, OutcomeHolds,
+			"direction holds in 2 of 2 settings; magnitude 20x to unbounded (none against some) against at least 10x: met"},
+		{"retx floor too high", scenario.Claim{Better: worse, Worse: better, Metric: "retx_bytes", Magnitude: mag("at least 30x")}, 2, 2, OutcomeMagnitudeOff,
+			"direction holds in 2 of 2 settings; magnitude 20x to unbounded (none against some) against at least 30x: off"},
+		{"within a tolerance", scenario.Claim{Better: worse, Worse: better, Tolerance: 0.12}, 1, 2, OutcomeFails,
+			"direction holds in 1 of 2 settings"},
+		{"wide tolerance", scenario.Claim{Better: worse, Worse: better, Tolerance: 0.55}, 2, 2, OutcomeHolds,
+			"direction holds in 2 of 2 settings"},
+		{"no pair", scenario.Claim{Better: better, Worse: map[string]string{"transport.cc": "nscc"}}, 0, 0, OutcomeNotJudged,
+			"not judged: this run has no cell with transport.cc=nscc"},
+		{"no tail", scenario.Claim{Better: better, Worse: worse, Metric: "p999"}, 0, 0, OutcomeNotJudged,
+			"not judged: the cells have no p999 figure (a p99.9 needs 1000 runs per cell; these have at most 1)"},
 	} {
 		v := Judge(cells, []scenario.Claim{tt.claim})[0]
-		if v.Holds != tt.holds || len(v.Groups) != tt.total || len(v.Summary()) < len(tt.summary) || v.Summary()[:len(tt.summary)] != tt.summary {
-			t.Errorf("%s: %+v: %q", tt.name, v, v.Summary())
+		if v.Holds != tt.holds || len(v.Groups) != tt.total || v.Outcome != tt.outcome || !strings.HasPrefix(v.Summary(), tt.summary) {
+			t.Errorf("%s: holds %d of %d, %s: %q", tt.name, v.Holds, len(v.Groups), v.Outcome, v.Summary())
 		}
 	}
 	// sender_mean judges SDR-RDMA's timing: here the order flips.
@@ -42,12 +65,56 @@ func TestJudge(t *testing.T) {
 	}
 	// Cells not timed at the sender are not judged by sender_mean (their
 	// receiver mean is not put in its place).
-	if v := Judge(cells[2:], []scenario.Claim{{Better: better, Worse: worse, Metric: "sender_mean"}})[0]; len(v.Groups) != 0 {
+	if v := Judge(cells[2:], []scenario.Claim{{Better: better, Worse: worse, Metric: "sender_mean"}})[0]; len(v.Groups) != 0 || v.Judged ||
+		!strings.Contains(v.Reason, "not timed at the sender") {
 		t.Errorf("sender_mean without sender timing judged: %+v", v)
 	}
-	v := Judge(cells, []scenario.Claim{{Better: better, Worse: worse, Where: map[string]string{"workload.kind": "incast"}}})[0]
+	v := Judge(cells, []scenario.Claim{{Better: better, Worse: worse, Where: incast}})[0]
 	if g := v.Groups[0]; g.Better != 2 || g.Worse != 3 || g.Figures() != "2s against 3s (1.50x)" {
 		t.Errorf("pair %+v: %q", g, g.Figures())
+	}
+}
+
+// TestJudgeTies: a difference within the report's noise rule is no win,
+// so a claim that one setting beats another does not hold there; a claim
+// with a tolerance is about being as good, and a tie holds.
+func TestJudgeTies(t *testing.T) {
+	cell := func(sel string, mean, stderr float64) scenario.Cell {
+		return scenario.Cell{Runs: 10, Timing: scenario.Timing{Mean: mean, StdErr: stderr}, Params: map[string]string{"transport.select": sel}}
+	}
+	better, worse := map[string]string{"transport.select": "obs"}, map[string]string{"transport.select": "dwrr"}
+	for _, tt := range []struct {
+		name              string
+		obs, dwrr         scenario.Cell
+		tolerance         float64
+		holds, ties       int
+		outcome, contains string
+	}{
+		{"a clear win", cell("obs", 1, 0.01), cell("dwrr", 1.2, 0.01), 0, 1, 0, OutcomeHolds, "1.200x"},
+		{"within 1%", cell("obs", 1, 0), cell("dwrr", 1.004, 0), 0, 0, 1, OutcomeFails, "(1 a tie)"},
+		{"within the noise", cell("obs", 1, 0.1), cell("dwrr", 1.2, 0.1), 0, 0, 1, OutcomeFails, "(1 a tie)"},
+		{"as good within 5%", cell("obs", 1.004, 0), cell("dwrr", 1, 0), 0.05, 1, 0, OutcomeHolds, "direction holds"},
+	} {
+		v := Judge([]scenario.Cell{tt.obs, tt.dwrr}, []scenario.Claim{{Better: better, Worse: worse, Tolerance: tt.tolerance}})[0]
+		if v.Holds != tt.holds || v.Ties != tt.ties || v.Outcome != tt.outcome || !strings.Contains(v.Summary(), tt.contains) {
+			t.Errorf("%s: holds %d, ties %d, %s: %q", tt.name, v.Holds, v.Ties, v.Outcome, v.Summary())
+		}
+	}
+}
+
+// TestSortedVerdicts: failing claims come first, holding ones last.
+func TestSortedVerdicts(t *testing.T) {
+	vs := []Verdict{{Claim: "a", Outcome: OutcomeHolds}, {Claim: "b", Outcome: OutcomeNotJudged},
+		{Claim: "c", Outcome: OutcomeMagnitudeOff}, {Claim: "d", Outcome: OutcomeFails}, {Claim: "e", Outcome: OutcomeHolds}}
+	var got string
+	for _, v := range SortedVerdicts(vs) {
+		got += v.Claim
+	}
+	if got != "dcbae" {
+		t.Errorf("order %q, want dcbae", got)
+	}
+	if s := tally(vs); s != "1 fails, 1 magnitude off, 1 not judged, 2 hold" {
+		t.Errorf("tally %q", s)
 	}
 }
 

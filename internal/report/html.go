@@ -34,6 +34,11 @@ type view struct {
 	Fabric    *fabricView
 	Ours      []ranking
 	NoiseRule string
+	// Box is the verdict box the report opens with: every claim, what
+	// fails first; Tally counts them by outcome.
+	Box       []Verdict
+	Tally     string
+	MatchRule string
 	Agreement agreement
 	Results   table
 }
@@ -50,6 +55,7 @@ func newView(r *Run) (*view, error) {
 		return nil, err
 	}
 	v.Ours = rank(r.Cells, r.Compare)
+	v.Box, v.Tally, v.MatchRule = SortedVerdicts(r.Verdicts), tally(r.Verdicts), MatchRule
 	v.Agreement = agree(r.Cells)
 	return v, nil
 }
@@ -152,12 +158,19 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		return fmt.Sprintf("%+.1f%%", 100*x)
 	},
 	"percent": func(x float64) string { return fmt.Sprintf("%g%%", 100*x) },
-	"gbps":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
-	"param":   func(c scenario.Cell, k string) string { return c.Params[k] },
-	"join":    strings.Join,
-	"bytes":   bytesIEC,
-	"ibytes":  func(b int) string { return bytesIEC(float64(b)) },
-	"frac":    func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"mark":    outcomeMark,
+	"whose": func(source string) string {
+		if source == "sdrnet" {
+			return "ours"
+		}
+		return "paper"
+	},
+	"gbps":   func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"param":  func(c scenario.Cell, k string) string { return c.Params[k] },
+	"join":   strings.Join,
+	"bytes":  bytesIEC,
+	"ibytes": func(b int) string { return bytesIEC(float64(b)) },
+	"frac":   func(x float64) string { return fmt.Sprintf("%.2f", x) },
 	"stderr": func(c agreeRow) string {
 		if c.StdErr == 0 && c.Runs > 1 {
 			return "0"
@@ -175,6 +188,8 @@ th { background: #f3f3f3; position: sticky; top: 0; }
 td.l, th.l { text-align: left; }
 .scroll td.l { white-space: nowrap; }
 .scroll { max-width: 100%; max-height: 80vh; overflow: auto; margin-bottom: 1em; }
+.box { border: 2px solid #888; padding: 0.2em 1em; margin-bottom: 1em; }
+.box ul { list-style: none; padding-left: 0; }
 .bad { background: #fde2e2; } .good { background: #e3f6e3; } .na { background: #f3f3f3; color: #666; }
 figure { display: inline-block; vertical-align: top; margin: 0 1em 1em 0; }
 figure svg { max-width: 100%; height: auto; }
@@ -186,13 +201,16 @@ ul.cells { font-size: 13px; margin-top: 0; }
 .legend svg { vertical-align: middle; margin-right: 0.3em; }
 </style></head><body>
 <h1>{{.Scenario}}</h1>
-<p>{{.Description}}</p>
+{{if .Box}}<div class="box" id="verdicts"><p><strong>Claims judged on this run: {{.Tally}}.</strong> Direction: the better setting's figure is lower in each setting of the other parameters, and a tie ({{.NoiseRule}}) is no win. Magnitude: the worse figure over the better against the figure the claim states ({{.MatchRule}}).</p>
+<ul>{{range .Box}}<li class="{{mark .Outcome}}">{{if eq .Outcome "holds"}}&#10003;{{else if eq .Outcome "not judged"}}?{{else}}&#10007;{{end}} <strong>{{.Outcome}}</strong> ({{whose .Source}}): {{.Claim}}: {{.Summary}}.</li>
+{{end}}</ul></div>
+{{end}}<p>{{.Description}}</p>
 <p>Scenario file <code>{{.File}}</code>, seed {{.Seed}}, {{if .Full}}full grid{{else}}quick subset (run with <code>--full</code> for the whole grid){{end}}, {{len .Cells}} cells.</p>
 <nav>{{if or .Finding .Ours}}<a href="#finding">Finding</a>{{end}}{{if .Plots}}<a href="#plots">Plots</a>{{end}}{{if .SDR}}<a href="#ec-vs-sr">EC vs SR</a>{{end}}{{if .Host}}<a href="#host">Host memory</a>{{end}}{{if .Fabric}}<a href="#fabric">Fabric</a>{{end}}{{if .Agreement.Rows}}<a href="#model">Model agreement</a>{{end}}<a href="#results">Results</a><a href="#params">Parameters</a></nav>
 {{if or .Finding .Ours}}<h2 id="finding">The paper's finding and ours</h2>
 {{if .Finding}}<p><strong>Paper:</strong> {{.Finding}}</p>{{end}}
-{{if .Verdicts}}<p><strong>The paper's claims, judged on this run</strong> (the better setting's figure against the worse's, in every setting of the other parameters):</p>
-<ul class="cells">{{range .Verdicts}}<li><strong>{{.Claim}}</strong> ({{.Better}} against {{.Worse}}, {{.Metric}}{{if gt .Factor 1.0}} at least {{.Factor}}x lower{{else if gt .Tolerance 0.0}} within {{percent .Tolerance}}{{else}} lower{{end}}): {{.Summary}}.{{if .Groups}}<ul>{{range .Groups}}<li>{{if .Group}}{{.Group}}: {{end}}{{.Figures}}{{end}}</ul>{{end}}</li>
+{{if .Verdicts}}<p><strong>The claims, judged on this run</strong> (the paper's, or ours where marked; the better setting's figure against the worse's, in every setting of the other parameters):</p>
+<ul class="cells">{{range .Verdicts}}<li><strong>{{.Claim}}</strong> ({{whose .Source}}; {{.Better}} against {{.Worse}}, {{.Metric}}{{if gt .Tolerance 0.0}} within {{percent .Tolerance}}{{else}} lower{{end}}{{with .Magnitude}}, {{.}}{{end}}): {{.Summary}}.{{if .Groups}}<ul>{{range .Groups}}<li>{{if .Group}}{{.Group}}: {{end}}{{.Figures}}{{end}}</ul>{{end}}</li>
 {{end}}</ul>{{end}}
 {{if .Ours}}<p><strong>sdrnet</strong> (this run), {{join .Compare " and "}} ranked by mean completion time, fastest first; &asymp; marks a tie ({{.NoiseRule}}); in brackets the queue p99 over time of the fabric's highest tier:</p>
 <ul class="cells">{{range .Ours}}<li>{{if .Group}}{{.Group}}: {{end}}{{range $i, $e := .Entries}}{{if $i}}{{if $e.Tie}} &asymp; {{else}} &lt; {{end}}{{end}}<strong>{{$e.Name}}</strong> {{seconds $e.Mean}}{{if $e.Queue}} ({{bytes $e.Queue}}){{end}}{{end}}</li>

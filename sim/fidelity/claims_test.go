@@ -34,7 +34,9 @@ const magnitudeDrift = 0.10
 type judged struct {
 	Scenario string  `json:"scenario"`
 	Claim    string  `json:"claim"`
+	Outcome  string  `json:"outcome"`
 	Holds    int     `json:"holds"`
+	Ties     int     `json:"ties"`
 	Settings int     `json:"settings"`
 	RatioMin float64 `json:"ratio_min"`
 	RatioMax float64 `json:"ratio_max"`
@@ -75,7 +77,7 @@ func TestClaimsHold(t *testing.T) {
 			t.Fatalf("%s: %v", s.Name, err)
 		}
 		for _, v := range report.Judge(cells, s.Claims) {
-			j := judged{Scenario: s.Name, Claim: v.Claim, Holds: v.Holds, Settings: len(v.Groups),
+			j := judged{Scenario: s.Name, Claim: v.Claim, Outcome: v.Outcome, Holds: v.Holds, Ties: v.Ties, Settings: len(v.Groups),
 				RatioMin: math.Inf(1), RatioMax: math.Inf(-1)}
 			for _, g := range v.Groups {
 				if g.Better > 0 && g.Worse > 0 { // a ratio; none against some counts in Holds
@@ -111,9 +113,12 @@ func TestClaimsHold(t *testing.T) {
 			continue
 		}
 		g := got[i]
-		t.Logf("%s: holds in %d of %d, worse/better %.3gx to %.3gx", g.key(), g.Holds, g.Settings, g.RatioMin, g.RatioMax)
-		if g.Holds != w.Holds || g.Settings != w.Settings {
-			t.Errorf("%s: holds in %d of %d settings, recorded %d of %d", g.key(), g.Holds, g.Settings, w.Holds, w.Settings)
+		t.Logf("%s: %s, holds in %d of %d (%d ties), worse/better %.3gx to %.3gx", g.key(), g.Outcome, g.Holds, g.Settings, g.Ties, g.RatioMin, g.RatioMax)
+		if g.Holds != w.Holds || g.Settings != w.Settings || g.Ties != w.Ties {
+			t.Errorf("%s: holds in %d of %d settings (%d ties), recorded %d of %d (%d ties)", g.key(), g.Holds, g.Settings, g.Ties, w.Holds, w.Settings, w.Ties)
+		}
+		if g.Outcome != w.Outcome {
+			t.Errorf("%s: %s, recorded %s", g.key(), g.Outcome, w.Outcome)
 		}
 		for _, f := range []struct {
 			what      string

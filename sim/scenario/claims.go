@@ -10,51 +10,71 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Claim is a paper's statement that one setting beats another, which the
-// report checks against the run instead of a person typing our figures:
-// in every group of cells that differ only in Better's and Worse's
-// parameters (and match Where), the cell matching Better should have a
-// Metric at least Factor times lower.
+// Claim is a statement that one setting beats another, which the report
+// checks against the run instead of a person typing our figures: in every
+// group of cells that differ only in Better's and Worse's parameters (and
+// match Where), the cell matching Better should have a lower Metric, and
+// where the claim gives a Magnitude, the worse cell's figure over the
+// better's should bear it out.
 //
 //	claims:
-//	  - claim: default DCQCN degrades performance   # the paper's words
+//	  - claim: default DCQCN degrades performance   # the words of its source
+//	    source: paper                               # optional: paper (default) or sdrnet
 //	    better: transport.cc=none
 //	    worse: transport.cc=dcqcn
 //	    where: workload.kind=incast                 # optional
 //	    metric: mean                                # optional: one of ClaimMetrics
-//	    factor: 1                                   # optional
+//	    magnitude: about 1.4x                       # optional: see Magnitude
 //	    tolerance: 5%                               # optional
 //
+// Direction and magnitude are judged apart. Better beats Worse where its
+// figure is lower and the two are no tie by the report's noise rule.
 // Tolerance turns "lower" into "no more than that much higher": the claim
-// holds where Better*Factor < Worse*(1+Tolerance), so a claim that one
-// setting is as good as another within 5% reads better/worse/tolerance.
+// holds where Better < Worse*(1+Tolerance), ties included, so a claim that
+// one setting is as good as another within 5% reads better/worse/tolerance.
 type Claim struct {
 	Text          string
+	Source        string // "paper" or "sdrnet": whose claim it is
 	Better, Worse map[string]string
 	Where         map[string]string
-	Metric        string  // one of ClaimMetrics; "" means mean
-	Factor        float64 // 0 means 1
+	Metric        string // one of ClaimMetrics; "" means mean
+	Magnitude     Magnitude
 	Tolerance     float64 // a fraction, 0 <= Tolerance < 1
 	Pos           string
 }
 
+// ClaimSources name whose claim a claim is.
+var ClaimSources = []string{"paper", "sdrnet"}
+
 // ClaimMetrics are the cell figures a claim may compare; lower is better
 // for all of them.
-var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99", "qp_cache_miss_rate", "nic_stall"}
+var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "sender_p99", "sender_p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99", "qp_cache_miss_rate", "nic_stall"}
 
 // ClaimValue is a cell's figure named by metric; NaN where the cell has no
-// such figure (sender_mean of a cell not timed at the sender).
+// such figure: sender_mean of a cell not timed at the sender, or a tail
+// its runs cannot support (p99.9 needs a thousand runs).
 func ClaimValue(c *Cell, metric string) float64 {
-	switch metric {
-	case "sender_mean": // SDR-RDMA's timing, until the sender hears the last ACK
-		if c.AtSender == nil {
+	tail := func(v float64, q float64) float64 {
+		if float64(c.Runs)*(1-q) < 1-1e-9 {
 			return math.NaN()
 		}
-		return c.AtSender.Mean
+		return v
+	}
+	at := c.AtSender
+	if at == nil && strings.HasPrefix(metric, "sender_") {
+		return math.NaN()
+	}
+	switch metric {
+	case "sender_mean": // SDR-RDMA's timing, until the sender hears the last ACK
+		return at.Mean
+	case "sender_p99":
+		return tail(at.P99, 0.99)
+	case "sender_p999":
+		return tail(at.P999, 0.999)
 	case "p99":
-		return c.P99
+		return tail(c.P99, 0.99)
 	case "p999":
-		return c.P999
+		return tail(c.P999, 0.999)
 	case "retx_bytes":
 		return float64(c.RetxBytes)
 	case "drops":
@@ -75,6 +95,20 @@ func ClaimValue(c *Cell, metric string) float64 {
 	return c.Mean
 }
 
+// ClaimStdErr is the standard error of a cell's figure named by metric,
+// where the run measures one (the means); 0 elsewhere.
+func ClaimStdErr(c *Cell, metric string) float64 {
+	switch metric {
+	case "", "mean":
+		return c.StdErr
+	case "sender_mean":
+		if c.AtSender != nil {
+			return c.AtSender.StdErr
+		}
+	}
+	return 0
+}
+
 // Matches reports whether a cell's parameters include every pair of want.
 func Matches(params, want map[string]string) bool {
 	for k, v := range want {
@@ -85,7 +119,7 @@ func Matches(params, want map[string]string) bool {
 	return true
 }
 
-var claimKeys = []string{"claim", "better", "worse", "where", "metric", "factor", "tolerance"}
+var claimKeys = []string{"claim", "source", "better", "worse", "where", "metric", "magnitude", "tolerance"}
 
 // claimList reads a scenario's claims.
 func claimList(file string, n *yaml.Node) ([]Claim, error) {
@@ -97,7 +131,7 @@ func claimList(file string, n *yaml.Node) ([]Claim, error) {
 		if it.Kind != yaml.MappingNode {
 			return nil, errAt(file, it, "claims: each claim is a mapping with %s", strings.Join(claimKeys, ", "))
 		}
-		c := Claim{Pos: fmt.Sprintf("%s:%d:%d", file, it.Line, it.Column)}
+		c := Claim{Source: "paper", Pos: fmt.Sprintf("%s:%d:%d", file, it.Line, it.Column)}
 		for i := 0; i+1 < len(it.Content); i += 2 {
 			k, v := it.Content[i], it.Content[i+1]
 			if v.Kind != yaml.ScalarNode {
@@ -118,12 +152,19 @@ func claimList(file string, n *yaml.Node) ([]Claim, error) {
 					return nil, errAt(file, v, "claims: metric %q: want %s", v.Value, strings.Join(ClaimMetrics, ", "))
 				}
 				c.Metric = v.Value
-			case "factor":
-				f, perr := strconv.ParseFloat(v.Value, 64)
-				if perr != nil || f < 1 {
-					return nil, errAt(file, v, "claims: factor %q: want a number of at least 1, like 10", v.Value)
+			case "source":
+				if !slices.Contains(ClaimSources, v.Value) {
+					return nil, errAt(file, v, "claims: source %q: want paper (the paper's claim) or sdrnet (ours)", v.Value)
 				}
-				c.Factor = f
+				c.Source = v.Value
+			case "magnitude":
+				m, perr := ParseMagnitude(v.Value)
+				if perr != nil {
+					return nil, errAt(file, v, "claims: magnitude %v", perr)
+				}
+				c.Magnitude = m
+			case "factor":
+				return nil, errAt(file, k, "claims: factor is now magnitude: write magnitude: at least %sx", v.Value)
 			case "tolerance":
 				num, pct := strings.CutSuffix(strings.TrimSpace(v.Value), "%")
 				f, perr := strconv.ParseFloat(num, 64)
@@ -142,7 +183,7 @@ func claimList(file string, n *yaml.Node) ([]Claim, error) {
 			}
 		}
 		if c.Text == "" || c.Better == nil || c.Worse == nil {
-			return nil, errAt(file, it, "claims: a claim needs claim (the paper's words), better and worse (like transport.cc=none)")
+			return nil, errAt(file, it, "claims: a claim needs claim (its source's words), better and worse (like transport.cc=none)")
 		}
 		if !sameKeys(c.Better, c.Worse) {
 			return nil, errAt(file, it, "claims: better and worse must set the same parameters, with different values")

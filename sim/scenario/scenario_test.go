@@ -376,7 +376,9 @@ func TestClaimErrors(t *testing.T) {
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=cubic\n", "c.yaml:7:12: claims: transport.cc"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=dcqcn\n", "not in the scenario's grid"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: speed\n", "want mean, sender_mean, p99"},
-		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    factor: 0.5\n", "at least 1"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    factor: 10\n", "magnitude: at least 10x"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    magnitude: 40%\n", `want "about X"`},
+		{"  - claim: x\n    source: me\n    better: transport.cc=none\n    worse: transport.cc=nscc\n", "want paper"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    tolerance: 100%\n", "from 0 to below 1"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    tolerance: lots\n", "like 5%"},
 		{"  - claim: x\n    better: cc=none\n    worse: transport.cc=nscc\n", "parameter=value"},
@@ -387,8 +389,8 @@ func TestClaimErrors(t *testing.T) {
 			t.Errorf("%q: %v, want %q", tc.claims, err, tc.want)
 		}
 	}
-	s, err := Parse("c.yaml", []byte(base+"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: retx_bytes\n    factor: 10\n"))
-	if err != nil || len(s.Claims) != 1 || s.Claims[0].Factor != 10 || s.Claims[0].Metric != "retx_bytes" {
+	s, err := Parse("c.yaml", []byte(base+"  - claim: x\n    source: sdrnet\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: retx_bytes\n    magnitude: at least 10x\n"))
+	if err != nil || len(s.Claims) != 1 || s.Claims[0].Magnitude.String() != "at least 10x" || s.Claims[0].Metric != "retx_bytes" || s.Claims[0].Source != "sdrnet" {
 		t.Fatalf("%+v, %v", s, err)
 	}
 }
@@ -470,5 +472,46 @@ workload:
 	}
 	if !(without[0].Mean < small.Mean) {
 		t.Errorf("mean %v without the cache model, %v with 4 contexts: want slower", without[0].Mean, small.Mean)
+	}
+}
+
+func TestMagnitude(t *testing.T) {
+	for _, tt := range []struct {
+		text     string
+		want     string // String(); "" for a parse error
+		lo, hi   float64
+		verdicts bool
+	}{
+		{"about 1.4x", "about 1.4x", 1.35, 1.5, true},
+		{"about 1.4x", "about 1.4x", 2.6, 5.5, false}, // Meta's E-ECMP against our 2.6-5.5x
+		{"about 1.4x", "about 1.4x", 1.2, 1.4, false}, // gain 0.2 is under 0.4/1.5
+		{"up to 15x", "up to 15x", 3, 14, true},
+		{"up to 15x", "up to 15x", 3, 71.9, false},
+		{"up to 4x", "up to 4x", 1.2, 1.89, false},
+		{"at least 10x", "at least 10x", 10, 500, true},
+		{"at least 10x", "at least 10x", 9.9, 500, false},
+		{"1.05-1.1x", "1.05-1.1x", 1.004, 1.004, false}, // a tie is not 5-10% better
+		{"1.05-1.1x", "1.05-1.1x", 1.04, 1.12, true},
+		{" 3 - 6x ", "3-6x", 3.2, 5.9, true},
+		{"about 40%", "", 0, 0, false},
+		{"about 0.5x", "", 0, 0, false},
+		{"6-3x", "", 0, 0, false},
+		{"up to 3-6x", "", 0, 0, false},
+		{"lots", "", 0, 0, false},
+	} {
+		m, err := ParseMagnitude(tt.text)
+		if tt.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "like \"about 1.4x\"") {
+				t.Errorf("%q: %v, want a parse error with an example", tt.text, err)
+			}
+			continue
+		}
+		if err != nil || m.String() != tt.want {
+			t.Errorf("%q: %v %q, want %q", tt.text, err, m, tt.want)
+			continue
+		}
+		if got := m.Matches(tt.lo, tt.hi); got != tt.verdicts {
+			t.Errorf("%q matches %g-%gx = %v, want %v", tt.text, tt.lo, tt.hi, got, tt.verdicts)
+		}
 	}
 }
