@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sdr"
+	"github.com/sdrnet/sdrnet/sdr/transfer"
 )
 
 // transportFlags are the connection settings send, recv and bench share.
@@ -133,12 +135,6 @@ const minIdleTimeout = 100 * time.Millisecond
 // scheduling reads as a queue on every sample.
 const minTargetDelay = 10 * time.Microsecond
 
-// stream returns the stream settings; size declares the stream's length
-// (0: undeclared).
-func (f *transportFlags) stream(size int64) *sdr.StreamConfig {
-	return &sdr.StreamConfig{MsgSize: int(f.msg.n), Depth: f.depth, Size: size}
-}
-
 func pow2(n int64) bool { return n > 0 && n&(n-1) == 0 }
 
 // interruptible returns a context that ends on Ctrl-C.
@@ -149,17 +145,23 @@ func interruptible() (context.Context, context.CancelFunc) {
 func newRecvCmd() *cobra.Command {
 	var tf transportFlags
 	var listen, out string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "recv",
-		Short: "Receive one stream over SDR/UDP and write it to a file (or discard it)",
-		Long: `Receive one stream over SDR/UDP and write it to a file, to stdout or nowhere.
+		Short: "Receive a file over SDR/UDP (resumable), or take it to stdout or nowhere",
+		Long: `Receive a file over SDR/UDP and write it to a file, to stdout or nowhere.
 
-The stream is complete only when every byte the sender declared arrived and
+The file is complete only when every byte the sender offered arrived and
 its SHA-256 matches the sender's; recv then exits 0. Anything else - the
-sender interrupted or dead, a close without the end of stream - exits
-non-zero and says how much arrived. With --out FILE the bytes go to
-FILE.partial and are renamed to FILE only once verified; an incomplete
-stream is kept as FILE.partial, so nothing received is lost.`,
+sender interrupted or dead, a close before the end - exits non-zero and
+says how much arrived.
+
+With --out FILE the bytes go to FILE.partial, with the receive bitmap (the
+blocks held, each with its SHA-256) in FILE.partial.state; FILE appears
+only once the bytes on disk are verified. Rerunning the same recv and send
+moves only the missing blocks. A FILE.partial that is not of the sender's
+file is set aside as FILE.partial.stale and named, never mixed in. A
+second recv on the same --out refuses at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := tf.config()
@@ -168,11 +170,13 @@ stream is kept as FILE.partial, so nothing received is lost.`,
 			}
 			// Check --out before listening: a sender should not find out
 			// after the transfer that its bytes had nowhere to go.
-			sink, err := openSink(out, cmd.OutOrStdout())
+			target, file, err := openTarget(out, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}
-			defer sink.discard()
+			if file != nil {
+				defer file.Close()
+			}
 			ctx, cancel := interruptible()
 			defer cancel()
 			l, err := sdr.Listen(listen, cfg)
@@ -191,124 +195,123 @@ stream is kept as FILE.partial, so nothing received is lost.`,
 			l.StopAccepting()
 			start := time.Now()
 			pw := newProgress(cmd.ErrOrStderr(), "recv", 0, start)
-			n, err := conn.RecvStream(ctx, io.MultiWriter(sink, pw), tf.stream(0))
+			res, err := transfer.Receive(ctx, conn, target, tf.transfer(pw))
 			pw.done()
+			if file != nil && file.SetAside() != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sdrnet recv: %s\n", file.SetAside())
+			}
 			if err != nil {
 				if errors.Is(err, sdr.ErrMessageTooLarge) {
-					// Tell the sender why, so both ends name the fix.
-					why := fmt.Sprintf("the sender's messages exceed recv's --msg %s: give recv --msg at least the sender's", tf.msg.text)
-					_ = conn.CloseWithError(closeTooLarge, why)
-					err = fmt.Errorf("%w (%s)", err, why)
+					err = fmt.Errorf("%w: give recv --msg at least the sender's (it is --msg %s)", err, tf.msg.text)
 				}
-				return sink.failed(err)
-			}
-			if err := sink.commit(); err != nil {
+				if file != nil && errors.Is(err, sdr.ErrIncomplete) {
+					err = fmt.Errorf("%w (what arrived is kept in %s.partial: rerun recv and send to resume)", err, out)
+				}
+				if asJSON {
+					writeSummary(cmd.OutOrStdout(), res, time.Since(start), err)
+				}
 				return err
 			}
-			// Results go to stdout, unless the stream itself does.
-			res := cmd.OutOrStdout()
+			// Results go to stdout, unless the file itself does.
+			w := cmd.OutOrStdout()
 			if out == "-" {
-				res = cmd.ErrOrStderr()
+				w = cmd.ErrOrStderr()
 			}
-			printReceived(res, n, time.Since(start), conn.Stats())
+			if asJSON {
+				return writeSummary(w, res, time.Since(start), nil)
+			}
+			printReceived(w, res, time.Since(start), conn.Stats())
 			return nil
 		},
 	}
 	tf.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", ":4793", "address to listen on (IP:port, :port)")
-	cmd.Flags().StringVarP(&out, "out", "o", "", "write the stream to this file, via FILE.partial (- for stdout); default: discard")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write the file here, via FILE.partial, resumably (- for stdout); default: discard")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }
 
-// sink is where recv writes a stream: a file written as NAME.partial and
-// renamed once the stream is verified, stdout, or nothing.
-type sink struct {
-	io.Writer
-	f    *os.File
-	name string
-	done bool
-}
-
-func openSink(out string, stdout io.Writer) (*sink, error) {
+// openTarget is where recv puts the file: --out FILE (locked, resumable),
+// stdout, or nowhere.
+func openTarget(out string, stdout io.Writer) (transfer.Target, *transfer.File, error) {
 	switch out {
 	case "":
-		return &sink{Writer: io.Discard}, nil
+		return transfer.Writer(io.Discard), nil, nil
 	case "-":
-		return &sink{Writer: stdout}, nil
+		return transfer.Writer(stdout), nil, nil
 	}
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return nil, invalidFlag("out", out, errors.New("is a directory; want a file name"))
-	}
-	f, err := os.Create(out + ".partial")
+	f, err := transfer.OpenFile(out)
 	if err != nil {
-		return nil, invalidFlag("out", out, err)
+		return nil, nil, invalidFlag("out", out, err)
 	}
-	return &sink{Writer: f, f: f, name: out}, nil
+	return f, f, nil
 }
 
-// commit makes a verified stream's file final.
-func (s *sink) commit() error {
-	s.done = true
-	if s.f == nil {
-		return nil
-	}
-	if err := s.f.Sync(); err != nil {
-		return err
-	}
-	if err := s.f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(s.f.Name(), s.name)
+// transfer returns the transfer settings, with progress drawn on p.
+func (f *transportFlags) transfer(p *transferBar) transfer.Options {
+	return transfer.Options{MsgSize: int(f.msg.n), Depth: f.depth, Progress: p.set}
 }
 
-// failed keeps what arrived of an incomplete stream, and says where.
-func (s *sink) failed(err error) error {
-	s.done = true
-	if s.f == nil {
-		return err
-	}
-	_ = s.f.Close()
-	return fmt.Errorf("%w (what arrived is kept in %s)", err, s.f.Name())
+// summary is send's and recv's --json.
+type summary struct {
+	OK           bool    `json:"ok"`
+	Error        string  `json:"error,omitempty"`
+	Bytes        int64   `json:"bytes"`         // the file's length
+	MovedBytes   int64   `json:"moved_bytes"`   // carried by this transfer
+	ResumedBytes int64   `json:"resumed_bytes"` // held by the receiver from before
+	Seconds      float64 `json:"seconds"`
+	GoodputBps   float64 `json:"goodput_bps"` // moved bytes over the time, in bits
 }
 
-// discard removes the partial file of a stream that never started.
-func (s *sink) discard() {
-	if s.f != nil && !s.done {
-		_ = s.f.Close()
-		_ = os.Remove(s.f.Name())
+func writeSummary(w io.Writer, res transfer.Result, d time.Duration, err error) error {
+	s := summary{OK: err == nil, Bytes: res.Size, MovedBytes: res.Moved, ResumedBytes: res.Resumed, Seconds: d.Seconds(),
+		GoodputBps: float64(res.Moved) * 8 / d.Seconds()}
+	if err != nil {
+		s.Error = err.Error()
 	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
 }
 
 func newSendCmd() *cobra.Command {
 	var tf transportFlags
+	var asJSON bool
 	size := sizeFlag{min: 1, max: 1 << 50}
 	cmd := &cobra.Command{
 		Use:   "send ADDR [FILE]",
 		Short: "Send a file, or --size bytes of synthetic data, to sdrnet recv at ADDR",
-		Args:  cobra.RangeArgs(1, 2),
+		Long: `Send a file, or --size bytes of synthetic data, to sdrnet recv at ADDR.
+
+send exits 0 only once the receiver has checked the whole file's length
+and SHA-256 against the bytes on its disk. Where the receiver holds blocks
+of this file from an earlier transfer, only the missing ones move.`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := tf.config()
 			if err != nil {
 				return err
 			}
-			var r io.Reader
-			var total int64
+			var src transfer.Source
+			var file *os.File
 			switch {
 			case len(args) == 2 && size.text != "":
 				return usageError{errors.New("give a FILE or --size, not both")}
 			case len(args) == 2:
-				f, err := os.Open(args[1])
+				if file, err = os.Open(args[1]); err != nil {
+					return err
+				}
+				defer file.Close()
+				st, err := file.Stat()
 				if err != nil {
 					return err
 				}
-				defer f.Close()
-				if st, err := f.Stat(); err == nil {
-					total = st.Size()
+				if !st.Mode().IsRegular() {
+					return usageError{fmt.Errorf("%s is not a regular file", args[1])}
 				}
-				r = f
+				src = transfer.Source{R: file, Size: st.Size(), ModTime: st.ModTime(), Mode: st.Mode()}
 			case size.text != "":
-				total = size.n
-				r = io.LimitReader(zeroReader{}, size.n)
+				src = transfer.Source{R: zeroReader{}, Size: size.n}
 			default:
 				return usageError{errors.New("nothing to send: give a FILE or --size")}
 			}
@@ -319,52 +322,82 @@ func newSendCmd() *cobra.Command {
 				return err
 			}
 			start := time.Now()
-			pr := newProgress(cmd.ErrOrStderr(), "send", total, start)
-			n, err := conn.SendStream(ctx, io.TeeReader(r, pr), tf.stream(total))
+			pr := newProgress(cmd.ErrOrStderr(), "send", src.Size, start)
+			res, err := transfer.Send(ctx, conn, src, tf.transfer(pr))
 			pr.done()
+			if err == nil && file != nil {
+				err = unchanged(file, src)
+			}
 			st := conn.Stats()
-			closeErr := conn.Close()
 			if errors.Is(err, context.Canceled) {
 				err = errors.New("interrupted")
 			}
 			if err != nil {
-				return fmt.Errorf("%w (the receiver acknowledged %d bytes, %s)", err, n, units.FormatSize(n))
+				_ = conn.CloseWithError(sdr.CodeAborted, "sender stopped: "+err.Error())
+				err = fmt.Errorf("%w (the receiver holds %s of %s)", err, units.FormatSize(res.Resumed+res.Moved), units.FormatSize(src.Size))
+				if asJSON {
+					writeSummary(cmd.OutOrStdout(), res, time.Since(start), err)
+				}
+				return err
 			}
-			printSent(cmd.OutOrStdout(), n, time.Since(start), st)
+			closeErr := conn.Close()
+			if asJSON {
+				return errors.Join(writeSummary(cmd.OutOrStdout(), res, time.Since(start), nil), closeErr)
+			}
+			printSent(cmd.OutOrStdout(), res, time.Since(start), st)
 			return closeErr
 		},
 	}
 	tf.register(cmd)
 	cmd.Flags().Var(&size, "size", "send this many bytes of synthetic data instead of a file (like 1GiB)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
+}
+
+// unchanged checks that the file sent is still the one offered: what the
+// receiver verified is what send read, which for a file written meanwhile
+// may be neither version.
+func unchanged(f *os.File, src transfer.Source) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() != src.Size || !st.ModTime().Equal(src.ModTime) {
+		return fmt.Errorf("%s changed while it was sent (now %d bytes, modified %v): rerun to send it as it is now", f.Name(), st.Size(), st.ModTime())
+	}
+	return nil
 }
 
 // zeroReader yields zeros: synthetic data costs no disk.
 type zeroReader struct{}
 
-func (zeroReader) Read(p []byte) (int, error) {
+func (zeroReader) ReadAt(p []byte, _ int64) (int, error) {
 	clear(p)
 	return len(p), nil
 }
 
-// closeTooLarge is the code recv closes with when the sender's messages do
-// not fit its buffers.
-const closeTooLarge = 2
-
 // printReceived is recv's summary: what its own side saw.
-func printReceived(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
-	fmt.Fprintf(w, "received and verified %s in %v: %s goodput; %d data packets, %d duplicates, %d reordered, "+
+func printReceived(w io.Writer, res transfer.Result, d time.Duration, st sdr.Stats) {
+	fmt.Fprintf(w, "received and verified %s in %v: %s goodput%s; %d data packets, %d duplicates, %d reordered, "+
 		"%d rebuilt by erasure decoding, %d fallback NACKs, %d control packets sent\n",
-		units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(float64(n)*8/d.Seconds()),
+		units.FormatSize(res.Size), d.Round(time.Millisecond), units.FormatRate(float64(res.Moved)*8/d.Seconds()), resumed(res),
 		st.RecvPackets, st.DupPackets, st.Reordered, st.RecoveredPackets, st.Fallbacks, st.CtrlPackets)
+}
+
+// resumed says how much a transfer did not have to move.
+func resumed(res transfer.Result) string {
+	if res.Resumed == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (resumed: %s were already there, %s moved)", units.FormatSize(res.Resumed), units.FormatSize(res.Moved))
 }
 
 // printSent is send's summary: the sender's counters, and per path when
 // it sprayed.
-func printSent(w io.Writer, n int64, d time.Duration, st sdr.Stats) {
-	gbps := float64(n) * 8 / d.Seconds()
-	fmt.Fprintf(w, "sent and verified %s in %v: %s goodput; retransmitted %s, parity %s, %d RTOs (%d probes into silence), RTT %v\n",
-		units.FormatSize(n), d.Round(time.Millisecond), units.FormatRate(gbps),
+func printSent(w io.Writer, res transfer.Result, d time.Duration, st sdr.Stats) {
+	gbps := float64(res.Moved) * 8 / d.Seconds()
+	fmt.Fprintf(w, "sent and verified %s in %v: %s goodput%s; retransmitted %s, parity %s, %d RTOs (%d probes into silence), RTT %v\n",
+		units.FormatSize(res.Size), d.Round(time.Millisecond), units.FormatRate(gbps), resumed(res),
 		units.FormatSize(int64(st.RetxBytes)), units.FormatSize(int64(st.ParityBytes)), st.RTOs, st.SilentProbes,
 		st.SmoothedRTT.Round(time.Microsecond))
 	fmt.Fprintln(w, sendTimes(st.Busy, st.WindowLimited, st.CreditLimited, st.InflightLimited))
@@ -403,13 +436,13 @@ func newProgress(w io.Writer, verb string, total int64, start time.Time) *transf
 	return &transferBar{w: w, verb: verb, total: total, start: start, tty: ok && term.IsTerminal(int(f.Fd()))}
 }
 
-func (p *transferBar) Write(b []byte) (int, error) {
-	p.n += int64(len(b))
+// set records n bytes moved so far.
+func (p *transferBar) set(n int64) {
+	p.n = n
 	if p.tty && time.Since(p.last) > 200*time.Millisecond {
 		p.last = time.Now()
 		p.draw()
 	}
-	return len(b), nil
 }
 
 func (p *transferBar) draw() {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestE2EResume kills the receiver outright (SIGKILL) half-way through a
+// 256 MiB file, then reruns the same recv and send: the second run moves
+// less than 60% of the file and the file ends byte-exact.
+func TestE2EResume(t *testing.T) {
+	size := 256 << 20
+	if testing.Short() {
+		size = 32 << 20
+	}
+	dir := t.TempDir()
+	in, want := randomFile(t, dir, size)
+	out := filepath.Join(dir, "out")
+	addr := freePort(t)
+	recvArgs := []string{"recv", "--listen", addr, "--out", out, "--json", "--idle-timeout", "1s"}
+	sendArgs := []string{"send", addr, in, "--rate", "1Gbps", "--json", "--idle-timeout", "1s"}
+	recv := start(t, recvArgs...)
+	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+	send := start(t, sendArgs...)
+	waitFor(t, 60*time.Second, "half the file", func() bool {
+		st, err := os.Stat(out + ".partial")
+		return err == nil && st.Size() >= int64(size/2)
+	})
+	if err := recv.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if code, log := send.exit(t); code == 0 {
+		t.Fatalf("send exited 0 with its receiver killed:\n%s", log)
+	}
+	if _, err := os.Stat(out + ".partial.state"); err != nil {
+		t.Fatalf("no bitmap beside the partial file: %v", err)
+	}
+
+	recv = start(t, recvArgs...)
+	waitFor(t, 10*time.Second, "recv to listen again", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+	send = start(t, sendArgs...)
+	for _, p := range []*proc{send, recv} {
+		code, log := p.exit(t)
+		var s summary
+		if err := json.Unmarshal([]byte(p.stdout.String()), &s); code != 0 || err != nil || !s.OK {
+			t.Fatalf("%s exited %d (%v):\n%s", p.cmd.Args[1], code, err, log)
+		}
+		t.Logf("%s: moved %d, resumed %d of %d bytes", p.cmd.Args[1], s.MovedBytes, s.ResumedBytes, s.Bytes)
+		if s.Bytes != int64(size) || s.MovedBytes+s.ResumedBytes != int64(size) || float64(s.MovedBytes) >= 0.6*float64(size) {
+			t.Errorf("%s: moved %d and resumed %d of %d bytes, want under 60%% moved", p.cmd.Args[1], s.MovedBytes, s.ResumedBytes, size)
+		}
+	}
+	got, err := os.ReadFile(out)
+	if err != nil || sha256.Sum256(got) != want {
+		t.Fatalf("%s: %d bytes, %v", out, len(got), err)
+	}
+	for _, left := range []string{".partial", ".partial.state"} {
+		if _, err := os.Stat(out + left); !os.IsNotExist(err) {
+			t.Errorf("%s%s left behind: %v", out, left, err)
+		}
+	}
+}
+
+// TestE2EPartialKept: a retry never truncates what arrived. A recv
+// interrupted before any sender came keeps an existing FILE.partial, and
+// a FILE.partial that is not of the sender's file is set aside and named.
+func TestE2EPartialKept(t *testing.T) {
+	dir := t.TempDir()
+	in, want := randomFile(t, dir, 3<<20)
+	out := filepath.Join(dir, "out")
+	old := []byte(strings.Repeat("what arrived before ", 1000))
+	if err := os.WriteFile(out+".partial", old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	recv := start(t, "recv", "--listen", addr, "--out", out)
+	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+	_ = recv.cmd.Process.Signal(syscall.SIGINT)
+	recv.exit(t)
+	if got, _ := os.ReadFile(out + ".partial"); string(got) != string(old) {
+		t.Fatalf("an interrupted recv changed %s.partial to %d bytes", out, len(got))
+	}
+	recv = start(t, "recv", "--listen", addr, "--out", out)
+	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+	send := start(t, "send", addr, in)
+	if code, log := send.exit(t); code != 0 {
+		t.Fatalf("send exited %d:\n%s", code, log)
+	}
+	code, log := recv.exit(t)
+	if code != 0 || !strings.Contains(log, out+".partial.stale (set aside: it has no bitmap beside it)") {
+		t.Fatalf("recv exited %d, without naming where the old partial file went:\n%s", code, log)
+	}
+	if got, _ := os.ReadFile(out + ".partial.stale"); string(got) != string(old) {
+		t.Errorf("the old partial file was not kept")
+	}
+	if got, _ := os.ReadFile(out); sha256.Sum256(got) != want {
+		t.Errorf("%s is not the sender's file", out)
+	}
+}
+
+// TestE2ETwoReceivers: a second recv on the same --out refuses at once,
+// and the first still ends verified.
+func TestE2ETwoReceivers(t *testing.T) {
+	recv, send, out := slowTransfer(t)
+	second := start(t, "recv", "--listen", freePort(t), "--out", out)
+	if code, log := second.exit(t); code == 0 || !strings.Contains(log, "another receiver is writing it") || strings.Contains(log, "listening") {
+		t.Errorf("second recv exited %d:\n%s", code, log)
+	}
+	for _, p := range []*proc{send, recv} {
+		if code, log := p.exit(t); code != 0 {
+			t.Fatalf("%s exited %d:\n%s", p.cmd.Args[1], code, log)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package transfer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sdrnet/sdrnet/internal/units"
+)
+
+// errBusy: another receiver writes the same file.
+var errBusy = errors.New("another receiver is writing it")
+
+// ErrBusy is returned by OpenFile where another receiver holds the file.
+var ErrBusy = errBusy
+
+// A checkpoint marks the blocks written since the last one as held, once
+// this many bytes or this much time has passed: a receiver killed
+// outright loses at most that much.
+const (
+	checkpointBytes = 8 << 20
+	checkpointEvery = 500 * time.Millisecond
+)
+
+// File is a target on disk that a later transfer can resume. The bytes go
+// to NAME.partial and the receive bitmap - which blocks it holds, each
+// with its SHA-256 - to NAME.partial.state; NAME appears only once the
+// whole file is verified on disk. NAME.partial is locked (flock) while a
+// receiver writes it, so a second one refuses at once.
+//
+// Crash safety: blocks are written to NAME.partial, which is fsynced, and
+// only then marked held in the state, which is written to a temporary
+// file, fsynced and renamed over the old state. A crash loses at most the
+// blocks since the last checkpoint, and never marks a block whose bytes
+// are not on disk. A resume reads every held block back and checks its
+// digest before it trusts it. At the end NAME.partial is fsynced, read
+// back whole and hashed; only a match removes the state and renames
+// NAME.partial to NAME, and the directory is fsynced.
+type File struct {
+	name    string
+	f       *os.File
+	o       *offer
+	have    bitmap
+	digests [][32]byte
+	pending []int // blocks written since the last checkpoint
+	dirty   int64
+	last    time.Time
+	aside   string
+}
+
+// OpenFile opens name's partial file for a transfer and locks it; it
+// fails at once where another receiver holds it.
+func OpenFile(name string) (*File, error) {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory; want a file name", name)
+	}
+	t := &File{name: name}
+	if err := t.openPartial(os.O_CREATE); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *File) partial() string { return t.name + ".partial" }
+func (t *File) state() string   { return t.name + ".partial.state" }
+
+func (t *File) openPartial(flags int) error {
+	f, err := os.OpenFile(t.partial(), os.O_RDWR|flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := lock(f); err != nil {
+		f.Close()
+		if errors.Is(err, errBusy) {
+			return fmt.Errorf("%s: %w (it holds %s)", t.name, errBusy, t.partial())
+		}
+		return fmt.Errorf("locking %s: %w", t.partial(), err)
+	}
+	t.f = f
+	return nil
+}
+
+// SetAside names where bytes that were not of the sender's file went, and
+// why; empty where nothing was set aside.
+func (t *File) SetAside() string { return t.aside }
+
+// Close gives up the file without a transfer: an empty partial file it
+// created is removed.
+func (t *File) Close() error {
+	if t.f == nil {
+		return nil
+	}
+	if st, err := t.f.Stat(); err == nil && st.Size() == 0 && t.o == nil {
+		_ = os.Remove(t.partial())
+	}
+	err := t.f.Close()
+	t.f = nil
+	return err
+}
+
+func (t *File) begin(o *offer) (state, error) {
+	t.o = o
+	t.have, t.digests = newBitmap(o.blocks()), make([][32]byte, o.blocks())
+	why := ""
+	saved, err := readState(t.state())
+	st, _ := t.f.Stat()
+	switch {
+	case errors.Is(err, os.ErrNotExist) && st.Size() == 0:
+	case errors.Is(err, os.ErrNotExist):
+		why = "it has no bitmap beside it"
+	case err != nil:
+		why = err.Error()
+	case saved.size != o.Size || saved.modTime != o.ModTime || saved.blockSize != o.BlockSize:
+		why = fmt.Sprintf("it is of another file (%s, modified %s)", units.FormatSize(saved.size), time.Unix(0, saved.modTime).UTC().Format(time.RFC3339))
+	default:
+		t.have, t.digests = saved.have, saved.digests
+		why = t.checkHeld()
+	}
+	if why != "" {
+		if err := t.setAside(why); err != nil {
+			return state{}, err
+		}
+	}
+	return state{Have: bytes.Clone(t.have), Digests: t.digests}, nil
+}
+
+// checkHeld reads every held block back and says what is wrong where one
+// does not hash to its digest.
+func (t *File) checkHeld() string {
+	buf := make([]byte, t.o.BlockSize)
+	for i := range t.o.blocks() {
+		if !t.have.has(i) {
+			continue
+		}
+		b := buf[:blockLen(t.o, i)]
+		if _, err := t.f.ReadAt(b, int64(i)*int64(t.o.BlockSize)); err != nil {
+			return fmt.Sprintf("block %d cannot be read back: %v", i, err)
+		}
+		if sha256.Sum256(b) != t.digests[i] {
+			return fmt.Sprintf("block %d on disk does not match its digest", i)
+		}
+	}
+	return ""
+}
+
+// setAside renames the partial file out of the way, names it, and starts
+// an empty one.
+func (t *File) setAside(why string) error {
+	aside := t.partial() + ".stale"
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s.stale.%d", t.partial(), n)
+	}
+	if err := os.Rename(t.partial(), aside); err != nil {
+		return err
+	}
+	_ = os.Remove(t.state())
+	t.f.Close()
+	t.aside = fmt.Sprintf("%s (set aside: %s)", aside, why)
+	t.have, t.digests = newBitmap(t.o.blocks()), make([][32]byte, t.o.blocks())
+	return t.openPartial(os.O_CREATE | os.O_EXCL)
+}
+
+func (t *File) drop() error {
+	return t.setAside("the sender's file does not hash to its blocks")
+}
+
+func (t *File) write(off int64, p []byte) error {
+	if _, err := t.f.WriteAt(p, off); err != nil {
+		return err
+	}
+	bs := int(t.o.BlockSize)
+	for at := 0; at < len(p); at += bs {
+		i := int(off/int64(bs)) + at/bs
+		t.digests[i] = sha256.Sum256(p[at:min(at+bs, len(p))])
+		t.pending = append(t.pending, i)
+	}
+	t.dirty += int64(len(p))
+	if t.dirty >= checkpointBytes || time.Since(t.last) >= checkpointEvery {
+		return t.checkpoint()
+	}
+	return nil
+}
+
+// checkpoint makes the blocks written since the last one durable, then
+// marks them held.
+func (t *File) checkpoint() error {
+	t.last = time.Now()
+	if len(t.pending) == 0 {
+		return nil
+	}
+	if err := t.f.Sync(); err != nil {
+		return err
+	}
+	for _, i := range t.pending {
+		t.have.set(i)
+	}
+	t.pending, t.dirty = t.pending[:0], 0
+	return writeState(t.state(), &savedState{size: t.o.Size, modTime: t.o.ModTime, blockSize: t.o.BlockSize,
+		have: t.have, digests: t.digests})
+}
+
+func (t *File) finish(size int64, digest [32]byte) error {
+	if err := t.checkpoint(); err != nil {
+		return err
+	}
+	if err := t.f.Truncate(size); err != nil {
+		return err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(t.f, 0, size)); err != nil {
+		return fmt.Errorf("reading %s back: %w", t.partial(), err)
+	}
+	if [32]byte(h.Sum(nil)) != digest {
+		err := errors.New("the SHA-256 of the bytes on disk differs from the sender's")
+		if aerr := t.setAside(err.Error()); aerr != nil {
+			return errors.Join(err, aerr)
+		}
+		return fmt.Errorf("%w: %s", err, t.aside)
+	}
+	if err := os.Remove(t.state()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(t.partial(), t.name); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(t.name)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	err := t.f.Close()
+	t.f = nil
+	return err
+}
+
+func (t *File) stop() error {
+	if t.f == nil {
+		return nil
+	}
+	var err error
+	if t.o != nil {
+		err = t.checkpoint()
+	}
+	return errors.Join(err, t.Close())
+}
