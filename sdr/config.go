@@ -187,6 +187,9 @@ func (c Config) check() (core.Config, error) {
 	case window < 0:
 		window = 0
 	}
+	if chunk := int64(cmp.Or(c.ChunkSize, core.DefaultChunkSize)); window > 0 && window < chunk {
+		return core.Config{}, fmt.Errorf("sdr: Config.MaxBytesInFlight %d is below one chunk (%d bytes): no chunk could ever be sent", window, chunk)
+	}
 	minRTO := c.MinRTO
 	if minRTO == 0 {
 		minRTO = DefaultMinRTO

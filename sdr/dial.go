@@ -3,6 +3,7 @@ package sdr
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -78,8 +79,19 @@ func Dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 		err = ctx.Err()
 	}
 	if err != nil {
+		// A peer that answered, but never as sdrnet, is something else.
+		var foreign uint64
+		_ = e.call(func() { st := e.core.Stats(); foreign = st.Malformed + st.UnknownConn })
 		e.stop(nil)
-		return nil, fmt.Errorf("sdr: dial %s: %w", addr, publicErr(err, peer))
+		err = publicErr(err, peer)
+		switch {
+		case !errors.Is(err, core.ErrHandshakeTimeout):
+		case foreign > 0:
+			err = fmt.Errorf("%w: %v answered %d times, but not as sdrnet: is something else listening there?", err, peer, foreign)
+		default:
+			err = fmt.Errorf("%w: no answer from %v", err, peer)
+		}
+		return nil, fmt.Errorf("sdr: dial %s: %w", addr, err)
 	}
 	var c2 *Conn
 	_ = e.call(func() { c2 = e.conns[conn] })

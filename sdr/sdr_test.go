@@ -7,12 +7,14 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/datapath/udp"
 )
 
@@ -202,5 +204,29 @@ func TestMessageTooLarge(t *testing.T) {
 	_, recvErr := r.Wait(ctx)
 	if !errors.Is(sendErr, ErrMessageTooLarge) || !errors.Is(recvErr, ErrMessageTooLarge) {
 		t.Errorf("send: %v; receive: %v; want both ErrMessageTooLarge", sendErr, recvErr)
+	}
+}
+
+// TestDialNotSdrnet: a UDP service that answers, but not as sdrnet, is
+// named as such when the handshake times out, not as a silent peer.
+func TestDialNotSdrnet(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo([]byte("220 hello from some other service\r\n"), from)
+		}
+	}()
+	_, err = Dial(ctxFor(t, 10*time.Second), pc.LocalAddr().String(), &Config{HandshakeTimeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "but not as sdrnet") || !errors.Is(err, core.ErrHandshakeTimeout) {
+		t.Fatalf("dial: %v, want a handshake timeout naming a service that is not sdrnet", err)
 	}
 }

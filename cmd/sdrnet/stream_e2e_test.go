@@ -135,7 +135,7 @@ func TestE2EInterruptedSend(t *testing.T) {
 	}
 	sendCode, sendLog := send.exit(t)
 	recvCode, recvLog := recv.exit(t)
-	if sendCode == 0 || !strings.Contains(sendLog, "interrupted (the receiver holds") {
+	if sendCode == 0 || !strings.Contains(sendLog, "interrupted (the receiver acknowledged") {
 		t.Errorf("send exited %d:\n%s", sendCode, sendLog)
 	}
 	if recvCode == 0 || !strings.Contains(recvLog, "incomplete: received") || !strings.Contains(recvLog, "of 67108864 bytes") ||

@@ -118,3 +118,28 @@ func TestE2ETwoReceivers(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ESchemeNoneEnds: --scheme none through a lossy link cannot
+// deliver the file; both ends must end within the idle timeout, the
+// receiver saying how much is missing, instead of hanging on keepalives.
+func TestE2ESchemeNoneEnds(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := randomFile(t, dir, 8<<20)
+	raddr, laddr := freePort(t), freePort(t)
+	recv := start(t, "recv", "--listen", raddr, "--out", filepath.Join(dir, "out"), "--scheme", "none", "--idle-timeout", "1s")
+	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+	start(t, "linkem", "--listen", laddr, "--target", raddr, "--spec", "loss=1%")
+	time.Sleep(200 * time.Millisecond) // linkem binds
+	begin := time.Now()
+	send := start(t, "send", laddr, in, "--scheme", "none", "--idle-timeout", "1s")
+	code, log := recv.exit(t)
+	if code == 0 || !strings.Contains(log, "no data arrived for 1s") || !strings.Contains(log, "missing") {
+		t.Errorf("recv exited %d:\n%s", code, log)
+	}
+	if code, log := send.exit(t); code == 0 || !strings.Contains(log, "receiver stopped") {
+		t.Errorf("send exited %d:\n%s", code, log)
+	}
+	if d := time.Since(begin); d > 15*time.Second {
+		t.Errorf("took %v to end", d)
+	}
+}

@@ -73,7 +73,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.target, "target-delay", "queueing delay nscc steers to: lower leaves more of a shallow shared queue to TCP beside it, higher keeps a lone connection's path fuller (10us..1s)")
 	fl.Var(&f.minRTO, "min-rto", "least retransmission timeout")
 	fl.IntVar(&f.codec, "codec-workers", 0, "goroutines that code erasure-code parity while the data is sent, for a sender with cores to spare (0: the datapath's own goroutine codes it when due; 0..1024)")
-	fl.Var(&f.idle, "idle-timeout", "declare the peer gone after this long without a packet from it (keepalives every third of it; 100ms..1h)")
+	fl.Var(&f.idle, "idle-timeout", "declare the peer gone after this long without a packet from it (keepalives every third of it; 1s..1h)")
 }
 
 // config checks the flags and returns the sdr configuration.
@@ -116,6 +116,9 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 		return nil, invalidFlag("chunk", f.chunk.text, fmt.Errorf("want a power-of-two multiple of --mtu %d", f.mtu.n))
 	}
 	window := f.window.n
+	if window != 0 && window < f.chunk.n {
+		return nil, invalidFlag("window", f.window.text, fmt.Errorf("want at least --chunk %s: a window below one chunk can never send one", f.chunk.text))
+	}
 	if window == 0 && f.rate.bps > 0 {
 		// Enough for a 100 ms round trip at the paced rate.
 		window = max(int64(f.rate.bps/8*0.1), sdr.DefaultWindow)
@@ -129,7 +132,7 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 // minIdleTimeout is the least --idle-timeout: keepalives every third of
 // it must not flood the peer, and a shorter silence is a scheduling
 // hiccup on a busy host, not a dead peer.
-const minIdleTimeout = 100 * time.Millisecond
+const minIdleTimeout = time.Second
 
 // minTargetDelay is the least --target-delay: below it a host's own
 // scheduling reads as a queue on every sample.
@@ -249,7 +252,7 @@ func openTarget(out string, stdout io.Writer) (transfer.Target, *transfer.File, 
 
 // transfer returns the transfer settings, with progress drawn on p.
 func (f *transportFlags) transfer(p *transferBar) transfer.Options {
-	return transfer.Options{MsgSize: int(f.msg.n), Depth: f.depth, Progress: p.set}
+	return transfer.Options{MsgSize: int(f.msg.n), Depth: f.depth, Progress: p.set, Stall: f.idle.d}
 }
 
 // summary is send's and recv's --json.
@@ -334,7 +337,9 @@ of this file from an earlier transfer, only the missing ones move.`,
 			}
 			if err != nil {
 				_ = conn.CloseWithError(sdr.CodeAborted, "sender stopped: "+err.Error())
-				err = fmt.Errorf("%w (the receiver holds %s of %s)", err, units.FormatSize(res.Resumed+res.Moved), units.FormatSize(src.Size))
+				if !errors.Is(err, sdr.ErrPeerAborted) { // else the receiver's reason says what it holds
+					err = fmt.Errorf("%w (the receiver acknowledged %s of %s)", err, units.FormatSize(res.Resumed+res.Moved), units.FormatSize(src.Size))
+				}
 				if asJSON {
 					writeSummary(cmd.OutOrStdout(), res, time.Since(start), err)
 				}

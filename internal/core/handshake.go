@@ -24,7 +24,7 @@ import (
 
 // Errors of connection management.
 var (
-	ErrHandshakeTimeout = errors.New("core: handshake timed out: no answer from the peer")
+	ErrHandshakeTimeout = errors.New("core: handshake timed out")
 	ErrIdleTimeout      = errors.New("core: idle timeout: nothing heard from the peer")
 	ErrNotEstablished   = errors.New("core: connection not established yet")
 	ErrNotListening     = errors.New("core: endpoint is not listening")

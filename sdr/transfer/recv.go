@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/sdr"
 )
 
@@ -46,14 +47,6 @@ func Receive(ctx context.Context, c *sdr.Conn, t Target, opt Options) (res Resul
 	opt = opt.withDefaults()
 	var have bitmap
 	var o offer
-	held := func() (n int64) {
-		for i := range o.blocks() {
-			if have != nil && have.has(i) {
-				n += blockLen(&o, i)
-			}
-		}
-		return n
-	}
 	defer func() {
 		if err == nil {
 			return
@@ -63,7 +56,7 @@ func Receive(ctx context.Context, c *sdr.Conn, t Target, opt Options) (res Resul
 		}
 		err = errors.Join(err, t.stop())
 		if !errors.Is(err, sdr.ErrStreamCorrupt) && !errors.Is(err, sdr.ErrMessageTooLarge) {
-			err = &sdr.IncompleteError{Received: held(), Declared: o.Size, Cause: err}
+			err = &sdr.IncompleteError{Received: held(&o, have), Declared: o.Size, Cause: err}
 		}
 	}()
 	offerRecv, err := c.PostRecv(make([]byte, offerLen))
@@ -112,8 +105,24 @@ func Receive(ctx context.Context, c *sdr.Conn, t Target, opt Options) (res Resul
 		}
 		have = newBitmap(o.blocks())
 	}
-	res.Resumed = held()
+	res.Resumed = held(&o, have)
 	return res, receiveData(ctx, c, t, &o, have, opt, &res)
+}
+
+// errStalled: no data moved for Options.Stall.
+var errStalled = errors.New("stalled")
+
+// held is how many bytes of the file the blocks in have hold.
+func held(o *offer, have bitmap) (n int64) {
+	if have == nil {
+		return 0 // before the offer
+	}
+	for i := range o.blocks() {
+		if have.has(i) {
+			n += blockLen(o, i)
+		}
+	}
+	return n
 }
 
 // CodeTooLarge is the code a receiver closes with when the sender's
@@ -132,6 +141,8 @@ func protocolErr(c *sdr.Conn, what string, err error) error {
 // receiveData takes DATA until the END, then checks the file and answers
 // with the verdict.
 func receiveData(ctx context.Context, c *sdr.Conn, t Target, o *offer, have bitmap, opt Options, res *Result) error {
+	dctx, stop := watchProgress(ctx, c, opt.Stall, func(st *sdr.Stats) uint64 { return st.RecvBytes }, func() error { return errStalled })
+	defer stop()
 	posted := make([]*sdr.Recv, opt.Depth)
 	for i := range posted {
 		var err error
@@ -141,8 +152,14 @@ func receiveData(ctx context.Context, c *sdr.Conn, t Target, o *offer, have bitm
 	}
 	for i := 0; ; i++ {
 		r := posted[i%opt.Depth]
-		n, err := r.Wait(ctx)
+		n, err := r.Wait(dctx)
 		if err != nil {
+			if cause(dctx, err) == errStalled {
+				err = fmt.Errorf("no data arrived for %v while the sender is still there, %s in %d of %d blocks missing "+
+					"(losses are repaired only by a scheme that resends: not by --scheme none)",
+					opt.Stall, units.FormatSize(o.Size-held(o, have)), o.blocks()-have.count(), o.blocks())
+				_ = c.CloseWithError(sdr.CodeAborted, "receiver stopped: "+err.Error())
+			}
 			return err
 		}
 		msg := r.Buffer()[:n]
@@ -151,6 +168,7 @@ func receiveData(ctx context.Context, c *sdr.Conn, t Target, o *offer, have bitm
 			if err != nil {
 				return protocolErr(c, "the sender's END", err)
 			}
+			stop() // reading the file back moves no data
 			return finish(ctx, c, t, o, have, size, digest, res)
 		}
 		off, payload, err := parseData(msg)
@@ -161,7 +179,7 @@ func receiveData(ctx context.Context, c *sdr.Conn, t Target, o *offer, have bitm
 			return protocolErr(c, fmt.Sprintf("DATA at byte %d", off), err)
 		}
 		if err := t.write(off, payload); err != nil {
-			_ = c.CloseWithError(sdr.CodeAborted, "receiver could not write: "+err.Error())
+			_ = c.CloseWithError(sdr.CodeAborted, fmt.Sprintf("receiver could not write: %v (it holds %d of %d bytes)", err, held(o, have), o.Size))
 			return err
 		}
 		for b := off / int64(o.BlockSize); b*int64(o.BlockSize) < off+int64(len(payload)); b++ {

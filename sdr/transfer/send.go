@@ -54,6 +54,9 @@ type Options struct {
 	// Progress, where set, is called with the bytes moved so far as DATA
 	// is acknowledged (sender) or written (receiver).
 	Progress func(moved int64)
+	// Stall ends a transfer whose data has not moved for this long while
+	// the peer is still there; zero means sdr.DefaultIdleTimeout.
+	Stall time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -62,6 +65,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Depth == 0 {
 		o.Depth = DefaultDepth
+	}
+	if o.Stall == 0 {
+		o.Stall = sdr.DefaultIdleTimeout
 	}
 	return o
 }
@@ -157,16 +163,22 @@ func Send(ctx context.Context, c *sdr.Conn, src Source, opt Options) (Result, er
 		_, err := io.Copy(h, io.NewSectionReader(src.R, 0, src.Size))
 		digest <- digestResult{[32]byte(h.Sum(nil)), err}
 	}()
-	if err := sendMissing(ctx, c, src, &o, st.Have, opt, &res); err != nil {
-		return res, err
+	// Data moves while first transmissions go out or ACKs come back.
+	dctx, stop := watchProgress(ctx, c, opt.Stall, func(st *sdr.Stats) uint64 { return st.DataBytes + st.AckedBytes }, func() error {
+		return fmt.Errorf("nothing sent or acknowledged for %v while the receiver is still there", opt.Stall)
+	})
+	defer stop()
+	if err := sendMissing(dctx, c, src, &o, st.Have, opt, &res); err != nil {
+		return res, cause(dctx, err)
 	}
 	d := <-digest
 	if d.err != nil {
 		return res, fmt.Errorf("reading the file: %w", d.err)
 	}
-	if err := c.Send(ctx, encodeEnd(src.Size, d.sum)); err != nil {
-		return res, err
+	if err := c.Send(dctx, encodeEnd(src.Size, d.sum)); err != nil {
+		return res, cause(dctx, err)
 	}
+	stop() // the receiver now reads the whole file back: no data moves
 	n, err = verdictRecv.Wait(ctx)
 	if err != nil {
 		return res, fmt.Errorf("the receiver has every block but sent no verdict: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,6 +23,10 @@ const msgSize = 1 << 20
 // connect dials a listener through the user-space link emulator with
 // spec ("" for none) and returns the sender's and the receiver's ends.
 func connect(t *testing.T, ctx context.Context, spec string) (a, b *sdr.Conn) {
+	return connectWith(t, ctx, spec, &sdr.Config{Paths: 4, Rate: 1e9})
+}
+
+func connectWith(t *testing.T, ctx context.Context, spec string, cfg *sdr.Config) (a, b *sdr.Conn) {
 	t.Helper()
 	l, err := sdr.Listen("127.0.0.1:0", nil)
 	if err != nil {
@@ -41,7 +46,7 @@ func connect(t *testing.T, ctx context.Context, spec string) (a, b *sdr.Conn) {
 		t.Cleanup(func() { _ = proxy.Close() })
 		addr = proxy.Addr().String()
 	}
-	a, err = sdr.Dial(ctx, addr, &sdr.Config{Paths: 4, Rate: 1e9})
+	a, err = sdr.Dial(ctx, addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,5 +310,56 @@ func TestBlockFor(t *testing.T) {
 	}
 	if _, err := blockFor(1<<50, 1<<20); err == nil {
 		t.Error("more than maxBlocks accepted")
+	}
+}
+
+// TestUnrepairedLossEnds: under --scheme none nothing lost is resent, so
+// the transfer cannot complete; both ends must end within the stall time
+// and say what is missing, not hang on keepalives.
+func TestUnrepairedLossEnds(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	a, b := connectWith(t, ctx, "loss=1%", &sdr.Config{Scheme: "none", Rate: 1e9})
+	data := randomBytes(4<<20, 7)
+	opt := Options{MsgSize: msgSize, Stall: 500 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Receive(ctx, b, Writer(io.Discard), opt)
+		done <- err
+	}()
+	start := time.Now()
+	_, sendErr := Send(ctx, a, Source{R: bytes.NewReader(data), Size: int64(len(data))}, opt)
+	recvErr := <-done
+	if !errors.Is(recvErr, sdr.ErrIncomplete) || !strings.Contains(recvErr.Error(), "no data arrived for 500ms") || !strings.Contains(recvErr.Error(), "blocks missing") {
+		t.Errorf("receiver: %v", recvErr)
+	}
+	if sendErr == nil {
+		t.Error("sender succeeded")
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v to end", d)
+	}
+}
+
+// TestSenderStalls: a receiver that answers the offer and then takes no
+// data (it posts no buffer) ends the sender after the stall time.
+func TestSenderStalls(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	a, b := connect(t, ctx, "")
+	go func() {
+		r, err := b.PostRecv(make([]byte, offerLen))
+		if err != nil {
+			return
+		}
+		n, _ := r.Wait(ctx)
+		o, _ := parseOffer(r.Buffer()[:n])
+		st := state{Have: newBitmap(o.blocks()), Digests: make([][32]byte, o.blocks())}
+		_, _ = b.PostRecv(make([]byte, planLen))
+		_ = b.Send(ctx, st.encode())
+		<-ctx.Done()
+	}()
+	data := randomBytes(2<<20, 8)
+	_, err := Send(ctx, a, Source{R: bytes.NewReader(data), Size: int64(len(data))}, Options{MsgSize: msgSize, Stall: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "nothing sent or acknowledged for 500ms") {
+		t.Fatalf("send: %v", err)
 	}
 }
