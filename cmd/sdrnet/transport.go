@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/sdrnet/sdrnet/internal/autoscheme"
 	"github.com/sdrnet/sdrnet/internal/cc"
@@ -197,7 +196,7 @@ second recv on the same --out refuses at once.`,
 			// spoofed HELLO never gets past the listener's Retry).
 			l.StopAccepting()
 			start := time.Now()
-			pw := newProgress(cmd.ErrOrStderr(), "recv", 0, start)
+			pw := newProgress(cmd.ErrOrStderr(), "recv", start, conn.Stats)
 			res, err := transfer.Receive(ctx, conn, target, tf.transfer(pw))
 			pw.done()
 			if file != nil && file.SetAside() != "" {
@@ -325,7 +324,7 @@ of this file from an earlier transfer, only the missing ones move.`,
 				return err
 			}
 			start := time.Now()
-			pr := newProgress(cmd.ErrOrStderr(), "send", src.Size, start)
+			pr := newProgress(cmd.ErrOrStderr(), "send", start, conn.Stats)
 			res, err := transfer.Send(ctx, conn, src, tf.transfer(pr))
 			pr.done()
 			if err == nil && file != nil {
@@ -422,49 +421,4 @@ func sendTimes(busy, window, credit, inflight time.Duration) string {
 	r := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 	return fmt.Sprintf("sender: busy %v, held by the congestion window %v, by the receiver %v, by --window %v",
 		r(busy), r(window), r(credit), r(inflight))
-}
-
-// transferBar draws a transfer's progress on a terminal, and nothing
-// otherwise.
-type transferBar struct {
-	w     io.Writer
-	verb  string
-	total int64
-	n     int64
-	start time.Time
-	last  time.Time
-	tty   bool
-}
-
-func newProgress(w io.Writer, verb string, total int64, start time.Time) *transferBar {
-	f, ok := w.(*os.File)
-	return &transferBar{w: w, verb: verb, total: total, start: start, tty: ok && term.IsTerminal(int(f.Fd()))}
-}
-
-// set records n bytes moved so far.
-func (p *transferBar) set(n int64) {
-	p.n = n
-	if p.tty && time.Since(p.last) > 200*time.Millisecond {
-		p.last = time.Now()
-		p.draw()
-	}
-}
-
-func (p *transferBar) draw() {
-	rate := float64(p.n) * 8 / time.Since(p.start).Seconds()
-	if p.total > 0 {
-		const width = 30
-		done := min(width*p.n/p.total, width)
-		fmt.Fprintf(p.w, "\r%s [%s%s] %s / %s  %s ", p.verb, strings.Repeat("#", int(done)),
-			strings.Repeat(".", int(width-done)), units.FormatSize(p.n), units.FormatSize(p.total), units.FormatRate(rate))
-		return
-	}
-	fmt.Fprintf(p.w, "\r%s %s  %s ", p.verb, units.FormatSize(p.n), units.FormatRate(rate))
-}
-
-func (p *transferBar) done() {
-	if p.tty {
-		p.draw()
-		fmt.Fprintln(p.w)
-	}
 }

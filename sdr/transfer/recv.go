@@ -187,7 +187,7 @@ func receiveData(ctx context.Context, c *sdr.Conn, t Target, o *offer, have bitm
 		}
 		res.Moved += int64(len(payload))
 		if opt.Progress != nil {
-			opt.Progress(res.Moved)
+			opt.Progress(*res)
 		}
 		if err := r.Complete(); err != nil {
 			return err

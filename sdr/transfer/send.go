@@ -51,9 +51,9 @@ type Source struct {
 type Options struct {
 	MsgSize int // see DefaultMsgSize
 	Depth   int // see DefaultDepth
-	// Progress, where set, is called with the bytes moved so far as DATA
-	// is acknowledged (sender) or written (receiver).
-	Progress func(moved int64)
+	// Progress, where set, is called with the transfer so far as DATA is
+	// acknowledged (sender) or written (receiver).
+	Progress func(Result)
 	// Stall ends a transfer whose data has not moved for this long while
 	// the peer is still there; zero means sdr.DefaultIdleTimeout.
 	Stall time.Duration
@@ -242,7 +242,7 @@ func sendMissing(ctx context.Context, c *sdr.Conn, src Source, o *offer, have bi
 		res.Moved = acked
 		waits[slot] = nil
 		if opt.Progress != nil {
-			opt.Progress(acked)
+			opt.Progress(*res)
 		}
 		return nil
 	}
