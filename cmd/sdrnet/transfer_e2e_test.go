@@ -3,7 +3,9 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -141,5 +143,45 @@ func TestE2ESchemeNoneEnds(t *testing.T) {
 	}
 	if d := time.Since(begin); d > 15*time.Second {
 		t.Errorf("took %v to end", d)
+	}
+}
+
+// TestE2EDirectory sends a directory tree through the built binary: the
+// receiver lays out the same files, links, modes and times.
+func TestE2EDirectory(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	for i := range 50 {
+		sub := filepath.Join(src, fmt.Sprintf("d%d", i%5))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%02d", i)), []byte(strings.Repeat("x", i*100)), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("d0/f00", filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	when := time.Unix(1.5e9, 0)
+	_ = os.Chtimes(filepath.Join(src, "d1", "f01"), when, when)
+	out := filepath.Join(dir, "copy")
+	addr := freePort(t)
+	recv := start(t, "recv", "--listen", addr, "--out", out)
+	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+	send := start(t, "send", addr, src)
+	for _, p := range []*proc{send, recv} {
+		if code, log := p.exit(t); code != 0 {
+			t.Fatalf("%s exited %d:\n%s", p.cmd.Args[1], code, log)
+		}
+	}
+	if out, err := exec.Command("diff", "-r", "--no-dereference", src, out).CombinedOutput(); err != nil {
+		t.Fatalf("the trees differ: %v\n%s", err, out)
+	}
+	if st, err := os.Stat(filepath.Join(out, "d1", "f01")); err != nil || !st.ModTime().Equal(when) || st.Mode().Perm() != 0o640 {
+		t.Errorf("d1/f01: %v, %v", st, err)
+	}
+	if target, err := os.Readlink(filepath.Join(out, "link")); err != nil || target != "d0/f00" {
+		t.Errorf("link: %q, %v", target, err)
 	}
 }

@@ -228,7 +228,7 @@ second recv on the same --out refuses at once.`,
 	}
 	tf.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", ":4793", "address to listen on (IP:port, :port)")
-	cmd.Flags().StringVarP(&out, "out", "o", "", "write the file here, via FILE.partial, resumably (- for stdout); default: discard")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write the file or directory here (a new name), via NAME.partial, resumably (- for stdout: files only); default: discard")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }
@@ -278,16 +278,22 @@ func writeSummary(w io.Writer, res transfer.Result, d time.Duration, err error) 
 
 func newSendCmd() *cobra.Command {
 	var tf transportFlags
-	var asJSON bool
+	var asJSON, follow bool
 	size := sizeFlag{min: 1, max: 1 << 50}
 	cmd := &cobra.Command{
-		Use:   "send ADDR [FILE]",
-		Short: "Send a file, or --size bytes of synthetic data, to sdrnet recv at ADDR",
-		Long: `Send a file, or --size bytes of synthetic data, to sdrnet recv at ADDR.
+		Use:   "send ADDR [FILE|DIR]",
+		Short: "Send a file or a directory, or --size bytes of synthetic data, to sdrnet recv at ADDR",
+		Long: `Send a file or a directory, or --size bytes of synthetic data, to sdrnet recv at ADDR.
 
 send exits 0 only once the receiver has checked the whole file's length
 and SHA-256 against the bytes on its disk. Where the receiver holds blocks
-of this file from an earlier transfer, only the missing ones move.`,
+of this file from an earlier transfer, only the missing ones move.
+
+A directory moves as its tree: directories, files and symbolic links, with
+their permissions and modification times (set-user and set-group bits are
+dropped). Links are sent as links unless --follow-symlinks; devices,
+sockets and pipes are left out, each named. The receiver lays the tree
+out under its --out name once every byte is verified.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := tf.config()
@@ -300,6 +306,16 @@ of this file from an earlier transfer, only the missing ones move.`,
 			case len(args) == 2 && size.text != "":
 				return usageError{errors.New("give a FILE or --size, not both")}
 			case len(args) == 2:
+				if st, err := os.Stat(args[1]); err == nil && st.IsDir() {
+					var skipped []string
+					if src, skipped, err = transfer.ReadDir(args[1], follow); err != nil {
+						return err
+					}
+					for _, s := range skipped {
+						fmt.Fprintf(cmd.ErrOrStderr(), "sdrnet send: left out %s\n", s)
+					}
+					break
+				}
 				if file, err = os.Open(args[1]); err != nil {
 					return err
 				}
@@ -355,6 +371,7 @@ of this file from an earlier transfer, only the missing ones move.`,
 	tf.register(cmd)
 	cmd.Flags().Var(&size, "size", "send this many bytes of synthetic data instead of a file (like 1GiB)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cmd.Flags().BoolVar(&follow, "follow-symlinks", false, "in a directory, send what symbolic links point to instead of the links")
 	return cmd
 }
 

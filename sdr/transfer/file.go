@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sdrnet/sdrnet/internal/units"
@@ -45,6 +46,8 @@ type File struct {
 	name    string
 	f       *os.File
 	o       *offer
+	entries []Entry // a directory's manifest; nil for a file
+	st      store   // the stream: the partial file, or a directory's tree
 	have    bitmap
 	digests [][32]byte
 	pending []int // blocks written since the last checkpoint
@@ -67,6 +70,7 @@ func OpenFile(name string) (*File, error) {
 }
 
 func (t *File) partial() string { return t.name + ".partial" }
+func (t *File) tree() string    { return t.name + ".partial.d" }
 func (t *File) state() string   { return t.name + ".partial.state" }
 
 func (t *File) openPartial(flags int) error {
@@ -95,6 +99,9 @@ func (t *File) Close() error {
 	if t.f == nil {
 		return nil
 	}
+	if t.st != nil {
+		_ = t.st.close()
+	}
 	if st, err := t.f.Stat(); err == nil && st.Size() == 0 && t.o == nil {
 		_ = os.Remove(t.partial())
 	}
@@ -103,14 +110,15 @@ func (t *File) Close() error {
 	return err
 }
 
-func (t *File) begin(o *offer) (state, error) {
-	t.o = o
+func (t *File) begin(o *offer, entries []Entry) (state, error) {
+	t.o, t.entries = o, entries
 	t.have, t.digests = newBitmap(o.blocks()), make([][32]byte, o.blocks())
 	why := ""
 	saved, err := readState(t.state())
 	st, _ := t.f.Stat()
+	_, treeErr := os.Lstat(t.tree())
 	switch {
-	case errors.Is(err, os.ErrNotExist) && st.Size() == 0:
+	case errors.Is(err, os.ErrNotExist) && st.Size() == 0 && errors.Is(treeErr, os.ErrNotExist):
 	case errors.Is(err, os.ErrNotExist):
 		why = "it has no bitmap beside it"
 	case err != nil:
@@ -119,7 +127,13 @@ func (t *File) begin(o *offer) (state, error) {
 		why = fmt.Sprintf("it is of another file (%s, modified %s)", units.FormatSize(saved.size), time.Unix(0, saved.modTime).UTC().Format(time.RFC3339))
 	default:
 		t.have, t.digests = saved.have, saved.digests
-		why = t.checkHeld()
+	}
+	if why == "" {
+		if err := t.openStore(); err != nil {
+			why = err.Error()
+		} else {
+			why = t.checkHeld()
+		}
 	}
 	if why != "" {
 		if err := t.setAside(why); err != nil {
@@ -127,6 +141,17 @@ func (t *File) begin(o *offer) (state, error) {
 		}
 	}
 	return state{Have: bytes.Clone(t.have), Digests: t.digests}, nil
+}
+
+// openStore opens the stream: the partial file, or a directory's tree.
+func (t *File) openStore() error {
+	if t.entries == nil {
+		t.st = fileStore{t.f}
+		return nil
+	}
+	var err error
+	t.st, err = newTreeStore(t.tree(), t.entries)
+	return err
 }
 
 // checkHeld reads every held block back and says what is wrong where one
@@ -138,7 +163,7 @@ func (t *File) checkHeld() string {
 			continue
 		}
 		b := buf[:blockLen(t.o, i)]
-		if _, err := t.f.ReadAt(b, int64(i)*int64(t.o.BlockSize)); err != nil {
+		if _, err := t.st.ReadAt(b, int64(i)*int64(t.o.BlockSize)); err != nil {
 			return fmt.Sprintf("block %d cannot be read back: %v", i, err)
 		}
 		if sha256.Sum256(b) != t.digests[i] {
@@ -148,24 +173,42 @@ func (t *File) checkHeld() string {
 	return ""
 }
 
-// setAside renames the partial file out of the way, names it, and starts
-// an empty one.
+// setAside renames what a transfer held out of the way - the partial
+// file, a directory's tree - names it, and starts afresh.
 func (t *File) setAside(why string) error {
 	aside := t.partial() + ".stale"
-	for n := 2; ; n++ {
-		if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
-			break
-		}
+	for n := 2; exists(aside) || exists(aside+".d"); n++ {
 		aside = fmt.Sprintf("%s.stale.%d", t.partial(), n)
 	}
-	if err := os.Rename(t.partial(), aside); err != nil {
-		return err
+	var moved []string
+	if st, err := t.f.Stat(); err == nil && st.Size() > 0 {
+		if err := os.Rename(t.partial(), aside); err != nil {
+			return err
+		}
+		moved = append(moved, aside)
+		t.f.Close()
+		if err := t.openPartial(os.O_CREATE | os.O_EXCL); err != nil {
+			return err
+		}
+	}
+	if exists(t.tree()) {
+		if t.st != nil {
+			_ = t.st.close()
+		}
+		if err := os.Rename(t.tree(), aside+".d"); err != nil {
+			return err
+		}
+		moved = append(moved, aside+".d")
 	}
 	_ = os.Remove(t.state())
-	t.f.Close()
-	t.aside = fmt.Sprintf("%s (set aside: %s)", aside, why)
+	t.aside = fmt.Sprintf("%s (set aside: %s)", strings.Join(moved, " and "), why)
 	t.have, t.digests = newBitmap(t.o.blocks()), make([][32]byte, t.o.blocks())
-	return t.openPartial(os.O_CREATE | os.O_EXCL)
+	return t.openStore()
+}
+
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
 }
 
 func (t *File) drop() error {
@@ -173,7 +216,7 @@ func (t *File) drop() error {
 }
 
 func (t *File) write(off int64, p []byte) error {
-	if _, err := t.f.WriteAt(p, off); err != nil {
+	if _, err := t.st.WriteAt(p, off); err != nil {
 		return err
 	}
 	bs := int(t.o.BlockSize)
@@ -196,7 +239,7 @@ func (t *File) checkpoint() error {
 	if len(t.pending) == 0 {
 		return nil
 	}
-	if err := t.f.Sync(); err != nil {
+	if err := t.st.sync(); err != nil {
 		return err
 	}
 	for _, i := range t.pending {
@@ -211,12 +254,14 @@ func (t *File) finish(size int64, digest [32]byte) error {
 	if err := t.checkpoint(); err != nil {
 		return err
 	}
-	if err := t.f.Truncate(size); err != nil {
-		return err
+	if t.entries == nil {
+		if err := t.f.Truncate(size); err != nil {
+			return err
+		}
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(t.f, 0, size)); err != nil {
-		return fmt.Errorf("reading %s back: %w", t.partial(), err)
+	if _, err := io.Copy(h, io.NewSectionReader(t.st, 0, size)); err != nil {
+		return fmt.Errorf("reading what arrived back: %w", err)
 	}
 	if [32]byte(h.Sum(nil)) != digest {
 		err := errors.New("the SHA-256 of the bytes on disk differs from the sender's")
@@ -225,19 +270,44 @@ func (t *File) finish(size int64, digest [32]byte) error {
 		}
 		return fmt.Errorf("%w: %s", err, t.aside)
 	}
+	if t.entries != nil {
+		return t.finishDir()
+	}
 	if err := os.Remove(t.state()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	if err := os.Rename(t.partial(), t.name); err != nil {
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(t.name)); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
+	syncDir(filepath.Dir(t.name))
 	err := t.f.Close()
 	t.f = nil
 	return err
+}
+
+// finishDir completes a verified directory's tree (modes, times, empty
+// files and links) and renames it into place.
+func (t *File) finishDir() error {
+	if err := t.st.(*treeStore).complete(); err != nil {
+		return fmt.Errorf("completing the directory: %w", err)
+	}
+	if err := os.Rename(t.tree(), t.name); err != nil {
+		return fmt.Errorf("%w (the verified directory is in %s)", err, t.tree())
+	}
+	syncDir(filepath.Dir(t.name))
+	_ = os.Remove(t.state())
+	_ = os.Remove(t.partial())
+	err := t.f.Close()
+	t.f = nil
+	return err
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 }
 
 func (t *File) stop() error {

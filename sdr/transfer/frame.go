@@ -10,6 +10,7 @@ import (
 // the kind, the version and two reserved bytes. In order:
 //
 //	sender   -> OFFER   what the file is (size, modification time, mode, block size)
+//	sender   -> MANIFEST for a directory: its entries (manifest.go)
 //	receiver -> STATE   which blocks it already holds, with their SHA-256s
 //	sender   -> PLAN    whether those blocks are of this file (reuse) or not
 //	sender   -> DATA... the missing blocks, each message a run of them at an offset
@@ -17,7 +18,7 @@ import (
 //	receiver -> VERDICT whether the bytes on its disk match, and how many it had before
 const (
 	headLen    = 8
-	offerLen   = headLen + 32
+	offerLen   = headLen + 36
 	planLen    = headLen + 8
 	dataHead   = headLen + 8
 	endLen     = headLen + 8 + 32
@@ -37,9 +38,10 @@ const (
 	kindData
 	kindEnd
 	kindVerdict
+	kindManifest
 )
 
-var kindNames = [...]string{"", "OFFER", "STATE", "PLAN", "DATA", "END", "VERDICT"}
+var kindNames = [...]string{"", "OFFER", "STATE", "PLAN", "DATA", "END", "VERDICT", "MANIFEST"}
 
 func (k kind) String() string {
 	if int(k) < len(kindNames) && k > 0 {
@@ -81,7 +83,13 @@ type offer struct {
 	BlockSize uint32
 	MaxData   uint32 // most payload bytes in one DATA
 	Flags     uint32
+	// ManifestLen is the length of the MANIFEST that follows, for a
+	// directory (Flags has flagDir); 0 for a file.
+	ManifestLen uint32
 }
+
+// flagDir: the offer is of a directory, its manifest follows.
+const flagDir = 1
 
 func (o *offer) blocks() int { return int((o.Size + int64(o.BlockSize) - 1) / int64(o.BlockSize)) }
 
@@ -94,6 +102,7 @@ func (o *offer) encode() []byte {
 	be.PutUint32(b[28:], o.BlockSize)
 	be.PutUint32(b[32:], o.MaxData)
 	be.PutUint32(b[36:], o.Flags)
+	be.PutUint32(b[40:], o.ManifestLen)
 	return b
 }
 
@@ -105,7 +114,7 @@ func parseOffer(b []byte) (offer, error) {
 		return offer{}, fmt.Errorf("OFFER of %d bytes, want %d", len(b), offerLen)
 	}
 	o := offer{Size: int64(be.Uint64(b[8:])), ModTime: int64(be.Uint64(b[16:])), Mode: be.Uint32(b[24:]),
-		BlockSize: be.Uint32(b[28:]), MaxData: be.Uint32(b[32:]), Flags: be.Uint32(b[36:])}
+		BlockSize: be.Uint32(b[28:]), MaxData: be.Uint32(b[32:]), Flags: be.Uint32(b[36:]), ManifestLen: be.Uint32(b[40:])}
 	switch {
 	case o.Size < 0:
 		return offer{}, fmt.Errorf("OFFER of %d bytes", o.Size)
@@ -115,6 +124,8 @@ func parseOffer(b []byte) (offer, error) {
 		return offer{}, fmt.Errorf("OFFER with DATA of %d bytes, want a multiple of the block size %d", o.MaxData, o.BlockSize)
 	case o.blocks() > maxBlocks:
 		return offer{}, fmt.Errorf("OFFER of %d blocks, at most %d", o.blocks(), maxBlocks)
+	case o.Flags&^flagDir != 0 || (o.Flags&flagDir != 0) != (o.ManifestLen > 0) || o.ManifestLen > maxManifest:
+		return offer{}, fmt.Errorf("OFFER with flags %#x and a manifest of %d bytes", o.Flags, o.ManifestLen)
 	}
 	return o, nil
 }
@@ -275,4 +286,10 @@ func zero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+func encodeManifestMsg(m []byte) []byte {
+	b := make([]byte, headLen, headLen+len(m))
+	putHead(b, kindManifest)
+	return append(b, m...)
 }

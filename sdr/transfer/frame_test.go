@@ -43,7 +43,8 @@ func FuzzParse(f *testing.F) {
 	st := state{Have: bitmap{0b101}, Digests: make([][32]byte, 3)}
 	v := verdict{Reason: "digest differs"}
 	saved := savedState{size: o.Size, blockSize: o.BlockSize, have: st.Have, digests: st.Digests}
-	for _, b := range [][]byte{o.encode(), st.encode(), encodePlan(true), encodeEnd(1, [32]byte{}), v.encode(), saved.encode(), {}, []byte("SDRF")} {
+	m := encodeManifest([]Entry{{Type: EntryDir, Path: "."}, {Type: EntryFile, Path: "f", Size: 3}, {Type: EntrySymlink, Path: "l", Link: "f"}})
+	for _, b := range [][]byte{o.encode(), st.encode(), encodePlan(true), encodeEnd(1, [32]byte{}), v.encode(), saved.encode(), m, {}, []byte("SDRF")} {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -67,6 +68,11 @@ func FuzzParse(f *testing.F) {
 		}
 		if got, err := parseSavedState(b); err == nil && !bytes.Equal(got.encode(), b) {
 			t.Errorf("saved state does not encode back")
+		}
+		for _, size := range []int64{0, 3} {
+			if got, err := parseManifest(b, size); err == nil && !bytes.Equal(encodeManifest(got), b) {
+				t.Errorf("manifest does not encode back")
+			}
 		}
 	})
 }

@@ -4,7 +4,9 @@ package transfer
 
 import (
 	"errors"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,4 +19,13 @@ func lock(f *os.File) error {
 		return errBusy
 	}
 	return err
+}
+
+// fileID is a file's device and inode: a walk that follows links meets a
+// directory twice only through a loop.
+func fileID(st fs.FileInfo) ([2]uint64, bool) {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return [2]uint64{uint64(s.Dev), uint64(s.Ino)}, true
+	}
+	return [2]uint64{}, false
 }

@@ -18,8 +18,8 @@ import (
 // order (Writer).
 type Target interface {
 	// begin returns the blocks already held for o, an empty state where
-	// none are.
-	begin(o *offer) (state, error)
+	// none are; entries is a directory's manifest, nil for a file.
+	begin(o *offer, entries []Entry) (state, error)
 	// drop sets aside what begin returned: the sender found that those
 	// blocks are not of its file.
 	drop() error
@@ -78,7 +78,13 @@ func Receive(ctx context.Context, c *sdr.Conn, t Target, opt Options) (res Resul
 		_ = c.CloseWithError(CodeTooLarge, why)
 		return res, fmt.Errorf("%w (%s)", sdr.ErrMessageTooLarge, why)
 	}
-	st, err := t.begin(&o)
+	var entries []Entry
+	if o.Flags&flagDir != 0 {
+		if entries, err = recvManifest(ctx, c, &o); err != nil {
+			return res, err
+		}
+	}
+	st, err := t.begin(&o, entries)
 	if err != nil {
 		return res, err
 	}
@@ -107,6 +113,28 @@ func Receive(ctx context.Context, c *sdr.Conn, t Target, opt Options) (res Resul
 	}
 	res.Resumed = held(&o, have)
 	return res, receiveData(ctx, c, t, &o, have, opt, &res)
+}
+
+// recvManifest takes a directory's MANIFEST.
+func recvManifest(ctx context.Context, c *sdr.Conn, o *offer) ([]Entry, error) {
+	r, err := c.PostRecv(make([]byte, headLen+int(o.ManifestLen)))
+	if err != nil {
+		return nil, err
+	}
+	n, err := r.Wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Complete()
+	b := r.Buffer()[:n]
+	if err := parseHead(b, kindManifest); err != nil {
+		return nil, protocolErr(c, "the sender's MANIFEST", err)
+	}
+	entries, err := parseManifest(b[headLen:], o.Size)
+	if err != nil {
+		return nil, protocolErr(c, "the sender's MANIFEST", err)
+	}
+	return entries, nil
 }
 
 // errStalled: no data moved for Options.Stall.
@@ -250,6 +278,7 @@ func finish(ctx context.Context, c *sdr.Conn, t Target, o *offer, have bitmap, s
 }
 
 // Writer returns a target that writes the file to w in order: no resume.
+// A directory it takes only where w is io.Discard.
 func Writer(w io.Writer) Target { return &writerTarget{w: w, h: sha256.New()} }
 
 type writerTarget struct {
@@ -258,7 +287,10 @@ type writerTarget struct {
 	written int64
 }
 
-func (t *writerTarget) begin(o *offer) (state, error) {
+func (t *writerTarget) begin(o *offer, entries []Entry) (state, error) {
+	if entries != nil && t.w != io.Discard {
+		return state{}, errors.New("a directory cannot be written to a stream: give the receiver a path")
+	}
 	return state{Have: newBitmap(o.blocks()), Digests: make([][32]byte, o.blocks())}, nil
 }
 

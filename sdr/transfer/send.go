@@ -45,6 +45,9 @@ type Source struct {
 	// no file (synthetic), identified by its size alone.
 	ModTime time.Time
 	Mode    fs.FileMode
+	// Manifest, for a directory (ReadDir), lists its entries; R then
+	// reads its files' bytes one after another.
+	Manifest []byte
 }
 
 // Options set up a transfer on either side. The zero value works.
@@ -115,6 +118,9 @@ func Send(ctx context.Context, c *sdr.Conn, src Source, opt Options) (Result, er
 	if !src.ModTime.IsZero() {
 		o.ModTime = src.ModTime.UnixNano()
 	}
+	if src.Manifest != nil {
+		o.Flags, o.ManifestLen = flagDir, uint32(len(src.Manifest))
+	}
 	stateRecv, err := c.PostRecv(make([]byte, stateLen(o.blocks())))
 	if err != nil {
 		return res, err
@@ -123,8 +129,13 @@ func Send(ctx context.Context, c *sdr.Conn, src Source, opt Options) (Result, er
 	if err != nil {
 		return res, err
 	}
-	if err := c.Send(ctx, o.encode()); err != nil {
+	if _, err := c.SendAsync(o.encode()); err != nil {
 		return res, err
+	}
+	if src.Manifest != nil {
+		if _, err := c.SendAsync(encodeManifestMsg(src.Manifest)); err != nil {
+			return res, err
+		}
 	}
 	n, err := stateRecv.Wait(ctx)
 	if err != nil {
@@ -155,27 +166,16 @@ func Send(ctx context.Context, c *sdr.Conn, src Source, opt Options) (Result, er
 	if _, err := c.SendAsync(encodePlan(reuse)); err != nil {
 		return res, err
 	}
-	// The file's digest, read beside the sending: the held blocks are
-	// not sent, but the end check covers them.
-	digest := make(chan digestResult, 1)
-	go func() {
-		h := sha256.New()
-		_, err := io.Copy(h, io.NewSectionReader(src.R, 0, src.Size))
-		digest <- digestResult{[32]byte(h.Sum(nil)), err}
-	}()
 	// Data moves while first transmissions go out or ACKs come back.
 	dctx, stop := watchProgress(ctx, c, opt.Stall, func(st *sdr.Stats) uint64 { return st.DataBytes + st.AckedBytes }, func() error {
 		return fmt.Errorf("nothing sent or acknowledged for %v while the receiver is still there", opt.Stall)
 	})
 	defer stop()
-	if err := sendMissing(dctx, c, src, &o, st.Have, opt, &res); err != nil {
+	sum, err := sendMissing(dctx, c, src, &o, st.Have, opt, &res)
+	if err != nil {
 		return res, cause(dctx, err)
 	}
-	d := <-digest
-	if d.err != nil {
-		return res, fmt.Errorf("reading the file: %w", d.err)
-	}
-	if err := c.Send(dctx, encodeEnd(src.Size, d.sum)); err != nil {
+	if err := c.Send(dctx, encodeEnd(src.Size, sum)); err != nil {
 		return res, cause(dctx, err)
 	}
 	stop() // the receiver now reads the whole file back: no data moves
@@ -192,11 +192,6 @@ func Send(ctx context.Context, c *sdr.Conn, src Source, opt Options) (Result, er
 		return res, fmt.Errorf("the receiver rejected the file: %s (it holds %d of %d bytes)", v.Reason, v.Written, src.Size)
 	}
 	return res, nil
-}
-
-type digestResult struct {
-	sum [32]byte
-	err error
 }
 
 // blockLen is block i's length: the last may be short.
@@ -224,8 +219,11 @@ func holdsSame(src Source, o *offer, st *state) (bool, error) {
 }
 
 // sendMissing sends every block have lacks, in runs of consecutive
-// blocks up to a DATA's size, Depth messages in flight.
-func sendMissing(ctx context.Context, c *sdr.Conn, src Source, o *offer, have bitmap, opt Options, res *Result) error {
+// blocks up to a DATA's size, Depth messages in flight, and returns the
+// whole file's SHA-256: one pass in order, the held blocks read for the
+// digest alone.
+func sendMissing(ctx context.Context, c *sdr.Conn, src Source, o *offer, have bitmap, opt Options, res *Result) ([32]byte, error) {
+	h := sha256.New()
 	bufs := make([][]byte, opt.Depth)
 	waits := make([]*sdr.Sending, opt.Depth)
 	lens := make([]int64, opt.Depth)
@@ -246,9 +244,18 @@ func sendMissing(ctx context.Context, c *sdr.Conn, src Source, o *offer, have bi
 		}
 		return nil
 	}
+	var heldBuf []byte
 	slot := 0
 	for i := 0; i < o.blocks(); {
 		if have.has(i) {
+			if heldBuf == nil {
+				heldBuf = make([]byte, o.BlockSize)
+			}
+			b := heldBuf[:blockLen(o, i)]
+			if err := readAt(src.R, b, int64(i)*int64(o.BlockSize)); err != nil {
+				return [32]byte{}, err
+			}
+			h.Write(b)
 			i++
 			continue
 		}
@@ -257,7 +264,7 @@ func sendMissing(ctx context.Context, c *sdr.Conn, src Source, o *offer, have bi
 			i++
 		}
 		if err := reap(slot); err != nil {
-			return err
+			return [32]byte{}, err
 		}
 		if bufs[slot] == nil {
 			bufs[slot] = make([]byte, dataHead+int(o.MaxData))
@@ -268,22 +275,23 @@ func sendMissing(ctx context.Context, c *sdr.Conn, src Source, o *offer, have bi
 		putHead(b, kindData)
 		be.PutUint64(b[8:], uint64(off))
 		if err := readAt(src.R, b[dataHead:], off); err != nil {
-			return err
+			return [32]byte{}, err
 		}
+		h.Write(b[dataHead:])
 		s, err := c.SendAsync(b)
 		if err != nil {
-			return err
+			return [32]byte{}, err
 		}
 		waits[slot], lens[slot] = s, n
 		slot = (slot + 1) % opt.Depth
 	}
 	for range opt.Depth {
 		if err := reap(slot); err != nil {
-			return err
+			return [32]byte{}, err
 		}
 		slot = (slot + 1) % opt.Depth
 	}
-	return nil
+	return [32]byte(h.Sum(nil)), nil
 }
 
 // readAt fills b from off; a file that ends sooner changed since it was
