@@ -41,6 +41,7 @@ for i in range(n):
 with open(os.path.join(root, "one.bin"), "wb") as f:
     f.write(os.urandom(n * size))
 PY
+sync # the sources' own dirty pages are not the receiver's to flush
 bytes=$((FILES * FILE_SIZE))
 
 # run WHAT DEST: one transfer of $src/WHAT to DEST; prints its wall
@@ -62,6 +63,7 @@ run() {
     cmp -s "$src/one.bin" "$dest" || { echo "the file differs" >&2; return 1; }
   fi
   rm -rf "$dest"
+  sync
   calc "$end - $start"
 }
 
