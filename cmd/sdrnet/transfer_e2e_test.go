@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -183,5 +185,63 @@ func TestE2EDirectory(t *testing.T) {
 	}
 	if target, err := os.Readlink(filepath.Join(out, "link")); err != nil || target != "d0/f00" {
 		t.Errorf("link: %q, %v", target, err)
+	}
+}
+
+// TestE2ENotSdrnet: a UDP service that answers with something else is
+// named as such, not reported as a silent peer.
+func TestE2ENotSdrnet(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo([]byte("SSH-2.0-OpenSSH_9.6\r\n"), from)
+		}
+	}()
+	in, _ := randomFile(t, t.TempDir(), 1000)
+	send := start(t, "send", pc.LocalAddr().String(), in, "--handshake-timeout", "2s")
+	if code, log := send.exit(t); code == 0 || !strings.Contains(log, "but not as sdrnet") || strings.Contains(log, "no answer") {
+		t.Fatalf("send exited %d:\n%s", code, log)
+	}
+}
+
+// TestE2EFullDisk: a receiver whose disk fills fails, and both ends give
+// the same count of bytes it holds (the receiver's), not what the sender
+// saw acknowledged.
+func TestE2EFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	if err := os.Mkdir(small, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", small).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", small).Run() })
+	in, _ := randomFile(t, dir, 16<<20)
+	addr := freePort(t)
+	recv := start(t, "recv", "--listen", addr, "--out", filepath.Join(small, "out"), "--msg", "1MiB")
+	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
+	send := start(t, "send", addr, in, "--msg", "1MiB")
+	rcode, rlog := recv.exit(t)
+	scode, slog := send.exit(t)
+	m := regexp.MustCompile(`received (\d+) of 16777216 bytes`).FindStringSubmatch(rlog)
+	if rcode == 0 || m == nil || !strings.Contains(rlog, "no space left") {
+		t.Fatalf("recv exited %d:\n%s", rcode, rlog)
+	}
+	t.Logf("both ends: the receiver holds %s bytes", m[1])
+	if scode == 0 || !strings.Contains(slog, "receiver could not write") || !strings.Contains(slog, "it holds "+m[1]+" of 16777216 bytes") {
+		t.Fatalf("send exited %d, want the receiver's %s bytes:\n%s", scode, m[1], slog)
 	}
 }
