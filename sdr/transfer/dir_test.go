@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -199,5 +200,41 @@ func TestManifestRejects(t *testing.T) {
 	got, err := parseManifest(encodeManifest(good), 3)
 	if err != nil || len(got) != 3 || got[2].offset != 0 || !bytes.Equal([]byte(got[2].Path), []byte("d/f")) {
 		t.Errorf("good manifest: %+v, %v", got, err)
+	}
+}
+
+// TestTreeReadBack: a stream written in order is hashed as read back
+// file by file; any other order leaves it to the end check's full pass.
+func TestTreeReadBack(t *testing.T) {
+	entries := []Entry{{Type: EntryDir, Path: "."}, {Type: EntryFile, Path: "a", Size: 5}, {Type: EntryFile, Path: "e"},
+		{Type: EntryDir, Path: "d"}, {Type: EntryFile, Path: "d/b", Size: 3000}, {Type: EntryFile, Path: "z", Size: 7}}
+	size := setOffsets(entries)
+	data := randomBytes(int(size), 10)
+	for _, tt := range []struct {
+		name  string
+		order [][2]int64 // writes: offset, length
+		ok    bool
+	}{
+		{"in order", [][2]int64{{0, 1000}, {1000, size - 1000}}, true},
+		{"out of order", [][2]int64{{1000, size - 1000}, {0, 1000}}, false},
+	} {
+		s, err := newTreeStore(filepath.Join(t.TempDir(), "tree"), entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tt.order {
+			if _, err := s.WriteAt(data[w[0]:w[0]+w[1]], w[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sum, ok := s.readBackSum(size)
+		if ok != tt.ok || ok && sum != sha256.Sum256(data) {
+			t.Errorf("%s: read back %v, %x", tt.name, ok, sum)
+		}
+		got := make([]byte, size)
+		if _, err := s.ReadAt(got, 0); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%s: the tree holds other bytes (%v)", tt.name, err)
+		}
+		_ = s.close()
 	}
 }

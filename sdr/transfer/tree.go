@@ -1,8 +1,10 @@
 package transfer
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -33,6 +35,15 @@ type treeStore struct {
 	entries []Entry // with their offsets (setOffsets)
 	open    *os.File
 	openAt  int // the entry open holds
+	// A stream written in order from its start is read back file by file
+	// as each is complete, through the descriptor that wrote it: the end
+	// check then needs no second pass opening every file. Any other order
+	// (a resume) leaves it to that pass.
+	disordered bool
+	next       int64     // where an in-order write comes next
+	readBack   hash.Hash // SHA-256 of the stream read back so far
+	readTo     int64     // ... up to here
+	buf        []byte
 }
 
 // newTreeStore makes root's directories; files appear as their bytes
@@ -47,7 +58,7 @@ func newTreeStore(root string, entries []Entry) (*treeStore, error) {
 			}
 		}
 	}
-	return &treeStore{root: root, entries: entries, openAt: -1}, nil
+	return &treeStore{root: root, entries: entries, openAt: -1, readBack: sha256.New()}, nil
 }
 
 // path is where entry e is: under root, or where the sender read it.
@@ -81,24 +92,63 @@ func (s *treeStore) pieces(off int64, n int, f func(i int, fileOff int64, from, 
 }
 
 func (s *treeStore) WriteAt(p []byte, off int64) (int, error) {
+	if off != s.next {
+		s.disordered = true
+	}
+	s.next = off + int64(len(p))
 	err := s.pieces(off, len(p), func(i int, at int64, from, to int) error {
 		if s.openAt != i {
 			if err := s.closeOpen(); err != nil {
 				return err
 			}
-			f, err := os.OpenFile(s.path(&s.entries[i]), os.O_WRONLY|os.O_CREATE, 0o600)
+			f, err := os.OpenFile(s.path(&s.entries[i]), os.O_RDWR|os.O_CREATE, 0o600)
 			if err != nil {
 				return err
 			}
 			s.open, s.openAt = f, i
 		}
-		_, err := s.open.WriteAt(p[from:to], at)
-		return err
+		if _, err := s.open.WriteAt(p[from:to], at); err != nil {
+			return err
+		}
+		if e := &s.entries[i]; !s.disordered && at+int64(to-from) == e.Size {
+			return s.readBackFile(e)
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// readBackFile hashes the open file e, complete, as it is on disk.
+func (s *treeStore) readBackFile(e *Entry) error {
+	if e.offset != s.readTo {
+		s.disordered = true
+		return nil
+	}
+	if s.buf == nil {
+		s.buf = make([]byte, 1<<20)
+	}
+	for at := int64(0); at < e.Size; {
+		n, err := s.open.ReadAt(s.buf[:min(int64(len(s.buf)), e.Size-at)], at)
+		if n == 0 && err != nil {
+			return fmt.Errorf("reading %s back: %w", s.open.Name(), err)
+		}
+		s.readBack.Write(s.buf[:n])
+		at += int64(n)
+	}
+	s.readTo = e.offset + e.Size
+	return nil
+}
+
+// readBackSum is the stream's SHA-256 as read back while it was written;
+// ok is false where that did not cover all size bytes.
+func (s *treeStore) readBackSum(size int64) (sum [32]byte, ok bool) {
+	if s.disordered || s.readTo != size || s.readBack == nil {
+		return sum, false
+	}
+	return [32]byte(s.readBack.Sum(nil)), true
 }
 
 func (s *treeStore) ReadAt(p []byte, off int64) (int, error) {
