@@ -143,3 +143,19 @@ func TestSimulatorAndDatapathApart(t *testing.T) {
 		}
 	}
 }
+
+// TestInternalBelowSim: the shared pieces under internal/ sit below the
+// simulator; none of them imports a package of it, so no arrow runs back
+// up (the report, which is the simulator's, lives in sim/report).
+func TestInternalBelowSim(t *testing.T) {
+	for _, p := range listDeps(t, module+"/internal/...") {
+		if !strings.HasPrefix(p.path, module+"/internal/") {
+			continue
+		}
+		for _, imp := range p.imports {
+			if strings.HasPrefix(imp, module+"/sim") {
+				t.Errorf("%s imports %s: internal packages sit below the simulator", p.path, imp)
+			}
+		}
+	}
+}

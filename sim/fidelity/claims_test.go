@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sdrnet/sdrnet/internal/report"
+	"github.com/sdrnet/sdrnet/sim/report"
 	"github.com/sdrnet/sdrnet/scenarios"
 	"github.com/sdrnet/sdrnet/sim/scenario"
 )

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sdrnet/sdrnet/internal/report"
+	"github.com/sdrnet/sdrnet/sim/report"
 	"github.com/sdrnet/sdrnet/sim/scenario"
 )
 

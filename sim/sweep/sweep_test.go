@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sdrnet/sdrnet/internal/report"
+	"github.com/sdrnet/sdrnet/sim/report"
 	"github.com/sdrnet/sdrnet/sim/scenario"
 )
 
