@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/sdrnet/sdrnet/sim/report"
 	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/scenarios"
+	"github.com/sdrnet/sdrnet/sim/report"
 	"github.com/sdrnet/sdrnet/sim/scenario"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sdrnet/sdrnet/sim/report"
 	"github.com/sdrnet/sdrnet/scenarios"
+	"github.com/sdrnet/sdrnet/sim/report"
 	"github.com/sdrnet/sdrnet/sim/scenario"
 )
 
