@@ -144,7 +144,7 @@ through() {
 # appends it; DOC is created with its heading when missing.
 doc_section() {
   local doc=$1 name=$2 file=$3
-  [ -f "$doc" ] || printf '# Performance: current figures\n\nEach section is written by the script it names, at the commit it names;\nrerun the script to refresh it. The history of how the figures came to\nbe is in docs/benchmarks.md.\n\n' >"$doc"
+  [ -f "$doc" ] || printf '# Performance: current figures\n\nEach section is written by the script it names, at the commit it names;\nrerun the script to refresh it. How the figures came to be is in the\ncommits that moved them (git log).\n\n' >"$doc"
   python3 - "$doc" "$name" "$file" <<'PY'
 import re, sys
 doc, name, text = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()

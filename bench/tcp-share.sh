@@ -14,7 +14,7 @@
 #
 # MTU=9000 runs sdrnet with --mtu 8192, MTU=1500 with --mtu 1024. At
 # MTU 1500 a 2-vCPU machine's emulator and hosts compete for the CPU
-# (docs/benchmarks.md, "Giving way to kernel TCP with jumbo frames").
+# (the old notebook docs/benchmarks.md, in git history, "Giving way to kernel TCP with jumbo frames").
 # Needs root, /dev/net/tun, ip, iperf3 and jq; tuntcp says why it skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."

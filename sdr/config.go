@@ -100,8 +100,8 @@ type Config struct {
 	// goroutine that drives the datapath. Zero (the default) means none:
 	// that goroutine codes each sub-message's parity when it is due. On a
 	// 2-core machine running both ends, workers cost more than they
-	// save (docs/benchmarks.md); they are for a sender with cores to
-	// spare. Negative is an error.
+	// save; they are for a sender with cores to spare. Negative is an
+	// error.
 	CodecWorkers int
 
 	// bind, when set, replaces real UDP sockets (tests).
@@ -135,9 +135,8 @@ const DefaultLineRate = 10e9
 // batches, Go's scheduler runs a goroutine up to 10 ms late when others
 // are busy, and the kernel defers softirqs, so ACKs come milliseconds
 // late with nothing lost, and each timer fired then resends a whole chunk
-// for nothing: over loopback on a loaded 2-core machine, 1 GiB with a
-// 2 ms floor still resent up to 130 MiB, 10 ms up to 2.5 MiB, 30 ms
-// nothing (docs/benchmarks.md). 25 ms is QUIC's default max_ack_delay
+// for nothing; floors of a few milliseconds still did so over loopback on
+// a loaded 2-core machine. 25 ms is QUIC's default max_ack_delay
 // (RFC 9000), the delay a peer may add to an ACK. Losses are found by
 // NACKs first; the timer is the backstop for a lost tail, where 25 ms
 // more costs little, and on a long path the RTT sets the timeout anyway.
@@ -145,9 +144,8 @@ const DefaultMinRTO = 25 * time.Millisecond
 
 // DefaultHostNoise is how late a real host's RTT samples may run with no
 // queue (cc.Params.HostNoise): chosen, not measured. Go's scheduler and
-// the kernel's softirqs delay samples on a loaded host, and a 1 ms
-// fast-average target read that delay as a queue (docs/benchmarks.md,
-// round 2). A delay-steered controller keeps its target at least this
+// the kernel's softirqs delay samples on a loaded host, and a target of
+// a fast average read that delay as a queue. A delay-steered controller keeps its target at least this
 // high and judges the queue by the least delay over several times it.
 const DefaultHostNoise = time.Millisecond
 

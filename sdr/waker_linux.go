@@ -9,16 +9,13 @@ import (
 )
 
 // fineWaker wakes the endpoint's loop after a pacer's wait, shorter than
-// a Go timer times well: on the benchmark machine a Go timer under a
-// millisecond fired about a millisecond late (50 us waits woke 1.05 ms
-// late at the median), so a pacer spacing packets a fraction of a
-// millisecond apart ran in millisecond bursts or below its rate, and two
-// NSCC connections used 0.78 of a shallow bottleneck. A goroutine in
-// nanosleep(2) woke 0.09 ms late. Only the pacers' waits come here: with
-// every short wait of the loop, loopback lost a quarter of its goodput
-// to the wake-ups (docs/benchmarks.md). It serves one wait at a time;
-// the loop keeps its Go timer as well, so a wait the waker is too busy
-// for is only late.
+// a Go timer times well: a Go timer under a millisecond can fire about a
+// millisecond late, so a pacer spacing packets a fraction of a
+// millisecond apart would run in bursts or below its rate; a goroutine in
+// nanosleep(2) wakes far closer to time. Only the pacers' waits come
+// here, because waking for every short wait of the loop costs loopback
+// goodput. It serves one wait at a time; the loop keeps its Go timer as
+// well, so a wait the waker is too busy for is only late.
 type fineWaker struct {
 	req  chan time.Duration
 	tick chan struct{}

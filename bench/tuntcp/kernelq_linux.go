@@ -13,7 +13,7 @@ import (
 // emulator cannot forward 1 Gbit/s beside two user-space hosts: at
 // SCHED_FIFO it took one and a half of the two CPUs, the hosts' round
 // trips grew by tens of milliseconds waiting for one, and that, not the
-// controllers, decided who got the bottleneck (docs/benchmarks.md, "A
+// controllers, decided who got the bottleneck (the old notebook docs/benchmarks.md, in git history, "A
 // second machine"). So the data direction leaves the emulator: A reaches
 // B's tunnel address over a veth pair whose A end has a tbf qdisc (the
 // spec's forward rate, burst and drop-tail queue), which the kernel runs

@@ -18,7 +18,7 @@ import (
 // link would have drained meanwhile: drops no real bottleneck makes
 // (2,000-3,700 per 20 s run). Kernel CUBIC, which regrows by about 15
 // Mbit/s per second at 20 ms on this path, never recovered from them, and
-// its share beside sdrnet was bimodal, 0.05-0.51 (docs/benchmarks.md,
+// its share beside sdrnet was bimodal, 0.05-0.51 (the old notebook docs/benchmarks.md, in git history,
 // "The lone connection, round 4"). So the emulator runs at a real-time
 // priority and the ends it starts at the normal one.
 

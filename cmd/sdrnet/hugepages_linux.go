@@ -21,8 +21,8 @@ const thpControl = "/sys/kernel/mm/transparent_hugepage/enabled"
 // Why: a large fabric's run spends its time on the first touch of a
 // port, a packet or a connection among hundreds of MiB of them, and with
 // 4 KiB pages nearly every such touch also misses the TLB and walks the
-// page table. On 3456- and 8192-host fat-trees huge pages cut the wall
-// time by 18% and 9% (docs/benchmarks.md, "Huge pages").
+// page table, which huge pages avoid (bench/htsim/run.sh measures both;
+// the figures are in docs/performance.md).
 //
 // How: the Go runtime maps heap memory as the heap grows and does not ask
 // for huge pages, and under the kernel's usual "madvise" mode only

@@ -43,10 +43,9 @@ const hugePagesUsage = "back the heap with 2 MiB pages (Linux): a large fabric r
 // memory this process may use (the machine's, or its cgroup's under
 // Slurm, Kubernetes or a container), unless GOMEMLIMIT says otherwise.
 // A grid's cells run side by side and each heap may grow to twice what it
-// holds before the collector runs: csaud's full grid on two workers, its
-// 1024-GPU cells holding about 8 GiB each, peaked at 21 GiB on a 24 GiB
-// machine (docs/benchmarks.md). With the limit the collector runs more
-// often instead, as the total nears it.
+// holds before the collector runs, so large cells side by side can
+// outgrow the machine. With the limit the collector runs more often
+// instead, as the total nears it.
 func limitMemory() {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return

@@ -160,7 +160,7 @@ type Params struct {
 	// a delay-based sender leaves standing in a shared queue: a lower one
 	// leaves more of a shallow buffer to loss-based TCP beside it, a
 	// higher one keeps a lone sender's link fuller, where its own chunk
-	// bursts read as queue (docs/benchmarks.md, "NSCC's target delay":
+	// bursts read as queue (the old notebook docs/benchmarks.md, in git history, "NSCC's target delay":
 	// no one target does both through a 256 KiB queue).
 	Target monotime.Duration
 

@@ -121,7 +121,7 @@ import (
 //     the pacer sets the rate.
 //     Through a 1 Gbit/s, 20 ms emulated path with a 256 KiB drop-tail
 //     queue it resends a fraction of a percent of the data where none
-//     resends a third (docs/benchmarks.md, round 3); in simulation none
+//     resends a third (the old notebook docs/benchmarks.md, in git history, round 3); in simulation none
 //     of it is on.
 
 func init() {
@@ -230,7 +230,7 @@ type NSCCConfig struct {
 	// file comment). Ours; on with HostNoise (where the standing filter
 	// keeps noise from reading as a queue), off in simulation. Without
 	// the filter, on a loaded host, scheduling noise above the 1 ms
-	// target cut the window as a queue would (docs/benchmarks.md: 1% loss
+	// target cut the window as a queue would (the old notebook docs/benchmarks.md, in git history: 1% loss
 	// over 50 ms collapsed to < 20 Mbit/s).
 	DelayWithoutECN bool
 	// StandingWindow, when set, makes the delay-only mode and the loss

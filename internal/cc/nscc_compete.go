@@ -10,7 +10,7 @@ import (
 // bottleneck's queue up whatever NSCC does: kernel TCP's BBR in a shallow
 // queue sends at its bandwidth estimate and does not back off on delay or
 // loss, so the delay law, answering a queue it did not build, held the
-// window at its floor and NSCC got 1% of the link (docs/benchmarks.md).
+// window at its floor and NSCC got 1% of the link (the old notebook docs/benchmarks.md, in git history).
 // Copa meets such a competitor with a competitive mode; this one competes
 // as BBR does, since that is what it meets.
 //
@@ -178,7 +178,7 @@ func (n *NSCC) competeRound(now monotime.Time) {
 	// BBR about half the chunks lose a packet and are resent, and a
 	// resent chunk's ACK carries no sample (Karn); counted as not
 	// pressed, such round trips kept the mode from starting in two runs
-	// of three (docs/benchmarks.md, "A second machine").
+	// of three (the old notebook docs/benchmarks.md, in git history, "A second machine").
 	roomy := false // the round trip's standing queue was under a quarter of the target
 	if c.roundSamples > 0 {
 		mean := c.roundQueue / float64(c.roundSamples)
@@ -274,7 +274,7 @@ func (n *NSCC) competeRound(now monotime.Time) {
 // the delivery rate (leastPaced) and reads half the target, not a
 // quarter. Through linkem a lone flow then neither entered the mode nor
 // resent a byte at 20 and 40 Mbit/s, where it had entered and resent
-// 11-16% (docs/benchmarks.md, "Slow paths"). Given to the mode's listens
+// 11-16% (the old notebook docs/benchmarks.md, in git history, "Slow paths"). Given to the mode's listens
 // too, these let the mode leave and come back two to four times a run
 // beside kernel BBR, which kept 0.69-0.82 of the link.
 func (n *NSCC) competeOwnQueue() {

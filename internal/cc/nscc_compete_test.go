@@ -266,7 +266,7 @@ func (c *competePath) alone(rate float64, d monotime.Duration) (half monotime.Du
 // a chunk took to send, 100 ms and more, and the probe cycle raised the
 // estimate by a tenth every eight of them: through sdrnet's kernel-queue
 // bench the mode stayed at 3-15 Mbit/s on an empty 1 Gbit/s link for 8.7
-// and 12 s after TCP left (docs/benchmarks.md, "A clean bottleneck").
+// and 12 s after TCP left (the old notebook docs/benchmarks.md, in git history, "A clean bottleneck").
 // BBR's startup takes ten round trips for the same climb.
 func TestNSCCCompeteRegrowsAlone(t *testing.T) {
 	c := newCompetePath()

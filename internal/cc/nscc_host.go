@@ -19,7 +19,7 @@ import (
 // waits timed finely, 1.1 gave 886-902 and 1.25 844-880, 1.0 928-934;
 // with sdr's endpoint timing only the pacers' waits finely (fineWaker)
 // and 1.0, 948-949, and two connections used 0.93-0.95 of the link where
-// they had used 0.78-0.80 (docs/benchmarks.md, "Pacers on time").
+// they had used 0.78-0.80 (the old notebook docs/benchmarks.md, in git history, "Pacers on time").
 func hostPacing(p Params) float64 {
 	if p.HostNoise > 0 {
 		return 1.0
@@ -39,7 +39,7 @@ func hostPacing(p Params) float64 {
 // enough that random losses took 0.7 cuts, each regrown over seconds
 // at 50 ms. SR-NACK ran at 472-671 Mbit/s (ten runs) against a goal of
 // 891 and none's 900; with --target-delay 2.5ms, 903
-// (docs/benchmarks.md, "A host's noise and the long haul"). The queue
+// (the old notebook docs/benchmarks.md, in git history, "A host's noise and the long haul"). The queue
 // a twentieth of the RTT keeps costs the same share of the round trip at
 // every RTT. What reads the target grows with it: the competitive mode's
 // thresholds, slow start's exit and the pacer's allowance for lateness.
@@ -129,7 +129,7 @@ func (n *NSCC) leastPaced(rtt monotime.Duration) float64 {
 // the core's harness with no noise at all (the link 0.87 full past slow
 // start, against 1.00; TestNSCCShallowBottleneck).
 // Through linkem on a noisy VM, room for the hosts' hold alone did as
-// well as or better than room for the spread (docs/benchmarks.md).
+// well as or better than room for the spread (the old notebook docs/benchmarks.md, in git history).
 // The hold is its average and four times its mean deviation, as TCP's
 // RTO covers the RTT's swings (RFC 6298): a host that stalls holds a
 // bunch of ACKs for a millisecond or more, and room for the average
@@ -137,7 +137,7 @@ func (n *NSCC) leastPaced(rtt monotime.Duration) float64 {
 // (1 Gbit/s, 20 ms, 256 KiB) on a 2-vCPU AMD EPYC VM the window held a
 // lone connection 0.85-0.90 s of a 5 s run with the average, 0.56-0.62 s
 // with the deviation; the connection ran at 0.89 of the link against
-// 0.86 (means of eight alternated runs; docs/benchmarks.md, "Where a
+// 0.86 (means of eight alternated runs; the old notebook docs/benchmarks.md, in git history, "Where a
 // sender's time goes"). Zero in simulation, in slow start (its window is
 // the measure of the path), in the competitive mode (its window
 // already has room) and in a listen before it (which must drain the
@@ -185,7 +185,7 @@ const chunkPaceFloor = 1.0 / 8
 // driver reads ACKs in batches and sends after the batch, so the third ACK
 // of a batch found the window two chunks short however full the sender
 // kept it, and on loopback the window stayed at 0.5 MB, 0.70-0.82 of
-// none's goodput (docs/benchmarks.md).
+// none's goodput (the old notebook docs/benchmarks.md, in git history).
 func (n *NSCC) learn(now monotime.Time, a Ack, marked bool) {
 	host := n.cfg.StandingWindow > 0
 	full := host || n.cwnd >= n.maxWnd && float64(a.InFlight+a.Bytes)+n.cfg.Quantum >= n.cwnd
@@ -268,7 +268,7 @@ func (n *NSCC) hostLossDecrease(now monotime.Time) {
 // without it, 0.69% with it (linkem; in the core's model 152% and 1.0%
 // of what the link carried). Beside kernel CUBIC (256 KiB, kernel queue)
 // the competitive mode started in 2 of 7 runs with it, 0 of 7 without,
-// TCP keeping 0.29-0.49 (docs/benchmarks.md): not shown to be its doing.
+// TCP keeping 0.29-0.49 (the old notebook docs/benchmarks.md, in git history): not shown to be its doing.
 //
 // The target comes down once per connection: after it, the law holds
 // the mean near the new target, and the next burst of heavy loss, read
@@ -314,7 +314,7 @@ const hostLossBeta = 0.7
 // segment per round trip, and TCP kept 0.15-0.19 of the link. Yielding
 // alone lifted TCP to 0.26-0.29; with DelayEta capped (nsccMaxDelayEta)
 // too, to 0.26-0.51 over sixteen runs; the cap alone, 0.24-0.26
-// (docs/benchmarks.md, "Giving way to kernel TCP with jumbo frames").
+// (the old notebook docs/benchmarks.md, in git history, "Giving way to kernel TCP with jumbo frames").
 // The band up to 1.25 x the target keeps two NSCC connections fair: their
 // shared queue settles just above the target, and six times the gain
 // there for the one that happened to see a loss (losses in a shared queue
@@ -342,7 +342,7 @@ const hostLossBeta = 0.7
 // started in 6, TCP keeping 0.48-0.61 there); beside BBR TCP's
 // share, a lone connection's rate and the lossy long haul did not move,
 // and two connections' Jain index was 0.987-0.999 against 0.995-0.999
-// (docs/benchmarks.md, "Giving way to CUBIC's sawtooth"). A lone
+// (the old notebook docs/benchmarks.md, in git history, "Giving way to CUBIC's sawtooth"). A lone
 // connection or two NSCC connections hold the queue at the target and
 // rarely overflow it twice within 100 round trips.
 func hostYield(p Params) (gain float64, rounds int, target float64) {
@@ -363,7 +363,7 @@ func hostYield(p Params) (gain float64, rounds int, target float64) {
 // the window where the law's decrease against BBR's 2 ms queue balances
 // it, 750 KB, above the two-chunk floor at which the competitive mode
 // starts, so the mode never started and BBR kept 0.91-0.92
-// (docs/benchmarks.md, "Giving way to kernel TCP with jumbo frames").
+// (the old notebook docs/benchmarks.md, in git history, "Giving way to kernel TCP with jumbo frames").
 const nsccMaxDelayEta = 8 << 10
 
 // hostFloor is the least window on a real host (PacingGain set): two
@@ -420,7 +420,7 @@ func (n *NSCC) standingDelay(now monotime.Time, d monotime.Duration) monotime.Du
 // carries the host's noise (0.3-0.36 ms over the least), which costs a
 // lone connection a slower climb after slow start; slow start and the
 // loss judgment keep the least, which noise does not raise
-// (docs/benchmarks.md, "NSCC beside CUBIC").
+// (the old notebook docs/benchmarks.md, in git history, "NSCC beside CUBIC").
 func (n *NSCC) meanDelay() monotime.Duration {
 	if n.standN+n.standNPrev == 0 {
 		return 0 // no sample yet
@@ -475,7 +475,7 @@ func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 // 2.5 MB BDP (the delivery of the last whole round trip, the other floor
 // tried, 0.8-1.0 MB), the loss decrease then cut the slow start's own
 // overshoot once more (to 1.1 MB), and the delay law's climb back took
-// one to two seconds of a four-second transfer (docs/benchmarks.md). So
+// one to two seconds of a four-second transfer (the old notebook docs/benchmarks.md, in git history). So
 // the window is set to the BDP as delivered: the fastest delivery over
 // half a round trip, times the base RTT plus the standing delay at the
 // exit, at most the target (exitRTT). The delay law steers to the target
@@ -484,7 +484,7 @@ func (n *NSCC) delayLaw(now monotime.Time, bytes int64, q monotime.Duration) {
 // flight) the base RTT alone cut a 3.5 MB window to 199-257 KB, which
 // the delay law took about 8 ms to regrow; alternated, 64 MiB transfers
 // ran at 0.90-0.93 of no control, 0.94-0.96 with the delay counted
-// (docs/benchmarks.md, "A chunk's slack"). The measure runs on for two
+// (the old notebook docs/benchmarks.md, in git history, "A chunk's slack"). The measure runs on for two
 // round trips after the exit, in case the overshoot's packets are
 // acknowledged faster (as BBR's bandwidth filter learns from its
 // startup's last round), and the window follows it up to its size at the

@@ -350,7 +350,7 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 		// review's model lost 3.1 BDPs in slow start with it against 1.6
 		// without; but builds without it ran the lossy long haul (1%
 		// random loss, 50 ms) behind their base in 15 of 20 alternated
-		// runs, and with it ahead in 3 of 4 (docs/benchmarks.md).
+		// runs, and with it ahead in 3 of 4 (the old notebook docs/benchmarks.md, in git history).
 		n.endSlowStart(now)
 		return
 	}

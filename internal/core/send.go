@@ -49,12 +49,12 @@ type sendMsg struct {
 	// timers now - firstAt, an upper bound on any round trip it
 	// acknowledges. Without it a sender whose round trip outgrew its
 	// initial guess timed out before any ACK came back and never
-	// measured the path: in meta-cc's 64-to-1 incast under PFC, 7,416 of
-	// NSCC's 7,464 timeouts came at the 12 us guess. From the message's
+	// measured the path: in a large incast under PFC nearly every timeout
+	// came at the guess. From the message's
 	// first packet, not the connection's: a connection whose earlier
 	// messages gave no sample (scheme none's, or one-chunk messages whose
 	// chunk was resent) can be old, and the bound was then its age.
-	// TestFirstSampleBound; docs/benchmarks.md has what was tried.
+	// TestFirstSampleBound.
 	firstAt monotime.Time
 	retx    bitset // chunks ever retransmitted (no RTT samples, Karn)
 	// Multipath accounting (see multipath.go): each packet's last path,

@@ -7,9 +7,8 @@ import "sync"
 // parity when it sends the sub-message's first data packet, and the parity
 // is ready by the time its last data packet has left. Coding is moved off
 // the caller's goroutine, not cut into pieces: waking an idle goroutine
-// on another core took about 90 us on this project's 2-vCPU machine
-// (docs/benchmarks.md), longer than coding a stripe, so splitting one
-// Encode across cores made it no faster.
+// on another core can take longer than coding a stripe, so splitting one
+// Encode across cores makes it no faster.
 //
 // Results are the Codec's own bytes; only when they are ready depends on
 // the scheduler. A nil *Workers codes at Start, on the caller's goroutine.

@@ -14,8 +14,7 @@ import (
 // GRO-coalesced datagram has one for all its segments (they arrived
 // together). A transport that times round trips from the stamp instead of
 // from its own read leaves out how long the datagram waited for the
-// process: on a busy 2-vCPU host that was 0.2 ms at the median and 1 ms
-// at p90 (docs/benchmarks.md).
+// process, which on a busy host is a large share of a short RTT.
 
 // enableStamps asks the kernel to stamp what socket fd receives.
 func enableStamps(fd int) error {
