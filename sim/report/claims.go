@@ -300,6 +300,8 @@ func judge(cells []scenario.Cell, c scenario.Claim) Verdict {
 // missingWhy says why cells lack a metric's figure.
 func missingWhy(metric string, runs int) string {
 	switch {
+	case strings.HasPrefix(metric, "model_"):
+		return " (the analytic model does not apply to them)"
 	case strings.HasSuffix(metric, "p999"):
 		return fmt.Sprintf(" (a p99.9 needs 1000 runs per cell; these have at most %d)", runs)
 	case strings.HasSuffix(metric, "p99"):

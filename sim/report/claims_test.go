@@ -52,6 +52,8 @@ func TestJudge(t *testing.T) {
 			"not judged: this run has no cell with transport.cc=nscc"},
 		{"no tail", scenario.Claim{Better: better, Worse: worse, Metric: "p999"}, 0, 0, OutcomeNotJudged,
 			"not judged: the cells have no p999 figure (a p99.9 needs 1000 runs per cell; these have at most 1)"},
+		{"no model", scenario.Claim{Better: better, Worse: worse, Metric: "model_p999"}, 0, 0, OutcomeNotJudged,
+			"not judged: the cells have no model_p999 figure (the analytic model does not apply to them)"},
 	} {
 		v := Judge(cells, []scenario.Claim{tt.claim})[0]
 		if v.Holds != tt.holds || len(v.Groups) != tt.total || v.Outcome != tt.outcome || !strings.HasPrefix(v.Summary(), tt.summary) {
@@ -68,6 +70,11 @@ func TestJudge(t *testing.T) {
 	if v := Judge(cells[2:], []scenario.Claim{{Better: better, Worse: worse, Metric: "sender_mean"}})[0]; len(v.Groups) != 0 || v.Judged ||
 		!strings.Contains(v.Reason, "not timed at the sender") {
 		t.Errorf("sender_mean without sender timing judged: %+v", v)
+	}
+	// model_mean judges the analytic model's figures for the same cells.
+	cells[0].Model, cells[1].Model = &scenario.Prediction{Mean: 4}, &scenario.Prediction{Mean: 8}
+	if v := Judge(cells[:2], []scenario.Claim{{Better: better, Worse: worse, Metric: "model_mean"}})[0]; v.Holds != 1 || v.RatioText() != "2x" {
+		t.Errorf("model_mean: %+v", v)
 	}
 	v := Judge(cells, []scenario.Claim{{Better: better, Worse: worse, Where: incast}})[0]
 	if g := v.Groups[0]; g.Better != 2 || g.Worse != 3 || g.Figures() != "2s against 3s (1.50x)" {

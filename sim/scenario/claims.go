@@ -48,11 +48,12 @@ var ClaimSources = []string{"paper", "sdrnet"}
 
 // ClaimMetrics are the cell figures a claim may compare; lower is better
 // for all of them.
-var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "sender_p99", "sender_p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99", "qp_cache_miss_rate", "nic_stall"}
+var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "sender_p99", "sender_p999", "model_mean", "model_p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99", "qp_cache_miss_rate", "nic_stall"}
 
 // ClaimValue is a cell's figure named by metric; NaN where the cell has no
-// such figure: sender_mean of a cell not timed at the sender, or a tail
-// its runs cannot support (p99.9 needs a thousand runs).
+// such figure: sender_mean of a cell not timed at the sender, a tail its
+// runs cannot support (p99.9 needs a thousand runs), or the analytic
+// model's figure (model_mean, model_p999) where the model does not apply.
 func ClaimValue(c *Cell, metric string) float64 {
 	tail := func(v float64, q float64) float64 {
 		if float64(c.Runs)*(1-q) < 1-1e-9 {
@@ -64,7 +65,14 @@ func ClaimValue(c *Cell, metric string) float64 {
 	if at == nil && strings.HasPrefix(metric, "sender_") {
 		return math.NaN()
 	}
+	if strings.HasPrefix(metric, "model_") && (c.Model == nil || c.Model.Mean <= 0) {
+		return math.NaN()
+	}
 	switch metric {
+	case "model_mean":
+		return c.Model.Mean
+	case "model_p999":
+		return c.Model.P999
 	case "sender_mean": // SDR-RDMA's timing, until the sender hears the last ACK
 		return at.Mean
 	case "sender_p99":
