@@ -14,11 +14,8 @@ import (
 	"github.com/sdrnet/sdrnet/internal/units"
 )
 
-// errBusy: another receiver writes the same file.
-var errBusy = errors.New("another receiver is writing it")
-
 // ErrBusy is returned by OpenFile where another receiver holds the file.
-var ErrBusy = errBusy
+var ErrBusy = errors.New("another receiver is writing it")
 
 // A checkpoint marks the blocks written since the last one as held, once
 // this many bytes or this much time has passed: a receiver killed
@@ -80,8 +77,8 @@ func (t *File) openPartial(flags int) error {
 	}
 	if err := lock(f); err != nil {
 		f.Close()
-		if errors.Is(err, errBusy) {
-			return fmt.Errorf("%s: %w (it holds %s)", t.name, errBusy, t.partial())
+		if errors.Is(err, ErrBusy) {
+			return fmt.Errorf("%s: %w (it holds %s)", t.name, ErrBusy, t.partial())
 		}
 		return fmt.Errorf("locking %s: %w", t.partial(), err)
 	}

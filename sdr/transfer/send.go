@@ -1,12 +1,14 @@
-// Package transfer moves a file over an sdr.Conn so that a transfer cut
-// short resumes where it stopped. The receiver keeps, beside the partial
+// Package transfer moves a file, or a directory tree, over an sdr.Conn
+// so that a transfer cut short resumes where it stopped. The receiver keeps, beside the partial
 // file, SDR's receive bitmap for the whole file - which blocks it holds,
 // with each block's SHA-256 - and a rerun of the same transfer moves only
 // the blocks still missing. Held blocks are kept only if they are of the
 // sender's file (same size and modification time, and the sender's own
 // bytes hash to the digests the receiver holds); anything else is set
 // aside under a new name, never mixed in. Every transfer ends with the
-// file's SHA-256 checked against the bytes on the receiver's disk.
+// file's SHA-256 checked against the bytes on the receiver's disk. A
+// directory moves as its files' bytes in one stream, with a manifest of
+// its entries (manifest.go).
 package transfer
 
 import (
