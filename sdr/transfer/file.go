@@ -26,8 +26,8 @@ const (
 )
 
 // File is a target on disk that a later transfer can resume. The bytes go
-// to NAME.partial and the receive bitmap - which blocks it holds, each
-// with its SHA-256 - to NAME.partial.state; NAME appears only once the
+// to NAME.partial and the receive bitmap - which blocks it holds - to
+// NAME.partial.state; NAME appears only once the
 // whole file is verified on disk. NAME.partial is locked (flock) while a
 // receiver writes it, so a second one refuses at once.
 //
@@ -35,8 +35,9 @@ const (
 // only then marked held in the state, which is written to a temporary
 // file, fsynced and renamed over the old state. A crash loses at most the
 // blocks since the last checkpoint, and never marks a block whose bytes
-// are not on disk. A resume reads every held block back and checks its
-// digest before it trusts it. At the end NAME.partial is fsynced, read
+// are not on disk. A resume reads every held block back and sends its
+// SHA-256, which the sender checks against its own bytes before the
+// block is kept. At the end NAME.partial is fsynced, read
 // back whole and hashed; only a match removes the state and renames
 // NAME.partial to NAME, and the directory is fsynced.
 type File struct {
@@ -123,13 +124,13 @@ func (t *File) begin(o *offer, entries []Entry) (state, error) {
 	case saved.size != o.Size || saved.modTime != o.ModTime || saved.blockSize != o.BlockSize:
 		why = fmt.Sprintf("it is of another file (%s, modified %s)", units.FormatSize(saved.size), time.Unix(0, saved.modTime).UTC().Format(time.RFC3339))
 	default:
-		t.have, t.digests = saved.have, saved.digests
+		t.have = saved.have
 	}
 	if why == "" {
 		if err := t.openStore(); err != nil {
 			why = err.Error()
 		} else {
-			why = t.checkHeld()
+			why = t.hashHeld()
 		}
 	}
 	if why != "" {
@@ -143,7 +144,7 @@ func (t *File) begin(o *offer, entries []Entry) (state, error) {
 // openStore opens the stream: the partial file, or a directory's tree.
 func (t *File) openStore() error {
 	if t.entries == nil {
-		t.st = fileStore{t.f}
+		t.st = newFileStore(t.f)
 		return nil
 	}
 	var err error
@@ -151,9 +152,10 @@ func (t *File) openStore() error {
 	return err
 }
 
-// checkHeld reads every held block back and says what is wrong where one
-// does not hash to its digest.
-func (t *File) checkHeld() string {
+// hashHeld reads every held block back and takes its SHA-256, for the
+// sender to check against its own bytes; it says what is wrong where a
+// block cannot be read.
+func (t *File) hashHeld() string {
 	buf := make([]byte, t.o.BlockSize)
 	for i := range t.o.blocks() {
 		if !t.have.has(i) {
@@ -163,9 +165,7 @@ func (t *File) checkHeld() string {
 		if _, err := t.st.ReadAt(b, int64(i)*int64(t.o.BlockSize)); err != nil {
 			return fmt.Sprintf("block %d cannot be read back: %v", i, err)
 		}
-		if sha256.Sum256(b) != t.digests[i] {
-			return fmt.Sprintf("block %d on disk does not match its digest", i)
-		}
+		t.digests[i] = sha256.Sum256(b)
 	}
 	return ""
 }
@@ -216,11 +216,9 @@ func (t *File) write(off int64, p []byte) error {
 	if _, err := t.st.WriteAt(p, off); err != nil {
 		return err
 	}
-	bs := int(t.o.BlockSize)
-	for at := 0; at < len(p); at += bs {
-		i := int(off/int64(bs)) + at/bs
-		t.digests[i] = sha256.Sum256(p[at:min(at+bs, len(p))])
-		t.pending = append(t.pending, i)
+	bs := int64(t.o.BlockSize)
+	for i := off / bs; i*bs < off+int64(len(p)); i++ {
+		t.pending = append(t.pending, int(i))
 	}
 	t.dirty += int64(len(p))
 	if t.dirty >= checkpointBytes || time.Since(t.last) >= checkpointEvery {
@@ -243,8 +241,7 @@ func (t *File) checkpoint() error {
 		t.have.set(i)
 	}
 	t.pending, t.dirty = t.pending[:0], 0
-	return writeState(t.state(), &savedState{size: t.o.Size, modTime: t.o.ModTime, blockSize: t.o.BlockSize,
-		have: t.have, digests: t.digests})
+	return writeState(t.state(), &savedState{size: t.o.Size, modTime: t.o.ModTime, blockSize: t.o.BlockSize, have: t.have})
 }
 
 func (t *File) finish(size int64, digest [32]byte) error {
@@ -256,10 +253,7 @@ func (t *File) finish(size int64, digest [32]byte) error {
 			return err
 		}
 	}
-	sum, ok := [32]byte{}, false
-	if ts, tree := t.st.(*treeStore); tree {
-		sum, ok = ts.readBackSum(size)
-	}
+	sum, ok := t.st.readBackSum(size)
 	if !ok {
 		h := sha256.New()
 		if _, err := io.Copy(h, io.NewSectionReader(t.st, 0, size)); err != nil {

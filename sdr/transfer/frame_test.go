@@ -30,8 +30,8 @@ func TestFramesRoundTrip(t *testing.T) {
 	if got, err := parseVerdict(v.encode()); err != nil || got != v {
 		t.Errorf("verdict: %+v, %v", got, err)
 	}
-	s := savedState{size: o.Size, modTime: o.ModTime, blockSize: o.BlockSize, have: st.Have, digests: st.Digests}
-	if got, err := parseSavedState(s.encode()); err != nil || !bytes.Equal(got.have, s.have) || got.digests[5] != s.digests[5] || got.size != s.size {
+	s := savedState{size: o.Size, modTime: o.ModTime, blockSize: o.BlockSize, have: st.Have}
+	if got, err := parseSavedState(s.encode()); err != nil || !bytes.Equal(got.have, s.have) || got.size != s.size {
 		t.Errorf("saved state: %+v, %v", got, err)
 	}
 }
@@ -42,7 +42,7 @@ func FuzzParse(f *testing.F) {
 	o := offer{Size: 3 << 20, ModTime: 1, BlockSize: 1 << 20, MaxData: 1 << 20}
 	st := state{Have: bitmap{0b101}, Digests: make([][32]byte, 3)}
 	v := verdict{Reason: "digest differs"}
-	saved := savedState{size: o.Size, blockSize: o.BlockSize, have: st.Have, digests: st.Digests}
+	saved := savedState{size: o.Size, blockSize: o.BlockSize, have: st.Have}
 	m := encodeManifest([]Entry{{Type: EntryDir, Path: "."}, {Type: EntryFile, Path: "f", Size: 3}, {Type: EntrySymlink, Path: "l", Link: "f"}})
 	for _, b := range [][]byte{o.encode(), st.encode(), encodePlan(true), encodeEnd(1, [32]byte{}), v.encode(), saved.encode(), m, {}, []byte("SDRF")} {
 		f.Add(b)

@@ -8,15 +8,15 @@ import (
 )
 
 // savedState is NAME.partial.state: which file the partial one is of, and
-// its receive bitmap with each held block's SHA-256. On disk: "SDRSTATE",
-// then block size (4 bytes), file size and modification time (8 each),
-// block count (4), the bitmap, 32 bytes of digest per block (zero where
-// not held), and the SHA-256 of everything before it, all big-endian.
+// its receive bitmap. On disk: "SDRSTATE", then block size (4 bytes), file
+// size and modification time (8 each), block count (4), the bitmap, and
+// the SHA-256 of everything before it, all big-endian. The held blocks'
+// own digests are not kept: a resume reads them back from the partial
+// file, so they are of what is on disk.
 type savedState struct {
 	size, modTime int64
 	blockSize     uint32
 	have          bitmap
-	digests       [][32]byte
 }
 
 var stateMagic = [8]byte{'S', 'D', 'R', 'S', 'T', 'A', 'T', 'E'}
@@ -24,17 +24,14 @@ var stateMagic = [8]byte{'S', 'D', 'R', 'S', 'T', 'A', 'T', 'E'}
 const stateHead = 8 + 4 + 8 + 8 + 4
 
 func (s *savedState) encode() []byte {
-	n := len(s.digests)
-	b := make([]byte, stateHead, stateHead+len(s.have)+32*n+32)
+	n := int((s.size + int64(s.blockSize) - 1) / int64(s.blockSize))
+	b := make([]byte, stateHead, stateHead+len(s.have)+32)
 	copy(b, stateMagic[:])
 	be.PutUint32(b[8:], s.blockSize)
 	be.PutUint64(b[12:], uint64(s.size))
 	be.PutUint64(b[20:], uint64(s.modTime))
 	be.PutUint32(b[28:], uint32(n))
 	b = append(b, s.have...)
-	for _, d := range s.digests {
-		b = append(b, d[:]...)
-	}
 	sum := sha256.Sum256(b)
 	return append(b, sum[:]...)
 }
@@ -51,15 +48,10 @@ func parseSavedState(b []byte) (*savedState, error) {
 	s := &savedState{blockSize: be.Uint32(b[8:]), size: int64(be.Uint64(b[12:])), modTime: int64(be.Uint64(b[20:]))}
 	n := int(be.Uint32(b[28:]))
 	if s.blockSize == 0 || n > maxBlocks || s.size < 0 || int64(n) != (s.size+int64(s.blockSize)-1)/int64(s.blockSize) ||
-		len(body) != stateHead+(n+7)/8+32*n {
+		len(body) != stateHead+(n+7)/8 {
 		return nil, bad
 	}
-	rest := body[stateHead:]
-	s.have, rest = bitmap(append([]byte(nil), rest[:(n+7)/8]...)), rest[(n+7)/8:]
-	s.digests = make([][32]byte, n)
-	for i := range n {
-		s.digests[i] = [32]byte(rest[32*i:])
-	}
+	s.have = bitmap(append([]byte(nil), body[stateHead:]...))
 	return s, nil
 }
 

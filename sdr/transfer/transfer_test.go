@@ -207,7 +207,7 @@ func TestResumeNotMixed(t *testing.T) {
 			f, _ := os.OpenFile(out+".partial", os.O_RDWR, 0)
 			_, _ = f.WriteAt([]byte{0xff ^ data[100]}, 100)
 			f.Close()
-		}, "does not match its digest"},
+		}, "does not hash to its blocks"},
 		{"damaged bitmap", data, mtime, func(out string) { _ = os.WriteFile(out+".partial.state", []byte("SDRSTATE junk"), 0o644) }, "damaged"},
 		{"no bitmap", data, mtime, func(out string) { _ = os.Remove(out + ".partial.state") }, "no bitmap"},
 	} {

@@ -19,13 +19,55 @@ type store interface {
 	io.WriterAt
 	sync() error
 	close() error
+	// readBackSum is the SHA-256 of the stream's size bytes as read back
+	// while they were written; ok is false where that did not cover them.
+	readBackSum(size int64) (sum [32]byte, ok bool)
 }
 
-// fileStore is a file's stream: the partial file.
-type fileStore struct{ *os.File }
+// fileStore is a file's stream: the partial file. Written in order from
+// its start, each write is read back at once, while its pages are warm,
+// and hashed, so the end check needs no second pass over the file; any
+// other order (a resume) leaves it to that pass.
+type fileStore struct {
+	*os.File
+	disordered bool
+	readBack   hash.Hash
+	readTo     int64
+	buf        []byte
+}
 
-func (s fileStore) sync() error  { return s.Sync() }
-func (s fileStore) close() error { return nil } // the partial file is the lock: File closes it
+func newFileStore(f *os.File) *fileStore { return &fileStore{File: f, readBack: sha256.New()} }
+
+func (s *fileStore) WriteAt(p []byte, off int64) (int, error) {
+	n, err := s.File.WriteAt(p, off)
+	if err != nil || s.disordered {
+		return n, err
+	}
+	if off != s.readTo {
+		s.disordered = true
+		return n, nil
+	}
+	if cap(s.buf) < len(p) {
+		s.buf = make([]byte, len(p))
+	}
+	b := s.buf[:len(p)]
+	if _, err := s.File.ReadAt(b, off); err != nil {
+		return n, fmt.Errorf("reading %s back: %w", s.Name(), err)
+	}
+	s.readBack.Write(b)
+	s.readTo += int64(len(p))
+	return n, nil
+}
+
+func (s *fileStore) readBackSum(size int64) (sum [32]byte, ok bool) {
+	if s.disordered || s.readTo != size {
+		return sum, false
+	}
+	return [32]byte(s.readBack.Sum(nil)), true
+}
+
+func (s *fileStore) sync() error  { return s.Sync() }
+func (s *fileStore) close() error { return nil } // the partial file is the lock: File closes it
 
 // treeStore is a directory's stream written straight into its files
 // under root, so a tree's files are created while its bytes arrive, and
