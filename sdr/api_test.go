@@ -122,11 +122,11 @@ func checkType(name string, typ ast.Expr, check func(string, ast.Node)) {
 	}
 }
 
-// TestDefaultWindowFitsSocket: the documented default window is half the
+// TestDefaultWindowFitsSocket: the default window is at most half the
 // datapath's socket buffer.
 func TestDefaultWindowFitsSocket(t *testing.T) {
-	if DefaultWindow != udp.DefaultSocketBuffer/2 {
-		t.Errorf("DefaultWindow %d, want half of udp.DefaultSocketBuffer %d", DefaultWindow, udp.DefaultSocketBuffer)
+	if DefaultWindow > udp.DefaultSocketBuffer/2 {
+		t.Errorf("DefaultWindow %d, want at most half of udp.DefaultSocketBuffer %d", DefaultWindow, udp.DefaultSocketBuffer)
 	}
 }
 

@@ -158,9 +158,10 @@ const DefaultHostNoise = time.Millisecond
 // delay and ECN law; "none" is for a path the user owns.
 const DefaultCC = "bbr"
 
-// DefaultWindow is the default MaxBytesInFlight, 2 MiB: half the socket
-// buffer the datapath asks for (4 MiB), so a burst never overruns the
-// receiver's socket (TestDefaultWindowFitsSocket keeps them so).
+// DefaultWindow is the default MaxBytesInFlight of the window-based
+// controllers, 2 MiB: at most half the socket buffer the datapath asks
+// for, so a burst never overruns the receiver's socket
+// (TestDefaultWindowFitsSocket keeps them so).
 const DefaultWindow = 2 << 20
 
 // DefaultPacedWindow is the default MaxBytesInFlight under BBR, whose

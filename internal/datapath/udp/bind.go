@@ -52,8 +52,12 @@ const (
 	// DefaultBatchSize is BatchSize of every implementation here.
 	DefaultBatchSize = 64
 	// DefaultSocketBuffer is the socket buffer Open asks for when
-	// Config.SocketBuffer is 0.
-	DefaultSocketBuffer = 4 << 20
+	// Config.SocketBuffer is 0: room for a few milliseconds at 10 Gbit/s
+	// and more, so a receiving process that the scheduler holds off its
+	// CPU that long does not drop what arrives meanwhile (each drop costs
+	// a resend, and a burst of them a timeout). The kernel charges it only
+	// as datagrams wait.
+	DefaultSocketBuffer = 16 << 20
 )
 
 // Errors of Send and Open. Send wraps them with details; test them with
