@@ -56,8 +56,14 @@ func TestE2EResume(t *testing.T) {
 			t.Fatalf("%s exited %d (%v):\n%s", p.cmd.Args[1], code, err, log)
 		}
 		t.Logf("%s: moved %d, resumed %d of %d bytes", p.cmd.Args[1], s.MovedBytes, s.ResumedBytes, s.Bytes)
-		if s.Bytes != int64(size) || s.MovedBytes+s.ResumedBytes != int64(size) || float64(s.MovedBytes) >= 0.6*float64(size) {
-			t.Errorf("%s: moved %d and resumed %d of %d bytes, want under 60%% moved", p.cmd.Args[1], s.MovedBytes, s.ResumedBytes, size)
+		// Under -short the file is a few checkpoints long, so only some
+		// resume is asked of it; the full run holds the 60% bound.
+		limit := 0.6
+		if testing.Short() {
+			limit = 1
+		}
+		if s.Bytes != int64(size) || s.MovedBytes+s.ResumedBytes != int64(size) || s.ResumedBytes == 0 || float64(s.MovedBytes) >= limit*float64(size) {
+			t.Errorf("%s: moved %d and resumed %d of %d bytes, want under %.0f%% moved", p.cmd.Args[1], s.MovedBytes, s.ResumedBytes, size, 100*limit)
 		}
 	}
 	got, err := os.ReadFile(out)
