@@ -4,7 +4,7 @@
 # what they wrote. Each script replaces only its own section, so a run
 # that stops half-way leaves the others' figures as they were.
 #
-#   bash bench/all.sh                       # about 25 minutes on 2 vCPUs
+#   bash bench/all.sh                       # wan.sh's 17 minutes, and the others' few
 #   HTSIM_SRC=~/uet-htsim bash bench/all.sh # with the htsim comparison (an hour more)
 #
 # Knobs: ONLY="claims transfer-dir wan htsim" (a subset, in that order);

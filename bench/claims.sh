@@ -52,17 +52,7 @@ for _, name, claim, whose, outcome, settings, ratio, mag in rows:
 PY
 cat "$tmp/table"
 if [ -n "$DOC" ]; then
-  {
-    echo "## The papers' claims as this tree reproduces them (bench/claims.sh)"
-    echo
-    echo "Written by \`bash bench/claims.sh\`; rerun it to refresh. Every built-in scenario's quick grid (\`sdrnet sim NAME\`), its claims judged as its report judges them: failing ones first."
-    echo
-    echo '```'
-    cat "$tmp/head"
-    echo '```'
-    echo
-    cat "$tmp/table"
-  } >"$tmp/section"
-  doc_section "$DOC" bench/claims.sh "$tmp/section"
-  echo "wrote $DOC" >&2
+  results_section "$DOC" bench/claims.sh "The papers' claims as this tree reproduces them" \
+    "Every built-in scenario's quick grid (\`sdrnet sim NAME\`), its claims judged as its report judges them: failing ones first." \
+    "$tmp/head" "$tmp/table"
 fi

@@ -139,6 +139,26 @@ through() {
   return "$rc"
 }
 
+# results_section DOC SCRIPT TITLE INTRO HEAD TABLE: DOC's section for
+# SCRIPT (doc_section): "## TITLE (SCRIPT)", how to refresh it and INTRO
+# (may be empty), the machine block from file HEAD, then file TABLE.
+results_section() {
+  local doc=$1 script=$2 title=$3 intro=$4 head=$5 table=$6
+  {
+    echo "## $title ($script)"
+    echo
+    echo "Written by \`bash $script\`; rerun it to refresh.${intro:+ $intro}"
+    echo
+    echo '```'
+    cat "$head"
+    echo '```'
+    echo
+    cat "$table"
+  } >"$table.section"
+  doc_section "$doc" "$script" "$table.section"
+  echo "wrote $doc" >&2
+}
+
 # doc_section DOC NAME FILE: replaces the section of DOC that the script
 # NAME wrote (between its begin and end markers) with FILE's text, or
 # appends it; DOC is created with its heading when missing.

@@ -11,8 +11,8 @@
 # The receiver writes to each directory of DIRS in turn: creating 10,000
 # files is the file system's work, so a disk and tmpfs differ. The
 # sources are read once before each run, so both cases send from memory:
-# from a cold page cache, reading 10,000 small files is the disk's work
-# (13.6 s here after drop_caches, against about 1 s warm). A local
+# from a cold page cache, reading 10,000 small files is the disk's work,
+# many times the transfer's. A local
 # `cp -r` of the tree (and a sync) beside them is the file system's own
 # floor: where it alone takes more than twice the file's transfer, no
 # transfer of the tree can meet the goal there.
@@ -117,19 +117,9 @@ echo
 cat "$tmp/table"
 
 if [ -n "$DOC" ]; then
-  {
-    echo "## A directory of small files against one file (bench/transfer-dir.sh)"
-    echo
-    echo "Written by \`bash bench/transfer-dir.sh\`; rerun it to refresh. Wall time from send's start until both ends exit (the receiver's fsync and rename included), median of $ROUNDS rounds, every flag at its default."
-    echo
-    echo '```'
-    cat "$tmp/head"
-    echo '```'
-    echo
-    cat "$tmp/table"
-  } >"$tmp/section"
-  doc_section "$DOC" bench/transfer-dir.sh "$tmp/section"
-  echo "wrote $DOC" >&2
+  results_section "$DOC" bench/transfer-dir.sh "A directory of small files against one file" \
+    "Wall time from send's start until both ends exit (the receiver's fsync and rename included), median of $ROUNDS rounds, every flag at its default." \
+    "$tmp/head" "$tmp/table"
 fi
 [ "$failed" = 0 ] || { echo "a transfer failed" >&2; exit 1; }
 [ "$goal_met" = 1 ] || { echo "goal not met: the directory under half the file's rate somewhere" >&2; exit 1; }

@@ -173,19 +173,7 @@ echo
 cat "$tmp/table"
 
 if [ -n "$DOC" ]; then
-  {
-    echo "## Wide-area links against kernel TCP (bench/wan.sh)"
-    echo
-    echo "Written by \`bash bench/wan.sh\`; rerun it to refresh."
-    echo
-    echo '```'
-    cat "$tmp/head"
-    echo '```'
-    echo
-    cat "$tmp/table"
-  } >"$tmp/section"
-  doc_section "$DOC" bench/wan.sh "$tmp/section"
-  echo "wrote $DOC" >&2
+  results_section "$DOC" bench/wan.sh "Wide-area links against kernel TCP" "" "$tmp/head" "$tmp/table"
 fi
 if [ "$failed" = 1 ]; then
   echo "a run failed: see the table" >&2

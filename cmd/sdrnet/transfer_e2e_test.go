@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sdrnet/sdrnet/sdr/transfer"
 )
 
 // TestE2EResume kills the receiver outright (SIGKILL) half-way through a
@@ -249,5 +251,28 @@ func TestE2EFullDisk(t *testing.T) {
 	t.Logf("both ends: the receiver holds %s bytes", m[1])
 	if scode == 0 || !strings.Contains(slog, "receiver could not write") || !strings.Contains(slog, "it holds "+m[1]+" of 16777216 bytes") {
 		t.Fatalf("send exited %d, want the receiver's %s bytes:\n%s", scode, m[1], slog)
+	}
+}
+
+// TestTreeUnchanged: a directory written while it was sent is not
+// reported as sent.
+func TestTreeUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, _, err := transfer.ReadDir(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := treeUnchanged(dir, false, src); err != nil {
+		t.Fatalf("unchanged tree: %v", err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "f"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := treeUnchanged(dir, false, src); err == nil || !strings.Contains(err.Error(), "changed while it was sent") {
+		t.Fatalf("a file written meanwhile: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -343,8 +344,12 @@ out under its --out name once every byte is verified.`,
 			pr := newProgress(cmd.ErrOrStderr(), "send", start, conn.Stats)
 			res, err := transfer.Send(ctx, conn, src, tf.transfer(pr))
 			pr.done()
-			if err == nil && file != nil {
+			switch {
+			case err != nil:
+			case file != nil:
 				err = unchanged(file, src)
+			case src.Manifest != nil:
+				err = treeUnchanged(args[1], follow, src)
 			}
 			st := conn.Stats()
 			if errors.Is(err, context.Canceled) {
@@ -385,6 +390,19 @@ func unchanged(f *os.File, src transfer.Source) error {
 	}
 	if st.Size() != src.Size || !st.ModTime().Equal(src.ModTime) {
 		return fmt.Errorf("%s changed while it was sent (now %d bytes, modified %v): rerun to send it as it is now", f.Name(), st.Size(), st.ModTime())
+	}
+	return nil
+}
+
+// treeUnchanged checks that a directory sent is still as it was read: the
+// same entries with the same sizes and times.
+func treeUnchanged(dir string, follow bool, src transfer.Source) error {
+	now, _, err := transfer.ReadDir(dir, follow)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(now.Manifest, src.Manifest) {
+		return fmt.Errorf("%s changed while it was sent (an entry was added, removed or written): rerun to send it as it is now", dir)
 	}
 	return nil
 }

@@ -113,7 +113,10 @@ func (t *File) begin(o *offer, entries []Entry) (state, error) {
 	t.have, t.digests = newBitmap(o.blocks()), make([][32]byte, o.blocks())
 	why := ""
 	saved, err := readState(t.state())
-	st, _ := t.f.Stat()
+	st, serr := t.f.Stat()
+	if serr != nil {
+		return state{}, serr
+	}
 	_, treeErr := os.Lstat(t.tree())
 	switch {
 	case errors.Is(err, os.ErrNotExist) && st.Size() == 0 && errors.Is(treeErr, os.ErrNotExist):
