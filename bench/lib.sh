@@ -52,7 +52,7 @@ machine() {
   echo "machine: $(nproc) vCPU, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
   echo "kernel:  $(uname -sr)"
   echo "go:      $(go version)"
-  echo "tree:    ${TREE:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' + uncommitted changes')}"
+  echo "tree:    ${TREE:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . ':!bench' ':!docs/performance.md' ':!README.md' 2>/dev/null || echo ' + uncommitted changes')}"
   echo "date:    $(date -u +'%Y-%m-%d %H:%M UTC')"
   echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min)"
 }
