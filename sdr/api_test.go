@@ -122,11 +122,15 @@ func checkType(name string, typ ast.Expr, check func(string, ast.Node)) {
 	}
 }
 
-// TestDefaultWindowFitsSocket: the default window is at most half the
-// datapath's socket buffer.
+// TestDefaultWindowFitsSocket: the default windows are at most the
+// datapath's socket buffer: the unpaced one at most half of it, BBR's
+// all of it.
 func TestDefaultWindowFitsSocket(t *testing.T) {
 	if DefaultWindow > udp.DefaultSocketBuffer/2 {
 		t.Errorf("DefaultWindow %d, want at most half of udp.DefaultSocketBuffer %d", DefaultWindow, udp.DefaultSocketBuffer)
+	}
+	if DefaultPacedWindow != udp.DefaultSocketBuffer {
+		t.Errorf("DefaultPacedWindow %d, want udp.DefaultSocketBuffer %d", DefaultPacedWindow, udp.DefaultSocketBuffer)
 	}
 }
 

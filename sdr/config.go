@@ -166,9 +166,12 @@ const DefaultWindow = 2 << 20
 
 // DefaultPacedWindow is the default MaxBytesInFlight under BBR, whose
 // own window (twice the measured BDP) is the limit and whose pacer keeps
-// bursts off the receiver's socket: 128 MiB leaves room for the BDP of
-// 10 Gbit/s over 50 ms, twice over.
-const DefaultPacedWindow = 128 << 20
+// bursts off the receiver's socket. It is the socket buffer the datapath
+// asks for: where the receiving host is the bottleneck (loopback, a busy
+// receiver) what is in flight waits in that socket, and more than it
+// holds is what a pause of the receiver drops. 16 MiB is the BDP of
+// 1 Gbit/s over 130 ms; a longer or faster path wants a larger window.
+const DefaultPacedWindow = 16 << 20
 
 // check turns the configuration into the core's, with errors naming the
 // field.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -118,7 +119,8 @@ the receiving end (it serves one connection after another), with
 					return err
 				}
 				defer l.Close()
-				go func() { _ = benchAccept(ctx, l, tf) }()
+				pool := newBufferPool(tf.depth, int(tf.msg.n))
+				go func() { _ = benchAccept(ctx, l, tf, pool) }()
 				addr = l.Addr().String()
 			}
 			var lines io.Writer
@@ -197,26 +199,78 @@ func benchServe(ctx context.Context, w io.Writer, addr string, cfg *sdr.Config, 
 		return err
 	}
 	defer l.Close()
+	pool := newBufferPool(tf.depth, int(tf.msg.n))
 	fmt.Fprintf(w, "sdrnet bench: listening on %v\n", l.Addr())
-	return benchAccept(ctx, l, tf)
+	return benchAccept(ctx, l, tf, pool)
 }
 
-func benchAccept(ctx context.Context, l *sdr.Listener, tf transportFlags) error {
+func benchAccept(ctx context.Context, l *sdr.Listener, tf transportFlags, pool *bufferPool) error {
 	for {
 		conn, err := l.Accept(ctx)
 		if err != nil {
 			return err
 		}
-		go sinkMessages(ctx, conn, int(tf.msg.n), tf.depth)
+		go func() {
+			bufs := pool.get()
+			sinkMessages(ctx, conn, bufs)
+			pool.put(bufs)
+		}()
 	}
 }
 
-// sinkMessages receives and drops messages, depth buffers posted at once,
+// bufferPool hands each connection its receive buffers with their pages
+// already touched. A fresh buffer's first write faults its pages in, on
+// some virtual machines at milliseconds per MiB, so a receiver that
+// allocates as the data comes runs slow for its first hundreds of MiB; a
+// long-running receiver's buffers are warm, and bench measures the
+// transport, as iperf3 does with its one buffer. One set is ready before
+// the first connection; a connection that finds none makes its own.
+type bufferPool struct {
+	sets        chan [][]byte
+	depth, size int
+}
+
+func newBufferPool(depth, size int) *bufferPool {
+	p := &bufferPool{sets: make(chan [][]byte, 1), depth: depth, size: size}
+	p.sets <- p.fresh()
+	return p
+}
+
+func (p *bufferPool) get() [][]byte {
+	select {
+	case s := <-p.sets:
+		return s
+	default:
+		return p.fresh()
+	}
+}
+
+func (p *bufferPool) put(s [][]byte) {
+	select {
+	case p.sets <- s:
+	default:
+	}
+}
+
+func (p *bufferPool) fresh() [][]byte {
+	s := make([][]byte, p.depth)
+	page := os.Getpagesize()
+	for i := range s {
+		s[i] = make([]byte, p.size)
+		for j := 0; j < len(s[i]); j += page {
+			s[i][j] = 0
+		}
+	}
+	return s
+}
+
+// sinkMessages receives and drops messages into bufs, all posted at once,
 // until the connection ends: bench measures messages, not a stream.
-func sinkMessages(ctx context.Context, conn *sdr.Conn, msgSize, depth int) {
+func sinkMessages(ctx context.Context, conn *sdr.Conn, bufs [][]byte) {
+	depth := len(bufs)
 	posted := make([]*sdr.Recv, depth)
 	for i := range posted {
-		r, err := conn.PostRecv(make([]byte, msgSize))
+		r, err := conn.PostRecv(bufs[i])
 		if err != nil {
 			return
 		}
@@ -252,7 +306,10 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 	meter := &intervalMeter{stats: conn.Stats, print: lines}
 	msgSize := min(tf.msg.n, total)
 	count := int((total + msgSize - 1) / msgSize)
-	buf := make([]byte, msgSize) // every message carries the same bytes
+	// Every message carries the same bytes, random as iperf3's: a buffer
+	// of zeros would read from one shared page, which flatters the sender.
+	buf := make([]byte, msgSize)
+	rand.NewChaCha8([32]byte{}).Read(buf)
 	times := make([]float64, count)
 	posted := make([]float64, count)
 	var next atomic.Int64

@@ -65,7 +65,7 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.msg, "msg", "message size a stream is cut into (the receiver's must be at least the sender's)")
 	fl.IntVar(&f.depth, "depth", sdr.DefaultStreamDepth, "messages in flight (1..512)")
 	fl.Var(&f.handshake, "handshake-timeout", "give up on a peer that does not answer after this long")
-	fl.Var(&f.window, "window", "unacknowledged bytes in flight (default: --rate x 100ms where --rate is given; else 128MiB under --cc bbr, the default, 2MiB under the others)")
+	fl.Var(&f.window, "window", "unacknowledged bytes in flight (default: --rate x 100ms where --rate is given; else 16MiB, the socket buffer asked for, under --cc bbr, the default, 2MiB under the others)")
 	fl.StringVar(&f.auth, "auth", sdr.DefaultAuth, "packet protection after a Noise handshake: full (encrypt and authenticate everything), header (authenticate headers only) or none")
 	fl.StringVar(&f.psk, "psk", "", "pre-shared key, 64 hex digits, that both ends must hold (authenticates the peer)")
 	fl.StringVar(&f.cc, "cc", sdr.DefaultCC, "congestion control: "+strings.Join(cc.Names(), ", "))
