@@ -42,7 +42,7 @@ if [ "$KERNEL" = 1 ]; then
   where=(-kernel-queue)
   bottleneck="a tbf in the kernel (-kernel-queue)"
 fi
-echo "rounds: $ROUNDS, tunnel MTU $MTU, sdrnet --mtu $dgram --window 4MiB, $spec, $SECS s per TCP run; the bottleneck is $bottleneck"
+echo "rounds: $ROUNDS, tunnel MTU $MTU, sdrnet --mtu $dgram and every other default, $spec, $SECS s per TCP run; the bottleneck is $bottleneck"
 echo
 echo "| round | binary | TCP | TCP share | sdrnet share | sdrnet resent % | competitive spells |"
 echo "|---|---|---|---|---|---|---|"
@@ -53,7 +53,7 @@ for r in $(seq "$ROUNDS"); do
   for bin in "$@"; do
     out="$tmp/run.json"
     if ! "$tmp/tuntcp" -json ${where[@]+"${where[@]}"} -mtu "$MTU" -spec "$spec" -cc cubic,bbr -t "$SECS" \
-      -sdrnet "$bin" -sdrnet-args "--mtu $dgram --window 4MiB" >"$out"; then
+      -sdrnet "$bin" -sdrnet-args "--mtu $dgram" >"$out"; then
       echo "| $r | $bin | - | failed | | | |"
       failed=1
       continue
