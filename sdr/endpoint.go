@@ -276,7 +276,8 @@ func (e *endpoint) receive(b *rxBatch) bool {
 			refused = true
 			continue
 		}
-		_ = e.core.HandleDatagramAt(now, e.arrival(wall, now, b.read, m.Stamp), m.Addr, core.Path(m.Path), m.Buf[:m.N], m.CE)
+		_ = e.core.HandleDatagram(now, core.Received{Buf: m.Buf[:m.N], From: m.Addr, Path: core.Path(m.Path),
+			Arrived: e.arrival(wall, now, b.read, m.Stamp), CE: m.CE})
 	}
 	// ICMP unreachables for datagrams we sent, after the datagrams: the
 	// kernel reports them ahead of what the peer sent before it left, and

@@ -251,7 +251,7 @@ func (h *Host) deliver(p *Packet) {
 	if p.Control {
 		h.net.ControlWait.Add(int64(p.wait))
 	}
-	_ = h.EP.HandleMarked(h.net.Eng.Now(), core.Path(p.Entropy), p.Buf, p.Payload, p.ECN)
+	_ = h.EP.HandleDatagram(h.net.Eng.Now(), core.Received{Buf: p.Buf, Payload: p.Payload, Path: core.Path(p.Entropy), CE: p.ECN})
 	h.net.Free(p)
 	h.settle()
 }

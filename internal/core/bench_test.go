@@ -179,7 +179,7 @@ func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorit
 				now = now.Add(monotime.Microsecond / 32)
 			}
 			n := copy(dgram, buf[:t.Len])
-			_ = eb.HandleDatagram(now, 0, dgram[:n+len(t.Payload)])
+			_ = eb.HandleDatagram(now, core.Received{Buf: dgram[:n+len(t.Payload)]})
 		}
 		for range 32 {
 			var t core.Transmit
@@ -188,7 +188,7 @@ func benchmarkDataPacket(b *testing.B, scheme reliability.Scheme, alg cc.Algorit
 				break
 			}
 			backward++
-			_ = ea.HandleDatagram(now, 0, buf[:t.Len])
+			_ = ea.HandleDatagram(now, core.Received{Buf: buf[:t.Len]})
 		}
 		for {
 			ev, ok := eb.PollEvent()

@@ -81,7 +81,7 @@ type Endpoint struct {
 	order  []*Conn              // in creation order, for fair and deterministic polling
 	next   int                  // where PollTransmit starts its round-robin
 	last   *Conn                // the connection of the previous datagram: usually the next's
-	gather []byte               // scratch for HandleSplit
+	gather []byte               // scratch for a split datagram that is gathered
 	zeros  []byte               // the payload of virtual messages: read only, shared by all its senders
 	codec  *reliability.Workers // codes parity ahead (SetCodecWorkers); nil: inline
 	// pacedWake is the earliest time a controller's pacing held a data
@@ -106,7 +106,7 @@ type Endpoint struct {
 	steps   [stepTable]stepState // collective steps (steps.go)
 	sched   schedule             // which connections to look at (schedule.go)
 	// arrived is when the datagram being handled reached the host
-	// (HandleDatagramAt); 0: unknown, take now.
+	// (Received.Arrived) while it is handled; 0: now.
 	arrived monotime.Time
 }
 
@@ -156,46 +156,46 @@ func (e *Endpoint) Stats() EndpointStats {
 	return s
 }
 
-// HandleDatagram feeds one received datagram that arrived on path. The
-// endpoint does not keep b. A datagram that fails to decode or names no
-// connection is counted and dropped; the error says why.
-func (e *Endpoint) HandleDatagram(now monotime.Time, path Path, b []byte) error {
-	return e.HandleSplit(now, path, b, nil)
+// Received is one received datagram, as HandleDatagram takes it.
+type Received struct {
+	// Buf is the datagram; with Payload set, only its header: a
+	// simulator passes a DATA or PARITY packet's payload apart, as the
+	// sender's Transmit gave it, without gathering it.
+	Buf, Payload []byte
+	// From is the address it came from: a listening endpoint answers a
+	// HELLO there.
+	From netip.AddrPort
+	// Path is the path it arrived on.
+	Path Path
+	// Arrived is when it reached the host, no later than now: on a real
+	// host the kernel's receive time, the datagram then having waited
+	// for the process until now. The connection times round trips from
+	// it, and its ACKs tell the peer how long after it they left
+	// (wire.Ack.Delay), so neither end's wait for its process reads as
+	// queueing delay on the path. 0 or a time after now means now.
+	Arrived monotime.Time
+	// CE says its IP header was marked congestion experienced (ECN): the
+	// receiver echoes the mark to the sender's controller in its next
+	// ACK.
+	CE bool
 }
 
-// HandleDatagramFrom is HandleDatagram for a datagram that came from the
-// address from (a listening endpoint needs it to answer a HELLO), CE-marked
-// when ce is true (see HandleMarked).
-func (e *Endpoint) HandleDatagramFrom(now monotime.Time, from netip.AddrPort, path Path, b []byte, ce bool) error {
-	if len(b) >= wire.CommonLen && b[1] == byte(wire.TypeHello) {
-		h, typ, err := wire.ParseHandshake(b)
-		if err != nil || typ != wire.TypeHello {
-			e.stats.Malformed++
-			return errors.Join(errMalformed, err)
-		}
-		return e.hello(now, from, &h)
+// HandleDatagram feeds one received datagram. The endpoint does not keep
+// d's buffers. A datagram that fails to decode or names no connection is
+// counted and dropped; the error says why.
+func (e *Endpoint) HandleDatagram(now monotime.Time, d Received) error {
+	// arrived is the datagram's for as long as it is handled, and only
+	// then: a timer that completes a message has no datagram to answer.
+	if d.Arrived > 0 && d.Arrived <= now {
+		e.arrived = d.Arrived
 	}
-	return e.HandleMarked(now, path, b, nil, ce)
-}
-
-// HandleDatagramAt is HandleDatagramFrom for a datagram that reached the
-// host at arrived, no later than now: on a real host the kernel's receive
-// time, the datagram then having waited for the process until now. The
-// connection times round trips from arrived, and its ACKs tell the peer
-// how long after arrived they left (wire.Ack.Delay), so neither end's
-// wait for its process reads as queueing delay on the path. An arrived
-// of 0 or after now means now.
-func (e *Endpoint) HandleDatagramAt(now, arrived monotime.Time, from netip.AddrPort, path Path, b []byte, ce bool) error {
-	if arrived > 0 && arrived <= now {
-		e.arrived = arrived
-	}
-	err := e.HandleDatagramFrom(now, from, path, b, ce)
+	err := e.handleDatagram(now, &d)
 	e.arrived = 0
 	return err
 }
 
-// arrival is when the datagram being handled reached the host: as
-// HandleDatagramAt was told, else now.
+// arrival is when the datagram being handled reached the host: its
+// Arrived, else now.
 func (e *Endpoint) arrival(now monotime.Time) monotime.Time {
 	if e.arrived != 0 {
 		return e.arrived
@@ -203,34 +203,29 @@ func (e *Endpoint) arrival(now monotime.Time) monotime.Time {
 	return now
 }
 
-// HandleSplit is HandleDatagram for a datagram that arrives as a header
-// and, for DATA packets, a separate payload (a simulator passes the
-// sender's Transmit through without gathering it). With a nil payload,
-// header is the whole datagram.
-func (e *Endpoint) HandleSplit(now monotime.Time, path Path, header, payload []byte) error {
-	return e.HandleMarked(now, path, header, payload, false)
-}
-
-// HandleMarked is HandleSplit for a datagram whose IP header said
-// congestion experienced (ECN CE) when ce is true: the receiver echoes the
-// mark to the sender's congestion controller in its next ACK.
-func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []byte, ce bool) error {
-	b := header
-	if len(header) >= wire.CommonLen && wire.ProtectionOf(header) != wire.ProtectNone {
-		return e.handleProtected(now, path, header, payload, ce)
-	}
-	if payload != nil {
-		if h, err := wire.ParseHeader(header); err != nil || (h.Type != wire.TypeData && h.Type != wire.TypeParity) {
-			// Only DATA and PARITY are decoded in pieces; anything else
-			// is gathered.
-			e.gather = append(append(e.gather[:0], header...), payload...)
-			b, payload = e.gather, nil
+func (e *Endpoint) handleDatagram(now monotime.Time, d *Received) error {
+	b, payload := d.Buf, d.Payload
+	if len(b) >= wire.CommonLen && b[1] == byte(wire.TypeHello) {
+		h, typ, err := wire.ParseHandshake(b)
+		if err != nil || typ != wire.TypeHello {
+			e.stats.Malformed++
+			return errors.Join(errMalformed, err)
 		}
+		return e.hello(now, d.From, &h)
+	}
+	if len(b) >= wire.CommonLen && wire.ProtectionOf(b) != wire.ProtectNone {
+		return e.handleProtected(now, d.Path, b, payload, d.CE)
 	}
 	h, err := wire.ParseHeader(b)
 	if err != nil {
 		e.stats.Malformed++
 		return err
+	}
+	if payload != nil && h.Type != wire.TypeData && h.Type != wire.TypeParity {
+		// Only DATA and PARITY are decoded in pieces; anything else is
+		// gathered.
+		e.gather = append(append(e.gather[:0], b...), payload...)
+		b, payload = e.gather, nil
 	}
 	c := e.lookup(h.Conn)
 	if c == nil {
@@ -241,7 +236,7 @@ func (e *Endpoint) HandleMarked(now monotime.Time, path Path, header, payload []
 		c.prot.stats.Unprotected++ // a keyed connection takes only sealed packets
 		return ErrUnprotected
 	}
-	return e.deliver(now, path, c, h, b, payload, ce)
+	return e.deliver(now, d.Path, c, h, b, payload, d.CE)
 }
 
 // lookup returns connection id, remembering it: consecutive datagrams

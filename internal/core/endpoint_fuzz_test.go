@@ -157,8 +157,8 @@ func FuzzHandleDatagram(f *testing.F) {
 		}
 		pair := fuzzLoadedPair(t, nil, monotime.Duration(at)*10*monotime.Microsecond)
 		for range 2 {
-			_ = pair.B.EP.HandleDatagram(pair.Now, 0, b)
-			_ = pair.A.EP.HandleDatagram(pair.Now, 0, b)
+			_ = pair.B.EP.HandleDatagram(pair.Now, core.Received{Buf: b})
+			_ = pair.A.EP.HandleDatagram(pair.Now, core.Received{Buf: b})
 		}
 		pair.Wake()
 		target := pair.Now.Add(50 * monotime.Millisecond)
@@ -262,8 +262,8 @@ func fuzzHandshakeWith(t *testing.T, cfg core.Config, b []byte, port uint16, lat
 		}
 		from := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port)
 		for range 2 { // the second copy is a duplicate HELLO or ACCEPT
-			_ = pair.B.EP.HandleDatagramFrom(pair.Now, from, 0, b, false)
-			_ = pair.A.EP.HandleDatagramFrom(pair.Now, pair.B.Addr, 0, b, false)
+			_ = pair.B.EP.HandleDatagram(pair.Now, core.Received{Buf: b, From: from})
+			_ = pair.A.EP.HandleDatagram(pair.Now, core.Received{Buf: b, From: pair.B.Addr})
 		}
 		pair.Wake()
 		target := pair.Now.Add(50 * monotime.Millisecond)

@@ -246,7 +246,7 @@ func TestStalePacketsIgnored(t *testing.T) {
 		}
 		if sent++; sent == 20 { // mid-transfer of the second message
 			for _, o := range old {
-				_ = p.B.EP.HandleDatagram(p.Now, 0, o)
+				_ = p.B.EP.HandleDatagram(p.Now, core.Received{Buf: o})
 			}
 		}
 		return false

@@ -139,7 +139,7 @@ func TestIdleTimeout(t *testing.T) {
 
 func TestListenErrors(t *testing.T) {
 	e := core.NewEndpoint()
-	if err := e.HandleDatagramFrom(0, testAddr, 0, hello(t), false); !errors.Is(err, core.ErrNotListening) {
+	if err := e.HandleDatagram(0, core.Received{Buf: hello(t), From: testAddr}); !errors.Is(err, core.ErrNotListening) {
 		t.Fatalf("HELLO to a non-listening endpoint: %v", err)
 	}
 	if err := e.Listen(core.Config{MTU: 3}); err == nil {
@@ -214,7 +214,7 @@ func (h *hub) run(d monotime.Duration) {
 					h.sent(a, t, b)
 				}
 				if to := h.eps[t.Addr]; to != nil && (h.drop == nil || !h.drop(a, t.Addr, b)) {
-					_ = to.HandleDatagramFrom(h.now, a, 0, b, false)
+					_ = to.HandleDatagram(h.now, core.Received{Buf: b, From: a})
 				}
 			}
 			for {
@@ -288,7 +288,7 @@ func TestRetry(t *testing.T) {
 	buf := make([]byte, 2048)
 	getRetry := func(t *testing.T, e *core.Endpoint, to netip.AddrPort, source uint64) wire.Cookie {
 		t.Helper()
-		if err := e.HandleDatagramFrom(now, to, 0, hello(t), false); err != nil {
+		if err := e.HandleDatagram(now, core.Received{Buf: hello(t), From: to}); err != nil {
 			t.Fatal(err)
 		}
 		var tx core.Transmit
@@ -342,7 +342,7 @@ func TestRetry(t *testing.T) {
 				ck.MAC[0] ^= 0x80
 			}
 			now = now.Add(tt.after)
-			_ = e.HandleDatagramFrom(now, tt.from, 0, echo(ck, tt.source), false)
+			_ = e.HandleDatagram(now, core.Received{Buf: echo(ck, tt.source), From: tt.from})
 			st := e.Stats()
 			var tx core.Transmit
 			ok := e.PollTransmit(now, buf, &tx)
@@ -403,7 +403,7 @@ func helloFlood(t *testing.T, rate, want int) {
 			}
 			n, _ := h.Encode(b, wire.TypeHello)
 			from := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(rng.Uint32()), byte(rng.Uint32()), 1}), uint16(rng.Uint32()))
-			_ = e.HandleDatagramFrom(monotime.Time(round)*monotime.Time(monotime.Millisecond), from, 0, b[:n], false)
+			_ = e.HandleDatagram(monotime.Time(round)*monotime.Time(monotime.Millisecond), core.Received{Buf: b[:n], From: from})
 			sent++
 		}
 		for {
@@ -430,7 +430,7 @@ func helloFlood(t *testing.T, rate, want int) {
 	hb := hello(t)
 	var tx core.Transmit
 	if n := testing.AllocsPerRun(1000, func() {
-		_ = e.HandleDatagramFrom(monotime.Time(monotime.Second), from, 0, hb, false)
+		_ = e.HandleDatagram(monotime.Time(monotime.Second), core.Received{Buf: hb, From: from})
 		_ = e.PollTransmit(0, buf, &tx)
 	}); n != 0 {
 		t.Fatalf("a HELLO and its Retry allocate %v times", n)

@@ -17,7 +17,7 @@ func (r *receiver) queueAck(m *recvMsg, c uint32) {
 	}
 	m.ackLo, m.ackHi = min(m.ackLo, c), max(m.ackHi, c)
 	// The ACK's delay counts from the newest packet it answers, when the
-	// host said when that arrived (HandleDatagramAt).
+	// host said when that arrived (Received.Arrived).
 	m.ackAt = r.c.ep.arrived
 	if !m.ackQueued {
 		m.ackQueued = true

@@ -46,7 +46,7 @@ func TestPacedWake(t *testing.T) {
 				if !eb.PollTransmit(now, buf, &tx) {
 					break
 				}
-				_ = ea.HandleDatagram(now, 0, buf[:tx.Len])
+				_ = ea.HandleDatagram(now, core.Received{Buf: buf[:tx.Len]})
 			}
 			for {
 				var tx core.Transmit

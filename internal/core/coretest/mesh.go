@@ -99,7 +99,7 @@ func (m *Mesh) step() (monotime.Time, error) {
 			dst := nd.dst[i]
 			for l.next() <= m.Now {
 				pk := l.pop()
-				if err := dst.EP.HandleDatagramFrom(m.Now, nd.Addr, 0, pk.buf, false); err != nil {
+				if err := dst.EP.HandleDatagram(m.Now, core.Received{Buf: pk.buf, From: nd.Addr}); err != nil {
 					m.DeliverErrors++
 				}
 				l.recycle(pk.buf)

@@ -27,10 +27,10 @@ type Side struct {
 	// ReadLate is how long this side's host takes to read a datagram
 	// after it arrived (a busy real host's wait for its process): it
 	// hands each in that much later, saying when it arrived
-	// (HandleDatagramAt), as a host with kernel receive stamps does.
+	// (Received.Arrived), as a host with kernel receive stamps does.
 	ReadLate monotime.Duration
 	// Unstamped hands datagrams in without their arrival time
-	// (HandleDatagramFrom), as a host without kernel receive stamps.
+	// (no Received.Arrived), as a host without kernel receive stamps.
 	Unstamped bool
 	buf       []byte
 	// active is false once PollTransmit had nothing; any input re-arms it.
@@ -128,7 +128,7 @@ func (p *Pair) step() monotime.Time {
 			if peer.Unstamped {
 				at = 0
 			}
-			if err := peer.EP.HandleDatagramAt(p.Now, at, s.Addr, 0, pk.buf, false); err != nil {
+			if err := peer.EP.HandleDatagram(p.Now, core.Received{Buf: pk.buf, From: s.Addr, Arrived: at}); err != nil {
 				p.DeliverErrors++
 			}
 			l.recycle(pk.buf)
