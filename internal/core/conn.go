@@ -89,21 +89,11 @@ type Conn struct {
 	slotShift uint8  // log2 MaxMsgs
 	slotMask  uint32 // MaxMsgs-1
 
-	state       connState
-	dialStart   monotime.Time // dialing: when Dial was called
-	helloDue    monotime.Time // dialing: when to (re)send HELLO
-	helloTries  uint
-	acceptDue   bool   // listening side: an ACCEPT is to be sent
-	acceptEcho  uint64 // the HELLO timestamp it echoes
-	lastHeard   monotime.Time
-	lastPing    monotime.Time
-	pongDue     bool
-	pongEcho    uint64
-	rttProbe    bool // a PING is to measure the round trip for the receiver
-	closed      bool
-	closeQueued bool
-	closeCode   uint32
-	closeReason string
+	state   connState
+	hs      handshake
+	live    liveness
+	closed  bool
+	closing closing
 
 	snd sender
 	rcv receiver
@@ -114,8 +104,6 @@ type Conn struct {
 	scratch ecScratch
 	mp      multipath
 	prot    *protection // nil: packets go unprotected (protect.go)
-	kx      KeyExchange // the dialer's key exchange until the ACCEPT (keys.go)
-	kxMsg   []byte      // our key-exchange message: the HELLO's, or the ACCEPT's
 
 	stats ConnStats
 
@@ -125,6 +113,23 @@ type Conn struct {
 	slot, heapAt int
 	filed        monotime.Time
 	dirty        bool
+}
+
+// liveness is what keeps an idle connection's peer known to be there:
+// when it was last heard from and the keepalive PINGs (handshake.go).
+type liveness struct {
+	lastHeard monotime.Time
+	lastPing  monotime.Time
+	pongDue   bool
+	pongEcho  uint64
+	rttProbe  bool // a PING is to measure the round trip for the receiver
+}
+
+// closing is a CLOSE to be sent: its code and reason.
+type closing struct {
+	queued bool
+	code   uint32
+	reason string
 }
 
 // newConn makes a connection, or with ud set a datagram endpoint's peer.
@@ -182,7 +187,7 @@ func (c *Conn) Close(code uint32, reason string) error {
 	if len(reason) > wire.MaxCloseReason {
 		reason = reason[:wire.MaxCloseReason]
 	}
-	c.closeQueued, c.closeCode, c.closeReason = true, code, reason
+	c.closing.queued, c.closing.code, c.closing.reason = true, code, reason
 	c.shutdown(nil)
 	return nil
 }
@@ -322,9 +327,9 @@ func itoa(v uint32) string {
 // payload is left in c.snd.payload. Control packets go first, then
 // retransmissions, then new data.
 func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
-	if c.closeQueued {
-		c.closeQueued = false
-		cl := wire.Close{Conn: c.peerID, Code: c.closeCode, Reason: []byte(c.closeReason)}
+	if c.closing.queued {
+		c.closing.queued = false
+		cl := wire.Close{Conn: c.peerID, Code: c.closing.code, Reason: []byte(c.closing.reason)}
 		n, err := cl.Encode(buf)
 		if err != nil {
 			return 0, false

@@ -309,7 +309,7 @@ func (e *Endpoint) hello(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 	}
 	key := acceptKey{from, h.Source}
 	if c := e.accepted[key]; c != nil && !c.closed {
-		c.acceptEcho, c.acceptDue = h.Echo, true // our ACCEPT was lost
+		c.hs.acceptEcho, c.hs.acceptDue = h.Echo, true // our ACCEPT was lost
 		c.heard(now)
 		return nil
 	}
@@ -361,7 +361,7 @@ func (e *Endpoint) expireHalfOpen(now monotime.Time) {
 			delete(e.halfOpen, c)
 			e.stats.HalfOpenExpired++
 			if !c.closed {
-				c.closeQueued, c.closeCode, c.closeReason = true, 2, "handshake not confirmed"
+				c.closing.queued, c.closing.code, c.closing.reason = true, 2, "handshake not confirmed"
 				c.shutdown(ErrHandshakeTimeout)
 			}
 		}
@@ -375,7 +375,7 @@ func (e *Endpoint) reap() {
 	e.reapDue = false
 	j := 0
 	for i, c := range e.order {
-		if !c.closed || c.closeQueued {
+		if !c.closed || c.closing.queued {
 			e.order[j] = c
 			j++
 			continue

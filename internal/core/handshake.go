@@ -22,6 +22,19 @@ import (
 // window. Established connections keep each other alive with PINGs and
 // close when the peer stays silent past the idle timeout.
 
+// handshake is a connection's state until it is established: the
+// dialer's HELLO retries, the listener's ACCEPT to send, and the key
+// exchange (keys.go).
+type handshake struct {
+	dialStart  monotime.Time // dialing: when Dial was called
+	helloDue   monotime.Time // dialing: when to (re)send HELLO
+	helloTries uint
+	acceptDue  bool        // listening side: an ACCEPT is to be sent
+	acceptEcho uint64      // the HELLO timestamp it echoes
+	kx         KeyExchange // the dialer's key exchange until the ACCEPT
+	kxMsg      []byte      // our key-exchange message: the HELLO's, or the ACCEPT's
+}
+
 // Errors of connection management.
 var (
 	ErrHandshakeTimeout = errors.New("core: handshake timed out")
@@ -81,8 +94,8 @@ func (e *Endpoint) Dial(now monotime.Time, peer netip.AddrPort, cfg Config) (*Co
 		return nil, err
 	}
 	c.state = stateDialing
-	c.dialStart = now
-	c.helloDue = now
+	c.hs.dialStart = now
+	c.hs.helloDue = now
 	e.add(c)
 	return c, nil
 }
@@ -107,7 +120,7 @@ func (e *Endpoint) admit(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 	if err := c.respondKeys(h); err != nil {
 		return err
 	}
-	c.acceptEcho, c.acceptDue = h.Echo, true
+	c.hs.acceptEcho, c.hs.acceptDue = h.Echo, true
 	c.heard(now)
 	e.add(c)
 	e.accepted[key] = c
@@ -144,7 +157,7 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 		c.ep.retry(now, c, &h.Cookie)
 		return
 	case h.Flags&wire.FlagRefuse != 0:
-		if sent := monotime.Time(h.Echo); sent >= c.dialStart && sent <= now { // it answers a HELLO of ours
+		if sent := monotime.Time(h.Echo); sent >= c.hs.dialStart && sent <= now { // it answers a HELLO of ours
 			c.shutdown(ErrRefused)
 		}
 		return
@@ -156,7 +169,7 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 	if _, err := cfg.withDefaults(); err != nil {
 		return // an ACCEPT we cannot honour (MTU below MinMTU, a zero window) is not our peer's
 	}
-	if rtt := now.Sub(monotime.Time(h.Echo)); rtt > 0 && monotime.Time(h.Echo) >= c.dialStart {
+	if rtt := now.Sub(monotime.Time(h.Echo)); rtt > 0 && monotime.Time(h.Echo) >= c.hs.dialStart {
 		cfg.InitialRTT = rtt  // the timers' seed: the whole wait, our read included
 		if cfg.BaseRTT == 0 { // the congestion controller's first estimate: the path's
 			cfg.BaseRTT = c.ep.arrival(now).Sub(monotime.Time(h.Echo))
@@ -174,7 +187,7 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 	// Confirm at once: the listener holds the connection half-open until
 	// it hears from us on it. A PONG with no timestamp is that word; it
 	// asks for no answer and gives no RTT sample.
-	c.pongDue, c.pongEcho = true, 0
+	c.live.pongDue, c.live.pongEcho = true, 0
 	c.emit(EventEstablished, 0, nil)
 }
 
@@ -194,7 +207,7 @@ func (e *Endpoint) retry(now monotime.Time, c *Conn, ck *wire.Cookie) {
 	}
 	r.cookie = *ck
 	r.n++
-	c.helloDue = now
+	c.hs.helloDue = now
 }
 
 // adopt replaces the parameters of a connection that has no messages yet.
@@ -212,9 +225,9 @@ func (c *Conn) adopt(cfg Config) {
 // It is asked on every poll: the Handshake is built only when one is due.
 func (c *Conn) handshake(now monotime.Time, buf []byte) int {
 	switch {
-	case c.state == stateDialing && now >= c.helloDue:
+	case c.state == stateDialing && now >= c.hs.helloDue:
 		return c.encodeHandshake(now, wire.TypeHello, buf)
-	case c.acceptDue:
+	case c.hs.acceptDue:
 		return c.encodeHandshake(now, wire.TypeAccept, buf)
 	}
 	return 0
@@ -232,12 +245,12 @@ func (c *Conn) encodeHandshake(now monotime.Time, t wire.Type, buf []byte) int {
 		c.mp.path = 0
 		// Resend after a second, then back off to 4 s; a lost HELLO costs
 		// little, a dead peer is found by the handshake timeout.
-		c.helloDue = now.Add(min(monotime.Second<<min(c.helloTries, 2), 4*monotime.Second))
-		c.helloTries++
+		c.hs.helloDue = now.Add(min(monotime.Second<<min(c.hs.helloTries, 2), 4*monotime.Second))
+		c.hs.helloTries++
 	} else {
 		h.Conn = c.peerID
-		h.Echo = c.acceptEcho
-		c.acceptDue = false
+		h.Echo = c.hs.acceptEcho
+		c.hs.acceptDue = false
 		c.mp.path = c.ctrlPath()
 	}
 	h.Source = c.id
@@ -255,19 +268,19 @@ func (c *Conn) encodeHandshake(now monotime.Time, t wire.Type, buf []byte) int {
 }
 
 // heard notes that the peer is alive.
-func (c *Conn) heard(now monotime.Time) { c.lastHeard = now }
+func (c *Conn) heard(now monotime.Time) { c.live.lastHeard = now }
 
 // keepalive returns the PING (or PONG) this connection has to send, if any.
 func (c *Conn) keepalive(now monotime.Time, buf []byte) int {
 	var flags uint8
 	var echo uint64
 	switch {
-	case c.pongDue:
-		flags, echo = wire.FlagPong, c.pongEcho
-		c.pongDue = false
-	case c.state == stateEstablished && (c.rttProbe || c.cfg.IdleTimeout > 0 && now >= c.pingAt()):
+	case c.live.pongDue:
+		flags, echo = wire.FlagPong, c.live.pongEcho
+		c.live.pongDue = false
+	case c.state == stateEstablished && (c.live.rttProbe || c.cfg.IdleTimeout > 0 && now >= c.pingAt()):
 		echo = uint64(now)
-		c.lastPing, c.rttProbe = now, false
+		c.live.lastPing, c.live.rttProbe = now, false
 	default:
 		return 0 // asked on every poll: no Ping built
 	}
@@ -279,12 +292,12 @@ func (c *Conn) keepalive(now monotime.Time, buf []byte) int {
 // pingAt is when to send the next keepalive: a third of the idle timeout
 // after we last heard from the peer or last pinged it.
 func (c *Conn) pingAt() monotime.Time {
-	return max(c.lastHeard, c.lastPing).Add(c.cfg.IdleTimeout / 3)
+	return max(c.live.lastHeard, c.live.lastPing).Add(c.cfg.IdleTimeout / 3)
 }
 
 func (c *Conn) onPing(now monotime.Time, p *wire.Ping) {
 	if p.Flags&wire.FlagPong == 0 {
-		c.pongDue, c.pongEcho = true, p.Echo
+		c.live.pongDue, c.live.pongEcho = true, p.Echo
 		return
 	}
 	if sent := monotime.Time(p.Echo); sent > 0 && sent <= now {
@@ -294,16 +307,16 @@ func (c *Conn) onPing(now monotime.Time, p *wire.Ping) {
 }
 
 // LastHeard is when the connection last heard from its peer.
-func (c *Conn) LastHeard() monotime.Time { return c.lastHeard }
+func (c *Conn) LastHeard() monotime.Time { return c.live.lastHeard }
 
 // lifeTimeout is the connection-management deadline: the next HELLO, the
 // next keepalive, the handshake or the idle timeout.
 func (c *Conn) lifeTimeout() monotime.Time {
 	switch {
 	case c.state == stateDialing:
-		return min(c.helloDue, c.dialStart.Add(c.cfg.HandshakeTimeout))
+		return min(c.hs.helloDue, c.hs.dialStart.Add(c.cfg.HandshakeTimeout))
 	case c.cfg.IdleTimeout > 0:
-		return min(c.pingAt(), c.lastHeard.Add(c.cfg.IdleTimeout))
+		return min(c.pingAt(), c.live.lastHeard.Add(c.cfg.IdleTimeout))
 	}
 	return monotime.Never
 }
@@ -311,9 +324,9 @@ func (c *Conn) lifeTimeout() monotime.Time {
 // lifeExpire closes a connection whose handshake or peer timed out.
 func (c *Conn) lifeExpire(now monotime.Time) {
 	switch {
-	case c.state == stateDialing && now >= c.dialStart.Add(c.cfg.HandshakeTimeout):
+	case c.state == stateDialing && now >= c.hs.dialStart.Add(c.cfg.HandshakeTimeout):
 		c.shutdown(ErrHandshakeTimeout)
-	case c.state == stateEstablished && c.cfg.IdleTimeout > 0 && now >= c.lastHeard.Add(c.cfg.IdleTimeout):
+	case c.state == stateEstablished && c.cfg.IdleTimeout > 0 && now >= c.live.lastHeard.Add(c.cfg.IdleTimeout):
 		c.shutdown(ErrIdleTimeout)
 	}
 }

@@ -39,19 +39,19 @@ func (c *Conn) initiateKeys() error {
 	if c.cfg.Keys == nil {
 		return nil
 	}
-	c.kx = c.cfg.Keys(true)
-	msg, err := c.kx.Initiate()
+	c.hs.kx = c.cfg.Keys(true)
+	msg, err := c.hs.kx.Initiate()
 	if err != nil {
 		return errors.Join(ErrKeyExchange, err)
 	}
-	c.kxMsg = msg
+	c.hs.kxMsg = msg
 	return nil
 }
 
 // offerKeys adds the connection's key-exchange message to a HELLO or
 // ACCEPT it sends.
 func (c *Conn) offerKeys(h *wire.Handshake) {
-	if c.kxMsg == nil {
+	if c.hs.kxMsg == nil {
 		return
 	}
 	mode := c.cfg.Protection
@@ -59,13 +59,13 @@ func (c *Conn) offerKeys(h *wire.Handshake) {
 		mode = c.prot.mode // the listener answers with what it agreed
 	}
 	h.Flags |= wire.FlagKeys
-	h.Keys = wire.KeyExchange{Protection: mode, Msg: c.kxMsg}
+	h.Keys = wire.KeyExchange{Protection: mode, Msg: c.hs.kxMsg}
 }
 
 // finishKeys keys a dialer from the listener's ACCEPT; an error closes the
 // connection.
 func (c *Conn) finishKeys(h *wire.Handshake) error {
-	if c.kx == nil {
+	if c.hs.kx == nil {
 		return nil
 	}
 	if h.Flags&wire.FlagKeys == 0 {
@@ -74,12 +74,12 @@ func (c *Conn) finishKeys(h *wire.Handshake) error {
 	if h.Keys.Protection < c.cfg.Protection {
 		return ErrDowngrade
 	}
-	seal, open, err := c.kx.Finish(h.Keys.Msg)
+	seal, open, err := c.hs.kx.Finish(h.Keys.Msg)
 	if err != nil {
 		return errors.Join(ErrKeyExchange, err)
 	}
 	c.Protect(h.Keys.Protection, seal, open)
-	c.kx = nil
+	c.hs.kx = nil
 	return nil
 }
 
@@ -97,7 +97,7 @@ func (c *Conn) respondKeys(h *wire.Handshake) error {
 		return errors.Join(ErrKeyExchange, err)
 	}
 	c.Protect(mode, seal, open)
-	c.kxMsg = answer
+	c.hs.kxMsg = answer
 	return nil
 }
 

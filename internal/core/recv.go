@@ -363,7 +363,7 @@ func (r *receiver) start(now monotime.Time, m *recvMsg, geo *wire.Geometry, sche
 		// upper bound, replaces the initial guess until a ping measures
 		// the round trip.
 		r.rtt = reliability.NewRTT(now.Sub(m.ctsFirst))
-		r.c.rttProbe = true
+		r.c.live.rttProbe = true
 	}
 	if scheme.Code() != nil {
 		r.ec.start(m)

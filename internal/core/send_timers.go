@@ -61,7 +61,7 @@ const maxRTODoublings = 6
 // unanswered reports whether the peer has said nothing since the last
 // probe (a probe leaves only after a silence, so a packet heard the
 // instant it left is an answer).
-func (s *sender) unanswered() bool { return s.c.lastHeard < s.silence.probedAt }
+func (s *sender) unanswered() bool { return s.c.live.lastHeard < s.silence.probedAt }
 
 // backoff is how many times the timeout has doubled: for resends not
 // needed since the last clean RTT sample, or by the probes into a

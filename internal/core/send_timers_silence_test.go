@@ -42,7 +42,7 @@ func TestSilenceState(t *testing.T) {
 			}
 			m := &sendMsg{scheme: reliability.SelectiveRepeat{NACK: true}}
 			s.probed(probeAt, m)
-			c.lastHeard = tc.heard
+			c.live.lastHeard = tc.heard
 			if got := s.probing(tc.now); got != tc.wantHeld {
 				t.Errorf("held %v, want %v", got, tc.wantHeld)
 			}
