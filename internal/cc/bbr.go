@@ -18,30 +18,27 @@ import (
 // # Loss
 //
 // The reference BBRv3 treats a round trip that loses more than 2% of its
-// packets as congestion. SDR-RDMA's paths lose that much at random, and
-// its reliability schemes repair it (erasure coding without a resend at
-// all), so loss alone is never congestion here. A loss counts only when
-// it comes with a queue: the RTT samples of the last eighth to quarter
-// of a round trip all sit above the floor by more than a host's noise
-// (a queue stays, noise comes and goes), and the loss rate over two
-// round trips exceeds twice what the path loses with no queue, plus 3%
-// (the loss a queue adds). A congestion event, at most one per round
-// trip, ends startup and caps what may be in flight (BBRv2's
-// inflight_hi) at what was in flight when the lost data left; outside
-// probing the window keeps a little headroom under the cap. A probe
-// that fills the cap without congestion raises it, by a step that
-// doubles each round trip (BBRv2's probe_up); after one that met
-// congestion the next waits about two seconds (BBRv3). Losses taken for
-// random are counted in Stats.IgnoredLosses. ECN echoes are congestion
-// whatever the delay.
+// packets as congestion. SDR-RDMA's paths lose that much at random and
+// its reliability schemes repair it, so loss alone is never congestion
+// here. A loss counts only when it comes with a queue (the RTT samples
+// of the last eighth to quarter of a round trip all above the floor by
+// more than a host's noise: a queue stays, noise comes and goes) and the
+// loss rate over two round trips exceeds twice the path's no-queue rate
+// plus 3%. A congestion event, at most one per round trip, ends startup
+// and caps what may be in flight (BBRv2's inflight_hi) at what was in
+// flight when the lost data left; outside probing the window keeps a
+// little headroom under the cap. A probe that fills the cap without
+// congestion raises it by a step that doubles each round trip (BBRv2's
+// probe_up); after one that met congestion the next waits about two
+// seconds (BBRv3). Losses taken for random count in Stats.IgnoredLosses.
+// ECN echoes are congestion whatever the delay.
 //
 // # Departures from the references
 //
 //   - The delivery rate is sampled per ACK over the last round trip of
-//     ACKs (bytes acknowledged since a mark at least a round trip old,
-//     over the time since), not per packet: the core acknowledges whole
-//     chunks and reports no per-packet send state. The rate is the
-//     same average over a round trip that tcp_bbr's sample takes.
+//     ACKs, not per packet: the core acknowledges whole chunks and
+//     reports no per-packet send state. It is the same round-trip
+//     average that tcp_bbr's sample takes.
 //   - Rounds are timed by the smoothed RTT rather than counted in
 //     packets, and on a host last at least its noise.
 //   - A sender that knows its line rate and base RTT (a simulated host;
@@ -266,11 +263,10 @@ func (b *BBR) OnSend(now monotime.Time, bytes int) {
 	if b.nextSend > 0 && !b.windowFull &&
 		now.Sub(b.nextSend) > b.p.HostNoise+monotime.TransmitTime(b.p.Quantum, rate) {
 		// Neither the pacer nor the window held this packet back: the
-		// sender had nothing to send. No sample may reach back across
-		// the gap: samples start again with this burst's ACKs (and a
-		// burst shorter than half a round trip gives none); for its
-		// first BDP, whose ACKs a repair may hold back a round trip
-		// (a coded block's fallback), they may raise the model only.
+		// sender was idle. Samples restart with this burst's ACKs, none
+		// reaching back across the gap, and for its first BDP (whose
+		// ACKs a repair may hold back a round trip) they may only raise
+		// the model.
 		b.appLimitedUntil = b.delivered + max(b.inflight+int64(bytes), int64(b.bdp()))
 		b.marks.count, b.sentMarks.count = 0, 0
 	}

@@ -147,21 +147,16 @@ type Params struct {
 	// window.
 	Quantum int
 	// HostNoise is how late a real host's RTT samples run with no queue
-	// at all: scheduling, timer granularity, batching. Zero in a
-	// simulation, whose clocks are exact. A delay-steered controller keeps
-	// its target at least this high, judges the queue by the least delay
-	// over a window of several times it (noise comes and goes, a queue
-	// stays), and, with it set, steers by delay on a path that has shown
-	// no ECN mark (NSCC's DelayWithoutECN).
+	// (scheduling, timers, batching); zero in simulation. A delay-steered
+	// controller keeps its target at least this high, reads the queue as
+	// the least delay over several times it (noise comes and goes, a queue
+	// stays), and steers by delay until ECN shows (NSCC's DelayWithoutECN).
 	HostNoise monotime.Duration
-	// Target, when set, is a delay-steered controller's target queueing
-	// delay (NSCC's), in place of its default and of every floor on it
-	// (MaxTarget, HostNoise). Zero means the default. The target is what
-	// a delay-based sender leaves standing in a shared queue: a lower one
-	// leaves more of a shallow buffer to loss-based TCP beside it, a
-	// higher one keeps a lone sender's link fuller, where its own chunk
-	// bursts read as queue (the old notebook docs/benchmarks.md, in git history, "NSCC's target delay":
-	// no one target does both through a 256 KiB queue).
+	// Target, when set, replaces a delay-steered controller's default
+	// target queueing delay and its floors (MaxTarget, HostNoise); zero
+	// means the default. A lower target leaves more of a shallow shared
+	// queue to loss-based TCP beside it; a higher one keeps a lone
+	// sender's link fuller, where its own chunk bursts read as queue.
 	Target monotime.Duration
 
 	// baseRTTGuessed says WithDefaults filled BaseRTT: nobody measured

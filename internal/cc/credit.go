@@ -3,17 +3,10 @@ package cc
 import "github.com/sdrnet/sdrnet/internal/monotime"
 
 // Credit is receiver-driven congestion control (Ultra Ethernet's RCCC,
-// Meta's receiver-driven admission at byte granularity): a sender sends a
-// message's bytes only as far as the receiver's credit reaches, and the
-// receiver grants credit, a quantum at a time and round-robin over the
-// messages that want it, no faster than its own line rate. However many
-// senders converge on it, the bytes in flight toward a receiver are what
-// its link drains in the time a grant takes to come back as data: an
-// incast queues at the senders, not in the fabric.
-//
-// The receiver's pacing is all there is: the senders run no controller,
-// so credit does nothing for congestion that is not at the receiver's
-// link (a hot spine), which sender-driven control (NSCC) addresses.
+// Meta's receiver-driven admission): senders send only as far as their
+// credit reaches, and a receiver grants it a quantum at a time, round-robin,
+// no faster than its line rate, so an incast queues at the senders, not
+// the fabric. Senders run no controller: a hot spine is left to NSCC.
 func init() { registerReceiverDriven("credit") }
 
 // CreditPacer spaces a receiver's grants to its line rate. The core calls
@@ -23,10 +16,9 @@ type CreditPacer struct {
 	rate float64
 	next monotime.Time
 	// lag is how far behind schedule a busy pacer may fall and still
-	// catch up. A real driver wakes late (a timer's granularity, a
-	// scheduling delay): without it, each late wake-up is rate lost for
-	// good, 10-15% through a 1 Gbit/s emulated link whose grants are half
-	// a millisecond apart. Idle time is never banked (Resume).
+	// catch up: a real driver wakes late (timer granularity, scheduling),
+	// and without it each late wake-up would lose rate for good. Idle
+	// time is never banked (Resume).
 	lag monotime.Duration
 }
 

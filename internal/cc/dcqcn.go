@@ -277,13 +277,11 @@ func (d *DCQCN) cut(now monotime.Time) {
 	d.stats.Decreases++
 }
 
-// increase is one step of recovery after a stage counter advanced. The
-// phase follows the paper (after QCN): fast recovery while both counters
-// are within F, hyper increase once both are past it, additive increase
-// in between. ns-3 HPCC counts the timer alone, so with its 10 MB byte
-// counter the hyper phase here starts once 2F x 10 MB more have been sent
-// rather than after F+1 timer periods. With ByteCounter 0 the timer alone
-// decides, as in ns-3.
+// increase is one step of recovery after a stage counter advanced: as in
+// the paper (after QCN), fast recovery while both counters are within F,
+// hyper increase once both are past it, additive in between. ns-3 HPCC
+// counts the timer alone (ByteCounter 0 here), so the "dcqcn" preset's
+// 10 MB byte counter delays its hyper increase past ns-3's.
 func (d *DCQCN) increase() {
 	t, b := d.timerStage, d.byteStage
 	if d.cfg.ByteCounter <= 0 {

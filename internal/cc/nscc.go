@@ -16,24 +16,14 @@ import (
 //
 // Deviations from uec.cpp, each for a reason given where it is made:
 //
-//   - Random loss is not congestion. SDR runs over long-haul links with
-//     1e-3..1e-2 random loss and no queue; uec.cpp takes every NACK as a
-//     trimmed packet from a full queue, cuts the window by its bytes and
-//     arms quick adapt. There that costs window for nothing: a timeout
-//     after a tail loss quick-adapts to the little acked while waiting
-//     (one MSS), and a few percent of loss with the delay near the target
-//     holds the window near half its maximum (TestNSCCLoss,
-//     TestNSCCRandomLoss). Here a loss (NACK or timeout) acts only when
-//     the path shows congestion:
-//     the recent queueing delay (a fast EWMA of raw samples, weight
-//     LossDelayWeight) is above LossDelayThreshold (default: the target),
-//     or an ECN echo arrived within the last base RTT + target, or the
-//     latest ACK was marked with data still in flight. Otherwise the loss
-//     is counted (IgnoredLosses) and the window left alone.
-//     LossNeedsCongestion false restores uec.cpp's reaction.
+//   - Random loss is not congestion: SDR's long-haul links lose packets
+//     without a queue, where uec.cpp's cut and quick adapt on every NACK
+//     cost window for nothing. A loss acts only on a congested path
+//     (congested; TestNSCCLoss, TestNSCCRandomLoss), else it is counted
+//     in IgnoredLosses; LossNeedsCongestion false restores uec.cpp's way.
 //   - A NACK is not fed to the delay average as base RTT + network RTT:
-//     uec.cpp does so because its NACKs are trims at a full queue; ours
-//     are losses detected by the receiver, which say nothing of delay.
+//     uec.cpp's NACKs are trims at a full queue; ours are losses the
+//     receiver detected, which say nothing of delay.
 //   - A quick-adapt trigger is judged once, against the period it came
 //     in; uec.cpp keeps it armed until a quick adapt fires, so a NACK long
 //     past could collapse the window of a flow that later idles.
@@ -44,85 +34,38 @@ import (
 //   - An ACK without a clean RTT sample counts its bytes (quick adapt,
 //     fulfill) but skips the delay quadrants; uec.cpp substitutes the
 //     average delay.
-//   - The line rate may be learned (LearnLineRate, from
-//     Params.LearnLineRate). UET knows its NIC's rate; a host sending
-//     over UDP does not know its path's, and a guess too low caps the
-//     window below the path's BDP for ever (on loopback, 10 Gbit/s x a
-//     20 us base RTT is half a 64 KiB chunk). While learning, a period
-//     (base RTT + target) in which the window sat at its maximum, the
-//     sender filled it, no ACK was marked and the fast delay average
-//     stayed below the target, with no loss, doubles the line rate: the
-//     BDP in the maximum window and the window itself double, and the
-//     gains scaled by the BDP are rescaled, like slow start. A period
-//     with a queue does not double; the window law works under the
-//     learned maximum, which never shrinks.
-//   - The target is capped (MaxTarget, default 1 ms). uec.cpp's target is
-//     one base RTT, sized for a 12 us datacenter; on a 20 ms path that is
-//     a 20 ms queue, ten times a shallow 256 KiB buffer at 1 Gbit/s, so
-//     the law never sees its target before the queue overflows. Past the
-//     cap, the queue NSCC steers to stays a fixed delay, whatever the
-//     propagation delay (L4S aims at 1 ms; CoDel at 5 ms), except on a
-//     real host, where it is at least a twentieth of the base RTT
-//     (hostTarget: a host's noise does not shrink with the path). The
-//     scaling b (Target / 12 us) takes the capped target, and the
-//     proportional gain is bounded (MaxGain): one base RTT of ACKs at a
-//     delay d below the target adds at most MaxGain x (Target - d) x the
-//     line rate, the bytes the missing queue would hold, so the window
-//     closes at most the gap per round trip instead of overshooting it
-//     many times over
-//     (uec.cpp's gain, scaled by a and b, grows with the square of the
-//     RTT). Below a 109 us base RTT at 4 KiB packets the bound is above
-//     uec.cpp's gain and changes nothing. The fast increase (an idle
-//     path) is bounded alike (fastScale).
-//   - A window below the core's admission unit (Quantum, a chunk) is
+//   - The line rate may be learned (LearnLineRate): UET knows its NIC's
+//     rate, but a host sending over UDP does not know its path's, and a
+//     guess too low caps the window below the BDP for ever. A clear
+//     period with the window full at its maximum doubles it (learn).
+//   - The target is capped (MaxTarget, default 1 ms, where L4S aims):
+//     uec.cpp's one base RTT suits a 12 us datacenter, but on a long path
+//     it is a queue deeper than a shallow buffer, which overflows before
+//     the law sees its target. On a real host it is at least hostTarget.
+//   - The proportional gain is bounded (MaxGain): a round trip of ACKs
+//     closes at most MaxGain x the gap to the target, where uec.cpp's
+//     gain grows with the square of the RTT and overshoots on long paths.
+//     In a datacenter the bound is slack; fastScale bounds fast increase.
+//   - A window below a chunk (Quantum, the core's admission unit) is
 //     paced: the core admits one whole chunk into any window, so such a
-//     window would limit nothing. NSCC spreads the chunk at the window's
-//     rate at the target delay, but over at most eight round trips
-//     (paceChunk). UET acknowledges packets and has no such case.
+//     window limits nothing (paceChunk). UET acknowledges packets and has
+//     no such case.
 //   - The maximum window is uec.cpp's 1.5 BDP plus a chunk less an MSS
-//     (NSCC still starts at 1.5 BDP). The core admits whole chunks and
-//     the receiver acknowledges them whole, so a chunk's bytes stay in
-//     flight until its last packet lands: a window of 1.5 BDP held
-//     floor(1.5 BDP / chunk) chunks, and on sim's leaf-spine (100 Gbit/s,
-//     64 KiB chunks, a base RTT of 8 us) two chunks left the link idle
-//     between them: a lone 16 MiB flow took 1.34x as long as without
-//     control (TestCCLoneFlow). Quick adapt's gate keeps uec.cpp's 1.5
-//     BDP. With 4 KiB chunks (a chunk an MSS) this is uec.cpp's window.
-//   - Delay alone may be a congestion signal on a path that has not shown
-//     ECN (DelayWithoutECN, off by default: see its comment). uec.cpp holds an unmarked delay
-//     above the target against no one (the average takes it as a quarter
-//     base RTT) because its switches mark: a queue no switch marked is
-//     another hop's. Loopback, the kernel and most WAN paths never mark,
-//     so NSCC without this fills a drop-tail queue until it overflows.
-//     Until the first ECN echo of the connection, an unmarked ACK at or
-//     above the target takes the decrease quadrant, cut by how far the
-//     fast delay average (LossDelayWeight, about 8 ACKs) is above the
-//     target: one late ACK is not sustained delay, a queue is. Random
-//     loss does not move the delay, so it still costs nothing. The first
-//     ECN echo switches to uec.cpp's law for good.
-//   - On a real host (Params.HostNoise, which sdr sets to 1 ms) RTT
-//     samples run late by scheduling noise, the line rate is often a
-//     guess, and the host's socket is not the path's bottleneck. There
-//     NSCC (1) keeps its target at least HostNoise and a twentieth of
-//     the base RTT (hostTarget); (2) reads the queue as the least
-//     delay over one to two windows of max(4 x HostNoise, base RTT / 2)
-//     (StandingWindow: noise delays some samples, a queue
-//     all of them), for the loss judgment and slow start; (3) steers,
-//     until the first ECN echo, by the mean delay over the same windows
-//     (a loss-based competitor's queue swings, and the least delay sees
-//     only its troughs), closing DelayGain of the gap to the target per
-//     round trip in proportion to the delivery rate, not the guessed line
-//     rate (delayLaw), with a constant additive DelayEta for fairness;
-//     (4) paces at PacingGain x the window per round trip, so a window
-//     released by an ACK does not leave at loopback speed; (5) with a
-//     guessed line rate, starts from InitialWindow in slow start instead
-//     of at 1.5 x a guessed BDP; and (6) lets the window admit, past slow
-//     start, what the host's ACK lateness holds in flight (ackRoom), so
-//     the pacer sets the rate.
-//     Through a 1 Gbit/s, 20 ms emulated path with a 256 KiB drop-tail
-//     queue it resends a fraction of a percent of the data where none
-//     resends a third (the old notebook docs/benchmarks.md, in git history, round 3); in simulation none
-//     of it is on.
+//     (the start and quick adapt's gate keep 1.5 BDP): a chunk's bytes
+//     stay in flight until its last packet lands, so whole chunks in
+//     1.5 BDP can leave the link idle between them (sim's TestCCLoneFlow).
+//   - Delay alone may signal congestion until the first ECN echo
+//     (DelayWithoutECN): uec.cpp ignores an unmarked delay because its
+//     switches mark, but loopback, the kernel and most WAN paths never
+//     do, and NSCC would fill a drop-tail queue until it overflows.
+//   - On a real host (Params.HostNoise) RTT samples carry scheduling
+//     noise, the line rate is often a guess and the host's socket is not
+//     the bottleneck. There the target is at least hostTarget and the
+//     queue is read through a filter noise does not raise (StandingWindow).
+//   - A real host also, until the first ECN echo, steers by the filtered
+//     mean delay (delayLaw); paces (pace); starts in slow start when the
+//     line rate is a guess (SlowStart); and lets the window admit what
+//     late ACKs hold in flight (ackRoom). None of this is on in simulation.
 
 func init() {
 	register("nscc", func(p Params) Controller { return NewNSCC(NSCCDefaults(p)) })
@@ -160,26 +103,22 @@ type NSCCConfig struct {
 	BaseRTT  monotime.Duration // the unloaded RTT it starts with; lower samples replace it (Params.BaseRTT)
 	MSS      int               // bytes; the least window (Params.MSS; uec.cpp: MTU)
 
-	// Target is the queueing delay the law steers to. uec.cpp: 1 RTT
-	// without trimming (0.75 with); SDR does not trim, so BaseRTT, but at
-	// least 1 us so the proportional region is not swallowed by the fast
-	// increase one (delay < 1 us), and at most MaxTarget; on a real host
-	// at least Params.HostNoise and hostTarget; Params.Target, when set,
-	// instead.
+	// Target is the queueing delay the law steers to: uec.cpp's one base
+	// RTT (SDR does not trim), at least 1 us so the fast increase region
+	// (delay < 1 us) does not swallow the proportional one, at most
+	// MaxTarget; on a real host at least Params.HostNoise and hostTarget.
+	// Params.Target, when set, replaces all of these.
 	Target monotime.Duration
-	// MaxTarget caps the default target (see the file comment): 1 ms,
-	// Params.MaxTarget when set; on a real host the floors HostNoise and
-	// hostTarget come after it and may exceed it. Ours; NSCCDefaults
-	// applies it.
+	// MaxTarget caps the default target (see the file comment): 1 ms, or
+	// Params.MaxTarget; on a real host the floors HostNoise and hostTarget
+	// come after it and may exceed it. Ours.
 	MaxTarget monotime.Duration
 	A         float64 // scaling a = BDP / (100 Gbit/s x 12 us), dimensionless
 	B         float64 // scaling b = Target / 12 us, dimensionless
 	// Alpha is the proportional increase gain, 4 x MSS x a x b / Target,
 	// in bytes per picosecond: an ACK adds Alpha x acked x (Target - delay)
-	// to the increase, up to about 4 x MSS x a x b per RTT.
-	// Alpha is at most MaxGain x LineRate / 8 bytes per picosecond
-	// (NSCCDefaults applies it; ours): a round trip of ACKs closes at
-	// most MaxGain times the gap to the target.
+	// to the increase. Ours: at most MaxGain x LineRate / 8 bytes per
+	// picosecond, so a round trip of ACKs closes at most MaxGain x the gap.
 	Alpha float64
 	// MaxGain bounds Alpha; 1 by default, 0 for uec.cpp's unbounded gain.
 	MaxGain float64
@@ -208,11 +147,9 @@ type NSCCConfig struct {
 	// MaxLineRate bounds what learning reaches: 1 Tbit/s.
 	MaxLineRate float64
 	// Quantum is the core's admission unit, a chunk (Params.Quantum, at
-	// least an MSS): the core admits whole chunks into the window, so a
-	// window-limited sender sits up to one below its window (learning
-	// counts the window full within it: with one MSS a 100 KB window
-	// never looked full, and loopback NSCC stayed at 0.63 of none's
-	// goodput), and pacing allows at least one per round trip.
+	// least an MSS): a window-limited sender sits up to one below its
+	// window, so learning counts the window full within it, and pacing
+	// allows at least one per round trip.
 	Quantum float64
 
 	// LossNeedsCongestion makes losses act only on a congested path (see
@@ -222,35 +159,30 @@ type NSCCConfig struct {
 	// A loss-judging delay above LossDelayThreshold is congestion: one
 	// base RTT (the uncapped target). Not the capped target: a host's
 	// scheduling noise reaches a millisecond, and random loss read as
-	// congestion on a long path collapses the window (1% loss, 50 ms).
+	// congestion on a long path collapses the window.
 	LossDelayThreshold monotime.Duration
 
 	// DelayWithoutECN makes an unmarked delay at or above the target a
 	// congestion signal until the connection's first ECN echo (see the
-	// file comment). Ours; on with HostNoise (where the standing filter
-	// keeps noise from reading as a queue), off in simulation. Without
-	// the filter, on a loaded host, scheduling noise above the 1 ms
-	// target cut the window as a queue would (the old notebook docs/benchmarks.md, in git history: 1% loss
-	// over 50 ms collapsed to < 20 Mbit/s).
+	// file comment). Ours; on with HostNoise, where the standing filter
+	// keeps scheduling noise from reading as a queue and cutting the
+	// window; off in simulation.
 	DelayWithoutECN bool
 	// StandingWindow, when set, makes the delay-only mode and the loss
 	// judgment read the queue as the least delay over the last one to two
-	// windows of max(StandingWindow, base RTT / 2): host noise delays some
-	// samples, a standing queue delays them all (Copa and BBR filter
-	// alike). Ours; 4 x Params.HostNoise, zero (raw samples) in
-	// simulation.
+	// windows of max(StandingWindow, base RTT / 2): noise delays some
+	// samples, a standing queue all (Copa and BBR filter alike). Ours;
+	// 4 x Params.HostNoise, zero (raw samples) in simulation.
 	StandingWindow monotime.Duration
 	// DelayGain is the share of the gap between the standing queue and
 	// the target that the filtered delay-only law closes per round trip
 	// (delayLaw): 0.5. Ours.
 	DelayGain float64
-	// YieldGain multiplies DelayGain for the part of the mean delay
-	// above 1.25 x the target, for YieldRounds base RTTs after a NACK on
-	// a congested path (hostLossDecrease; a timeout does not arm it): a
-	// flow that answers only losses shares the queue, and NSCC gives way
-	// to the queue it builds before the queue overflows again
-	// (hostYield). Ours; 6 and 100 on a real host (HostNoise set), 0 in
-	// simulation.
+	// YieldGain multiplies DelayGain for the part of the mean delay above
+	// 1.25 x the target, for YieldRounds base RTTs after a NACK (not a
+	// timeout) on a congested path (hostLossDecrease), so NSCC gives way
+	// before a loss-based flow overflows the queue again (hostYield).
+	// Ours; 6 and 100 on a real host, 0 in simulation.
 	YieldGain   float64
 	YieldRounds int
 	// YieldTarget is the share of the target the delay law steers to
@@ -261,27 +193,19 @@ type NSCCConfig struct {
 	YieldTarget float64
 	// DelayEta is what fulfill adds per AdjustPeriod under the filtered
 	// delay-only law instead of Eta: 2 x MSS, at most nsccMaxDelayEta. A
-	// constant (not scaled by the line rate, which may be a guess ten
-	// times too high) that makes flows sharing a queue converge to equal
-	// windows (at equilibrium DelayGain x w x (queue - target) / RTT =
-	// DelayEta for each) while holding the queue within a few packets of
-	// the target. Ours.
+	// constant, not scaled by a line rate that may be a guess, so flows
+	// sharing a queue converge to equal windows (at equilibrium DelayGain x
+	// w x (queue - target) / RTT = DelayEta for each). Ours.
 	DelayEta float64
 	// PacingGain, when set, paces data at this multiple of the window per
 	// round trip (pace). Ours; 1.0 on a real host (HostNoise set), 0 in
 	// simulation, where the NIC's line rate paces as in UET.
 	PacingGain float64
 	// SlowStart, with PacingGain, starts the window at InitialWindow and
-	// grows it by the bytes acked (doubling per round trip, paced at
-	// twice the window's rate) until the standing queue reaches half the
-	// target or a loss shows congestion; then it sets it to the rate the
-	// path delivered x the round trip at the exit (slowStartExit), and
-	// the delay law takes over. UET starts at its maximum window because
-	// its NIC knows the line rate; a host's is a guess (10 Gbit/s), and a
-	// 1.5-BDP burst of it into a 1 Gbit/s path with a 256 KiB queue lost
-	// 2,400 packets in its first quarter second. Ours; on a real host
-	// whose line rate is a guess only (a rate the user gave is trusted, as
-	// UET trusts its NIC's: paced at it, 1.5 BDP is safe from the start).
+	// grows it by the bytes acked until the standing queue reaches half the
+	// target or a loss shows congestion, then sets it to the BDP the path
+	// delivered (slowStartExit). Ours; only where the line rate is a guess,
+	// as a 1.5-BDP burst at a guess floods a slower path.
 	SlowStart     bool
 	InitialWindow float64 // bytes: 16 x MSS
 	// Compete, in the filtered delay-only mode, meets a competitor that

@@ -7,54 +7,36 @@ import (
 )
 
 // compete is NSCC's answer, on a real host, to a flow that keeps the
-// bottleneck's queue up whatever NSCC does: kernel TCP's BBR in a shallow
-// queue sends at its bandwidth estimate and does not back off on delay or
-// loss, so the delay law, answering a queue it did not build, held the
-// window at its floor and NSCC got 1% of the link (the old notebook docs/benchmarks.md, in git history).
-// Copa meets such a competitor with a competitive mode; this one competes
-// as BBR does, since that is what it meets.
+// bottleneck's queue up whatever NSCC does, such as kernel TCP's BBR in
+// a shallow queue: the delay law, answering a queue it did not build,
+// would hold the window at its floor. Copa meets such a competitor with
+// a competitive mode; this one competes as BBR does, since BBR is what
+// it meets.
 //
-// Entering. A round trip is pressed when the standing queue averaged at
-// least half the target while the window was at most competeFloor
-// chunks: the queue is not NSCC's (a lone flow's queue is its own window
-// beyond the BDP, so a window at its floor leaves none). After
-// competeEnter of the last 16 round trips pressed, a listen (see Leaving)
-// must still find a queue; then the mode starts. Where two chunks are
-// more than the path's BDP, the floor's own queue presses too: a lone
-// flow at 5-10 Mbit/s entered 9-11 times in 1,000 round trips at 20 ms
-// (16 KiB chunks); its listens find the queue gone (competeOwnQueue).
-// (With the whole target, BBR's drain rounds kept too few pressed: the
-// mode started after 9.8 s of a 20 s run.) The law reaches the floor
-// beside such a queue because its push stops when the mean delay has
-// stood above the target for a while and the queue does not answer
-// (delayPush).
+// Entering. A round trip is pressed when its standing queue averaged at
+// least half the target (BBR's drain round trips dip below the whole)
+// with the window at most competeFloor chunks: a lone flow's queue is
+// its own window beyond the BDP, which a window at its floor does not
+// leave. After competeEnter of the last 16 round trips pressed, a listen
+// (see Leaving) must still find a queue, since on a slow path the
+// floor's own queue presses too (competeOwnQueue). The law reaches the
+// floor beside such a queue because its push stops (delayPush).
 //
-// In the mode the window and the pacing follow a bandwidth estimate, the
-// most of the last competeBWRounds samples, each the bytes acknowledged
-// over the last two round trips per second: first a startup paced
-// at twice it until three round trips raise it by less than a quarter,
-// then BBR's probe cycle (paced at 1.25, 0.75, then 1 x it for six round
-// trips), the window 1.5 times the estimate times the base RTT. A round
-// trip whose standing queue averaged under a quarter of the target starts
-// startup again: the path has room, and the cycle finds it slowly when a
-// round trip is as long as a chunk takes to send (after kernel TCP left,
-// the mode went on at 3-15 Mbit/s on an empty 1 Gbit/s link for 8.7 and
-// 12 s). Losses are not answered: the competitor's are what fills the
-// queue (BBR's own answer is the same). Capping the estimate at what a
-// round trip with more than 10% lost delivered, as BBRv2 bounds its inflight, brought
-// NSCC's share back to 0.04: a round trip's loss share swings from 0 to
-// 0.6 with NACKs arriving in bursts.
+// In the mode the window (competeWindowGain x the estimated BDP) and the
+// pacing follow a bandwidth estimate, the most of competeBWRounds
+// samples of two round trips each: a startup at twice it until three
+// round trips raise it by less than a quarter, then BBR's probe cycle. A
+// round trip whose standing queue averaged under a quarter of the target
+// restarts startup, as the cycle finds room slowly. Losses are not
+// answered: the competitor's fill the queue, and a round trip's loss
+// share swings too widely, with NACKs in bursts, to bound the estimate.
 //
-// Leaving. Every competeListenEvery round trips (startup's among them)
-// the mode listens: two round trips at the floor, the first to drain its
-// own packets from the queue, the second to read what is left. If the
-// standing queue then averaged below a quarter of the target, and did
-// again in a listen competeConfirmGap later, no one else holds it and the
-// delay law takes over again at the estimated BDP; otherwise the probe
-// cycle goes on.
-// (Its least sample below half the target was no proof: BBR's drain
-// round trips reach it; nor is one empty listen: BBR's PROBE_RTT empties
-// the queue for 200 ms.)
+// Leaving. Every competeListenEvery round trips the mode listens: two
+// round trips at the floor, one to drain its own packets from the queue
+// and one to read what is left. If the queue averaged under a quarter of
+// the target, and does again in a listen competeConfirmGap later, no one
+// else holds it and the delay law takes over at the estimated BDP. One
+// empty listen is no proof: BBR's PROBE_RTT empties the queue briefly.
 type compete struct {
 	active  bool
 	startup bool
@@ -107,16 +89,14 @@ const (
 	competeListenEvery = 64 // round trips between listens
 	competeListenWait  = 4  // round trips a listen's reading waits for a sample
 	competeStartGain   = 2.0
-	// competeWindowGain is the mode's window over the estimated BDP:
-	// BBR's 2 took 0.69-0.76 of a clean bottleneck from kernel BBR
-	// (tuntcp -kernel-queue, MTU 9000), resending 17.8-18.3%; at 1.5
-	// BBR kept 0.36-0.64, and sdrnet resent 2.2-11.3%.
+	// competeWindowGain is the mode's window over the estimated BDP: under
+	// BBR's 2, which takes more of a link shared with kernel BBR but
+	// resends far more of the data.
 	competeWindowGain = 1.5
 	// competeConfirmGap separates a listen that found the queue empty
 	// from the one that confirms it: longer than BBR's PROBE_RTT (at
-	// least 200 ms at a window of four packets, every 10 s), which
-	// empties the queue for a moment. A single listen that fell in one
-	// would end the mode beside kernel BBR, and the delay law would cut
+	// least 200 ms every 10 s), which empties the queue for a moment.
+	// Ending the mode on one listen there would let the delay law cut
 	// the window to its floor until the mode started over.
 	competeConfirmGap = 300 * monotime.Millisecond
 )
@@ -164,9 +144,8 @@ func (n *NSCC) competeRound(now monotime.Time) {
 	if d := now.Sub(c.roundStart); c.roundStart != 0 && d > 0 {
 		// A sample spans the last two round trips (rateSpan): ACKs come a
 		// chunk at a time and NACKed bytes are acknowledged late in a
-		// burst, so one round trip's bytes swing several-fold, and the
-		// maximum of such samples ran the pacer far ahead of what got
-		// through (35% of the bytes resent).
+		// burst, so one round trip's bytes swing several-fold, and a max
+		// filter over them would run the pacer ahead of the path.
 		c.bw[c.bwNext] = c.span.add(c.roundBytes, d)
 		c.bwNext = (c.bwNext + 1) % len(c.bw)
 		c.maxBW = 0
@@ -175,10 +154,9 @@ func (n *NSCC) competeRound(now monotime.Time) {
 		}
 	}
 	// A round trip without a delay sample is not judged: beside kernel
-	// BBR about half the chunks lose a packet and are resent, and a
-	// resent chunk's ACK carries no sample (Karn); counted as not
-	// pressed, such round trips kept the mode from starting in two runs
-	// of three (the old notebook docs/benchmarks.md, in git history, "A second machine").
+	// BBR many chunks are resent, a resent chunk's ACK carries no sample
+	// (Karn), and counting such round trips as not pressed would keep the
+	// mode from starting (TestNSCCCompeteEntersWithoutSamples).
 	roomy := false // the round trip's standing queue was under a quarter of the target
 	if c.roundSamples > 0 {
 		mean := c.roundQueue / float64(c.roundSamples)
@@ -194,9 +172,9 @@ func (n *NSCC) competeRound(now monotime.Time) {
 	switch {
 	case c.listening == 2 && !c.active && c.draining > 0:
 		// Before entering, bytes sent before the listen are still out:
-		// a round trip of their ACKs reads the queue they met. Through a
-		// 20 Mbit/s path a 64 KiB chunk takes 26 ms to cross, and two of
-		// them queued outlast the round trip.
+		// a round trip of their ACKs reads the queue they met, and on a
+		// slow path two queued chunks outlast the round trip
+		// (TestNSCCEntryListenDrains).
 	case c.listening == 2:
 		c.listening, c.listenSum, c.listenN, c.listenWait = 1, 0, 0, 0
 	case c.listening == 1 && !c.active && c.listenN == 0 && c.listenWait < competeListenWait:
@@ -207,10 +185,9 @@ func (n *NSCC) competeRound(now monotime.Time) {
 	case c.listening == 1:
 		c.listening = 0
 		// Before entering, the listen confirms the press (half the
-		// target); in the mode it must find the queue all but gone
-		// (a quarter). Alone on a 40 Mbit/s path, the queue drained,
-		// listens read 0.25-0.66 ms through linkem, one sample each,
-		// with a 1.06-1.09 ms target.
+		// target); in the mode it must find the queue all but gone (a
+		// quarter). A lone flow's drained queue, read through a host's
+		// noise, may still read above a quarter.
 		empty := c.listenN > 0 && c.listenSum/float64(c.listenN) < float64(n.cfg.Target)/4
 		if !c.active {
 			empty = c.listenN > 0 && c.listenSum/float64(c.listenN) < float64(n.cfg.Target)/2
@@ -263,20 +240,14 @@ func (n *NSCC) competeRound(now monotime.Time) {
 }
 
 // competeOwnQueue ends a listen before entering that found the queue
-// gone: it was NSCC's own, a window at the floor being more than the
-// path's BDP (a slow path, or a short one: two 64 KiB chunks are the BDP
-// of 50 Mbit/s at 20 ms). The law takes its window back, and the next
-// such listen waits twice as long as this one did, from
-// competeListenEvery up to 16 times that.
+// gone: it was NSCC's own, a window at the floor exceeding a slow or
+// short path's BDP. The law takes its window back, and the next such
+// listen waits twice as long, from competeListenEvery up to 16 times that.
 //
-// That listen differs from the mode's own: it waits for what was in
-// flight to be in (draining), for a sample (listenWait), paces at half
-// the delivery rate (leastPaced) and reads half the target, not a
-// quarter. Through linkem a lone flow then neither entered the mode nor
-// resent a byte at 20 and 40 Mbit/s, where it had entered and resent
-// 11-16% (the old notebook docs/benchmarks.md, in git history, "Slow paths"). Given to the mode's listens
-// too, these let the mode leave and come back two to four times a run
-// beside kernel BBR, which kept 0.69-0.82 of the link.
+// That listen, unlike the mode's, waits for what was in flight
+// (draining) and for a sample (listenWait), paces at half the delivery
+// rate (leastPaced) and reads half the target, so a lone flow finds its
+// own queue gone; in the mode these would end it too often beside BBR.
 func (n *NSCC) competeOwnQueue() {
 	c := &n.comp
 	c.pressed = 0

@@ -30,16 +30,10 @@ func (n *NSCC) updateDelay(delay monotime.Duration, marked bool) {
 func (n *NSCC) delayOnly() bool { return n.cfg.DelayWithoutECN && !n.sawECN }
 
 // congested reports whether the path shows a queue: a recent delay above
-// the threshold (the standing queue at or above the target in filtered
-// delay-only mode), an ECN echo within the last base RTT + target, or a
-// mark on the latest ACK that left data in flight. The delay averages
-// keep their last value through a silence and the echo's span did not:
-// in an incast whose window was lost whole, no ACK came back, so the
-// timeout a few hundred microseconds later found no echo within the span
-// and was judged random, and the sender resent its chunks into the full
-// queue at the window it had (incast-buffers, TestNSCCLoss). A mark on
-// an ACK that left nothing in flight is not the path's word on data sent
-// after an idle spell.
+// the threshold (in filtered delay-only mode the standing queue at the
+// target, or heavy loss through a shallow buffer), an ECN echo within
+// base RTT + target, or a mark on the latest ACK that left data in flight
+// (which outlasts the echo when an incast's ACKs all stop; TestNSCCLoss).
 func (n *NSCC) congested(now monotime.Time) bool {
 	if n.cfg.StandingWindow > 0 && n.delayOnly() {
 		if n.queue >= n.cfg.Target || n.shallow && n.losses.heavy(n.cfg.MSS) {
@@ -52,11 +46,10 @@ func (n *NSCC) congested(now monotime.Time) bool {
 }
 
 // quickAdapt measures the bytes acked per base RTT + target. At the end
-// of a period in which something armed it (a loss, or a delay above
-// QAThreshold) and too little was acked, the window drops to what was:
-// the path delivers that much, whatever the window says. It reports
-// whether the ACK or NACK is spent (a quick adapt, or a marked one in the
-// span after it, which reflects the old window).
+// of a period that something armed (a loss, or a delay above QAThreshold)
+// and in which too little was acked, the window drops to what was: the
+// path delivers that much. It reports whether the ACK or NACK is spent (a
+// quick adapt, or a marked ACK after it, which reflects the old window).
 func (n *NSCC) quickAdapt(now monotime.Time, isLoss, marked bool, delay monotime.Duration) bool {
 	spent := false
 	if marked && n.bytesIgnored < n.bytesToIgnore {
@@ -99,11 +92,9 @@ func (n *NSCC) proportionalIncrease(bytes int64, delay monotime.Duration) {
 
 // fastScale is FastIncreaseScale, bounded like the proportional gain
 // when MaxGain is set: a round trip of fast increase adds at most
-// MaxGain x the target's queue at the line rate. FastIncreaseScale
-// (0.25 x a) grows with the BDP, so on a 1 Gbit/s, 20 ms path it would
-// quintuple the window per round trip and flood a shallow queue; in a
-// datacenter (a window of about 1.5 BDP, a target of one base RTT) the
-// bound is slack.
+// MaxGain x the target's queue at the line rate. FastIncreaseScale grows
+// with the BDP and would flood a shallow queue on a long path; in a
+// datacenter the bound is slack.
 func (n *NSCC) fastScale() float64 {
 	if n.cfg.MaxGain <= 0 {
 		return n.cfg.FastIncreaseScale
@@ -144,41 +135,20 @@ func (n *NSCC) fulfill(now monotime.Time) {
 }
 
 // delayPush is what fulfill adds under the filtered delay-only law:
-// DelayEta, except while a stop tests whether the queue is ours.
+// DelayEta, except while a stop tests whether the queue is ours. Beside
+// a flow that holds the queue whatever NSCC does (kernel BBR), the push
+// would balance the law's decrease far above the competitive mode's
+// floor, and the mode would never start.
 //
-// Why stop. Beside kernel BBR, which holds the queue whatever NSCC does,
-// the push balanced the law's decrease at a window of 300-780 KB, far
-// above the competitive mode's floor, and NSCC kept 0.20-0.24 of a clean
-// 1 Gbit/s bottleneck (tuntcp -kernel-queue, MTU 9000) with the mode
-// never started. Without the push the law takes the window down to the
-// floor, where the mode's entry reads the queue.
-//
-// When. The push's own balance holds the mean delay above the target by
-// DelayEta x RTT / (DelayGain x w), alone or beside other NSCC flows, so
-// a mean above the target is no proof of a competitor. After
-// nsccPushHold adjustments in a row above it the push stops: a test. A
-// queue that is ours (or our peers', which stop on the same signal
-// within a round trip of us) answers: its excess over the target falls.
-// Once it has fallen to pushAnswered of its mean over the hold, or the
-// mean is at or under the target, the push resumes and the next hold is
-// twice as long (at most nsccPushDoublings times): a flow that keeps
-// finding the queue its own tests it ever more rarely. A competitor's
-// queue does not answer, the stop goes on, and the window reaches the
-// floor. The first stop ending reset the count only when the mean fell
-// under the target, which a stopped flow beside a peer whose push had
-// resumed never saw: it went on down to the floor and into the mode,
-// and two NSCC flows' windows ended up to 9x apart
-// (TestNSCCSharedQueueConverges).
-//
-// Not met: a competitor holding a queue under the target (say 0.8 ms
-// of a 1 ms one) with NSCC's own on top answers, since NSCC's part
-// falls; the push resumes and the mode never starts (a review's model,
-// 125 MB/s).
-//
-// CUBIC's queue drains after each of its losses (every 25-50 round trips
-// at 20 ms), which starts the count again; with a hold of 16 a host's
-// noise let the mode start beside CUBIC in the TUN harness, and CUBIC
-// kept 0.01 in one run of 20.
+// The push's own balance holds the mean delay above the target (by
+// DelayEta x RTT / (DelayGain x w)), so that is no proof of a competitor:
+// after nsccPushHold adjustments in a row above it the push stops. A
+// queue that is ours or our peers' answers, its excess falling to
+// pushAnswered of its mean over the hold; the push resumes and the next
+// hold doubles (TestNSCCSharedQueueConverges). A competitor's queue does
+// not answer, and the window falls to the floor, where the mode's entry
+// reads the queue. Not covered: a competitor's queue under the target
+// with ours on top answers too, and the mode never starts.
 func (n *NSCC) delayPush() float64 {
 	if !n.cfg.Compete {
 		return n.cfg.DelayEta
@@ -212,9 +182,9 @@ func (p *pushStop) judge(excess float64, hold int) {
 			*p = pushStop{doubled: min(p.doubled+1, nsccPushDoublings)}
 		case !above:
 			// A dip, not an answer: kernel BBR empties the queue for
-			// PROBE_RTT whatever NSCC does. Doubling on dips, a review's
-			// model never started the mode beside such a queue after a
-			// lone phase (TestNSCCLateCompetitorWithDips).
+			// PROBE_RTT whatever NSCC does, and doubling the hold on dips
+			// would keep the mode from starting beside it after a lone
+			// phase (TestNSCCLateCompetitorWithDips).
 			*p = pushStop{doubled: p.doubled}
 		}
 	case above:
@@ -243,17 +213,17 @@ type pushStop struct {
 
 const (
 	// nsccPushHold is how many adjustments (base RTTs) in a row the mean
-	// delay must stand above the target before the push first stops
-	// (1.3 s at 20 ms): longer than CUBIC's loss cycle, 25-50 round trips
-	// there.
+	// delay must stand above the target before the push first stops:
+	// longer than CUBIC's loss cycle, whose drained queue restarts the
+	// count, so the mode does not start beside CUBIC
+	// (TestNSCCPushHoldsBesideCUBIC).
 	nsccPushHold = 64
 	// nsccPushDoublings bounds the hold's doubling: at most 16 x
 	// nsccPushHold, and pushHoldCap.
 	nsccPushDoublings = 4
 	// pushHoldCap bounds the hold in time (where nsccPushHold is less):
-	// the stop, the law's descent to the floor (about 110 round trips
-	// from 350 KB) and the press must fit between two of kernel BBR's
-	// PROBE_RTTs, 10 s apart.
+	// the stop, the law's descent to the floor and the press must fit
+	// between two of kernel BBR's PROBE_RTTs, 10 s apart.
 	pushHoldCap = 2500 * monotime.Millisecond
 	// pushAnswered is the share of its excess the queue must keep for
 	// the stop to go on: the smoothing (a quarter per adjustment) takes
@@ -263,16 +233,11 @@ const (
 	pushAnswered = 0.5
 )
 
-// lossShare counts a real host's bytes acknowledged and lost over the
-// current round trip and the one before, to tell losses too many to be
-// chance (shallowBuffer). The host target grows with the path
-// (hostTarget: 2.5 ms at 50 ms) and a bottleneck's buffer may hold less
-// (256 KiB at 1 Gbit/s is 2.1 ms): the queue never read the target, no
-// loss read as congestion, and the window grew into the overflow round
-// after round (through linkem at 1 Gbit/s, 50 ms, 256 KiB, 14% of the
-// data resent; TestNSCCBufferUnderTarget). Random loss, which the delay
-// law must not answer, is a share of a percent or two: the lossy long
-// haul's is 1%.
+// lossShare counts a real host's bytes acknowledged and lost over this
+// round trip and the one before, to tell losses too many for chance
+// (shallowBuffer): a buffer smaller than the host target (hostTarget)
+// overflows before the queue reads the target, and the window would grow
+// into the overflow round after round (TestNSCCBufferUnderTarget).
 type lossShare struct {
 	end               monotime.Time
 	acked, lost       int64 // this round trip
@@ -298,15 +263,9 @@ func (l *lossShare) count(now monotime.Time, rtt monotime.Duration, acked, lost 
 
 // heavy reports whether the last two round trips lost more packets of
 // mss bytes than random loss of randomLossShare could by chance: at
-// least heavyLossPackets, and heavyLossSigmas standard deviations above
-// its mean (a binomial's, with one packet for the step from a count to a
-// normal tail). The bound is a share that falls with the count: 3.2% of
-// 3,000 packets (two 50 ms round trips at 1 Gbit/s and 4 KiB), 6% of
-// 300, 9% of 100; by the binomial itself, 2% random loss passes it with
-// a chance of 1 to 5 in 10^5 per look. A fixed share (3%, at least 8
-// packets) lowered the target under 2% random loss in all 20 runs of
-// TestNSCCShallowBufferLeftAlone: windows of 200 to 600 packets pass it
-// one look in 11 to 28.
+// least heavyLossPackets and heavyLossSigmas standard deviations (plus a
+// packet for a count's step) above the binomial mean. A fixed share passes
+// large windows' random loss too often (TestNSCCShallowBufferLeftAlone).
 func (l *lossShare) heavy(mss int) bool {
 	lost := float64(l.lost+l.prevLo) / float64(mss)
 	all := float64(l.acked+l.lost+l.prevAcked+l.prevLo) / float64(mss)
@@ -343,14 +302,10 @@ func (n *NSCC) OnLoss(now monotime.Time, l Loss) {
 		return // the competitive mode does not answer losses (see compete)
 	}
 	if n.slowStart && n.cfg.StandingWindow > 0 && n.queue >= n.cfg.params.HostNoise/4 && n.losses.heavy(n.cfg.MSS) {
-		// Slow start's overshoot: at 50 ms its window reached 88 MB
-		// before the standing queue, biased low by the lost chunks'
-		// missing samples, read half the target. Random loss comes
-		// without a queue. The queue reads a round trip late, and a
-		// review's model lost 3.1 BDPs in slow start with it against 1.6
-		// without; but builds without it ran the lossy long haul (1%
-		// random loss, 50 ms) behind their base in 15 of 20 alternated
-		// runs, and with it ahead in 3 of 4 (the old notebook docs/benchmarks.md, in git history).
+		// Slow start's overshoot: on a long path the window doubles far
+		// past the BDP before the standing queue, biased low by the lost
+		// chunks' missing samples, reads half the target. Random loss
+		// comes without a queue.
 		n.endSlowStart(now)
 		return
 	}
