@@ -6,9 +6,10 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
-func ringTopology(eng *Engine, hosts int, loss float64) *Topology {
+func ringTopology(eng *engine.Engine, hosts int, loss float64) *Topology {
 	return TwoSites(eng, TwoSitesConfig{HostsPerSite: hosts / 2, HostRate: 100e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: DelayForDistance(200),
 		TrunkLoss: func() LossModel { return Bernoulli{P: loss} }})
@@ -17,7 +18,7 @@ func ringTopology(eng *Engine, hosts int, loss float64) *Topology {
 // TestAllReduceLossless checks a clean ring against the (2N-2) x step
 // lower bound: every step moves one segment across the slowest hop.
 func TestAllReduceLossless(t *testing.T) {
-	eng := New(1)
+	eng := engine.New(1)
 	const n, size = 4, 8 << 20
 	top := ringTopology(eng, n, 0)
 	res, err := RunAllReduce(top, AllReduceConfig{Hosts: n, Size: size, Count: 2, Scheme: reliability.SelectiveRepeat{},
@@ -45,7 +46,7 @@ func TestAllReduceLossless(t *testing.T) {
 func TestAllReduceUnderLoss(t *testing.T) {
 	for _, name := range []string{"sr-nack", "ec:32,8"} {
 		s, _ := reliability.Parse(name)
-		eng := New(2)
+		eng := engine.New(2)
 		top := ringTopology(eng, 6, 0.01)
 		if _, err := RunAllReduce(top, AllReduceConfig{Hosts: 6, Size: 6 << 20, Count: 2, Scheme: s,
 			Core: coreConfig(2 * monotime.Millisecond)}); err != nil {
@@ -61,7 +62,7 @@ func TestAllReduceUnderLoss(t *testing.T) {
 // within 5% of that, and every trunk carries its share one way only.
 func TestAllReduceAcrossSites(t *testing.T) {
 	for _, n := range []int{3, 4, 5} {
-		eng := New(1)
+		eng := engine.New(1)
 		trunk := DelayForDistance(500)
 		top := Sites(eng, n, SitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
 			TrunkRate: 400e9, TrunkDelay: trunk})

@@ -6,6 +6,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // ccIncast runs a 7-to-1 incast of 1 MiB per sender on a leaf-spine with
@@ -17,7 +18,7 @@ func ccIncast(t *testing.T, alg string) (FlowsResult, fabricCounts, cc.Stats) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := New(1)
+	eng := engine.New(1)
 	cfg := dcConfig(100e9, EECMP)
 	cfg.TierQueue = []int{256 << 10}
 	cfg.ECN = []ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
@@ -99,7 +100,7 @@ func TestCCIncast(t *testing.T) {
 func TestCCLoneFlow(t *testing.T) {
 	run := func(alg string) (monotime.Duration, cc.Stats) {
 		a, _ := cc.Parse(alg)
-		f, err := LeafSpine(New(1), 2, 2, 4, dcConfig(100e9, EECMP))
+		f, err := LeafSpine(engine.New(1), 2, 2, 4, dcConfig(100e9, EECMP))
 		if err != nil {
 			t.Fatal(err)
 		}

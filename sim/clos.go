@@ -1,6 +1,10 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sdrnet/sdrnet/sim/engine"
+)
 
 // Topology builders for datacenter fabrics. Hosts are numbered rack by
 // rack, so hosts i*perRack .. (i+1)*perRack-1 share a top-of-rack switch.
@@ -8,7 +12,7 @@ import "fmt"
 // LeafSpine builds a two-tier Clos: leaves of hostsPerLeaf hosts, each
 // leaf cabled to every spine. Its oversubscription is
 // hostsPerLeaf*HostRate / (spines*TierRate[0]).
-func LeafSpine(eng *Engine, leaves, spines, hostsPerLeaf int, cfg FabricConfig) (*Fabric, error) {
+func LeafSpine(eng *engine.Engine, leaves, spines, hostsPerLeaf int, cfg FabricConfig) (*Fabric, error) {
 	if leaves < 1 || spines < 1 || hostsPerLeaf < 1 {
 		return nil, fmt.Errorf("leaf-spine needs at least one leaf, spine and host per leaf, got %d, %d, %d", leaves, spines, hostsPerLeaf)
 	}
@@ -30,7 +34,7 @@ func LeafSpine(eng *Engine, leaves, spines, hostsPerLeaf int, cfg FabricConfig) 
 // FatTree builds a k-ary fat-tree (k even): k pods of k/2 edge and k/2
 // aggregation switches, (k/2)^2 core switches, k^3/4 hosts, full
 // bisection bandwidth when every tier runs at the host rate.
-func FatTree(eng *Engine, k int, cfg FabricConfig) (*Fabric, error) {
+func FatTree(eng *engine.Engine, k int, cfg FabricConfig) (*Fabric, error) {
 	if k < 2 || k%2 != 0 || k > 64 {
 		return nil, fmt.Errorf("fat-tree k must be even, 2..64, got %d", k)
 	}
@@ -62,7 +66,7 @@ func FatTree(eng *Engine, k int, cfg FabricConfig) (*Fabric, error) {
 // MetaClos builds Meta's AI zone layout: zones of racks, each rack switch
 // (RTSW) cabled to every cluster switch (CTSW, deep buffers) of its zone,
 // and every CTSW to every aggregation switch (ATSW) joining the zones.
-func MetaClos(eng *Engine, zones, racks, hostsPerRack, ctsw, atsw int, cfg FabricConfig) (*Fabric, error) {
+func MetaClos(eng *engine.Engine, zones, racks, hostsPerRack, ctsw, atsw int, cfg FabricConfig) (*Fabric, error) {
 	if zones < 1 || racks < 1 || hostsPerRack < 1 || ctsw < 1 || (zones > 1 && atsw < 1) {
 		return nil, fmt.Errorf("meta layout needs zones, racks, hosts, CTSWs >= 1 and ATSWs >= 1 across zones, got %d, %d, %d, %d, %d",
 			zones, racks, hostsPerRack, ctsw, atsw)

@@ -6,6 +6,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 func TestContextCacheLRU(t *testing.T) {
@@ -54,7 +55,7 @@ func BenchmarkContextCacheTouch(b *testing.B) {
 // slows the collective; no cache gives exactly the run without one.
 func TestContextCacheSlowsAllToAll(t *testing.T) {
 	run := func(entries int) (monotime.Duration, uint64, uint64, monotime.Duration) {
-		eng := New(3)
+		eng := engine.New(3)
 		f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +104,7 @@ func TestContextCacheSlowsAllToAll(t *testing.T) {
 // so a host has 15 peers it sends to and 15 it receives from.
 func TestDatagramHosts(t *testing.T) {
 	run := func(datagram bool) (monotime.Duration, []*Host) {
-		eng := New(5)
+		eng := engine.New(5)
 		f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/sdrnet/sdrnet/internal/monotime"
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+
+	"github.com/sdrnet/sdrnet/sim/engine"
+)
 
 // Egress is a switch's output port and the wire behind it, simulated with
 // one event per packet instead of two (a Queue's departure, then a Link's
@@ -201,7 +205,7 @@ func (e *Egress) hold(now monotime.Time) {
 
 // OnEvent delivers the packet at the head of the list, which has crossed
 // the wire, or trips the PFC watchdog.
-func (e *Egress) OnEvent(eng *Engine, arg uint64) {
+func (e *Egress) OnEvent(eng *engine.Engine, arg uint64) {
 	if arg == watchdogEvent {
 		tripWatchdog(e)
 		return

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // arrival is a packet the test offers a port: when, how big, which kind.
@@ -33,9 +34,9 @@ func (r *sink) Receive(p *Packet) {
 }
 
 // offer schedules the arrivals into port and runs the engine dry.
-func offer(eng *Engine, n *Network, port Node, load []arrival) {
+func offer(eng *engine.Engine, n *Network, port Node, load []arrival) {
 	for i, a := range load {
-		eng.At(a.at, HandlerFunc(func(*Engine, uint64) {
+		eng.At(a.at, engine.HandlerFunc(func(*engine.Engine, uint64) {
 			p := n.NewPacket(nil, nil)
 			p.Wire, p.Src, p.Control = a.wire, int32(i), a.control
 			port.Receive(p)
@@ -81,7 +82,7 @@ func TestEgressMatchesQueueAndLink(t *testing.T) {
 				}
 			}
 
-			refEng := New(1)
+			refEng := engine.New(1)
 			refNet := NewNetwork(refEng)
 			refOut := &sink{net: refNet}
 			link := NewLink(refNet, tc.delay, nil, refOut)
@@ -89,7 +90,7 @@ func TestEgressMatchesQueueAndLink(t *testing.T) {
 			q.ECN = StepECN(tc.ecn)
 			offer(refEng, refNet, q, load)
 
-			eng := New(1)
+			eng := engine.New(1)
 			net := NewNetwork(eng)
 			out := &sink{net: net}
 			e := NewEgress(net, rate, tc.limit, tc.delay, out)
@@ -131,7 +132,7 @@ func TestEgressMatchesQueueAndLink(t *testing.T) {
 // well as those serialized onto it afterwards, and that the port keeps
 // draining (its buffer does not stay full).
 func TestEgressCut(t *testing.T) {
-	eng := New(1)
+	eng := engine.New(1)
 	net := NewNetwork(eng)
 	out := &sink{net: net}
 	const delay = 10 * monotime.Microsecond
@@ -141,7 +142,7 @@ func TestEgressCut(t *testing.T) {
 	for i := range load {
 		load[i] = arrival{at: monotime.Time(i) * monotime.Time(monotime.Microsecond), wire: 1250}
 	}
-	eng.At(monotime.Time(50*monotime.Microsecond), HandlerFunc(func(*Engine, uint64) { e.Up = false }), 0)
+	eng.At(monotime.Time(50*monotime.Microsecond), engine.HandlerFunc(func(*engine.Engine, uint64) { e.Up = false }), 0)
 	offer(eng, net, e, load)
 	// Packets arriving (departure + 10 us) before the cut at 50 us: those
 	// that left by 40 us, the first 40 (departures at 1..40 us).

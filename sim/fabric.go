@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // A Fabric is a datacenter network: hosts with one NIC each, switches, and
@@ -186,7 +187,7 @@ type fabricBuilder struct {
 
 // newFabricBuilder makes hosts and switches, levels[l] switches at level
 // l, numbered level by level.
-func newFabricBuilder(eng *Engine, hosts int, levels []int, cfg FabricConfig) *fabricBuilder {
+func newFabricBuilder(eng *engine.Engine, hosts int, levels []int, cfg FabricConfig) *fabricBuilder {
 	switches := 0
 	for _, n := range levels {
 		switches += n

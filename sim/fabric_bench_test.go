@@ -6,6 +6,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // BenchmarkFatTreePermutation is the datacenter scale benchmark: a k-ary
@@ -20,7 +21,7 @@ func BenchmarkFatTreePermutation(b *testing.B) {
 			var events, hops uint64
 			var peak uint64
 			for b.Loop() {
-				eng := New(1)
+				eng := engine.New(1)
 				f, err := FatTree(eng, k, FabricConfig{HostRate: 400e9, HostDelay: monotime.Microsecond,
 					TierRate: []float64{400e9}, TierDelay: []monotime.Duration{monotime.Microsecond},
 					TierQueue: []int{4 << 20}, Balancer: Balancer{Kind: EECMP}})

@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 func dcConfig(rate float64, b BalancerKind) FabricConfig {
@@ -29,7 +30,7 @@ func flowsCfg(qps int, sel path.Kind) FlowsConfig {
 }
 
 func TestFatTreePermutation(t *testing.T) {
-	eng := New(1)
+	eng := engine.New(1)
 	f, err := FatTree(eng, 4, dcConfig(100e9, EECMP))
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestFatTreePermutation(t *testing.T) {
 }
 
 func TestRingAllReduceFlows(t *testing.T) {
-	eng := New(2)
+	eng := engine.New(2)
 	f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
 	if err != nil {
 		t.Fatal(err)
@@ -91,17 +92,17 @@ func TestRingAllReduceFlows(t *testing.T) {
 // flight on it are lost, routing converges after a detection delay, and
 // every flow still arrives.
 func TestLinkFailureReroutes(t *testing.T) {
-	eng := New(3)
+	eng := engine.New(3)
 	f, err := LeafSpine(eng, 2, 2, 4, dcConfig(100e9, EECMP))
 	if err != nil {
 		t.Fatal(err)
 	}
 	leaf0, spine0 := f.SwitchNode(0), f.SwitchNode(2)
-	eng.After(50*monotime.Microsecond, HandlerFunc(func(*Engine, uint64) {
+	eng.After(50*monotime.Microsecond, engine.HandlerFunc(func(*engine.Engine, uint64) {
 		if err := f.SetCable(leaf0, spine0, false); err != nil {
 			t.Error(err)
 		}
-		eng.After(20*monotime.Microsecond, HandlerFunc(func(*Engine, uint64) { f.Reroute() }), 0)
+		eng.After(20*monotime.Microsecond, engine.HandlerFunc(func(*engine.Engine, uint64) { f.Reroute() }), 0)
 	}), 0)
 	var flows []Flow
 	for i := range 4 {
@@ -129,7 +130,7 @@ func TestLinkFailureReroutes(t *testing.T) {
 // posted only into free slots: the window runs from the oldest incomplete
 // receive, not from the count completed.
 func TestFlowsCompleteOutOfOrder(t *testing.T) {
-	eng := New(5)
+	eng := engine.New(5)
 	f, err := LeafSpine(eng, 2, 1, 2, dcConfig(100e9, EECMP))
 	if err != nil {
 		t.Fatal(err)
@@ -139,8 +140,8 @@ func TestFlowsCompleteOutOfOrder(t *testing.T) {
 		flows = append(flows, Flow{Src: 0, Dst: 2, Bytes: 4 << 10})
 	}
 	leaf := f.SwitchNode(0)
-	cut := func(up bool) HandlerFunc {
-		return func(*Engine, uint64) { _ = f.SetCable(0, leaf, up) }
+	cut := func(up bool) engine.HandlerFunc {
+		return func(*engine.Engine, uint64) { _ = f.SetCable(0, leaf, up) }
 	}
 	eng.At(monotime.Time(330*monotime.Microsecond), cut(false), 0)
 	eng.At(monotime.Time(331*monotime.Microsecond), cut(true), 0)

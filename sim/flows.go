@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // Workloads as traffic matrices with dependencies: every transfer is a
@@ -315,7 +316,7 @@ func connSlots(t *Topology, flows []Flow, most int) func(a, b int) int {
 
 // Permutation returns one flow of bytes from every host to another, each
 // host receiving exactly one (a random derangement of hosts).
-func Permutation(e *Engine, hosts []int, bytes int) []Flow {
+func Permutation(e *engine.Engine, hosts []int, bytes int) []Flow {
 	n := len(hosts)
 	perm := make([]int, n)
 	for i := range perm {
@@ -387,7 +388,7 @@ func Incast(senders []int, receiver, bytes int) []Flow {
 // OnOff returns background traffic: each of pairs sends bursts of bytes,
 // a burst starting every period (plus jitter from the engine's random
 // stream) until until.
-func OnOff(e *Engine, pairs [][2]int, bytes int, period, until monotime.Duration) []Flow {
+func OnOff(e *engine.Engine, pairs [][2]int, bytes int, period, until monotime.Duration) []Flow {
 	var flows []Flow
 	for _, p := range pairs {
 		for at := monotime.Duration(e.Rand().Int64N(int64(period))); at < until; at += period {

@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/wire"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // Host is a simulated machine: a NIC that serializes onto its uplink, and
@@ -38,7 +39,7 @@ type Host struct {
 	Memory *HostMemory
 
 	buf     []byte
-	timer   EventID
+	timer   engine.EventID
 	timerAt monotime.Time
 	armed   bool
 	inside  bool // in a callback: Wake happens on the way out
@@ -258,7 +259,7 @@ func (h *Host) deliver(p *Packet) {
 
 // OnEvent runs the core's timers, and lets the NIC go on once a
 // context it waited for has arrived.
-func (h *Host) OnEvent(e *Engine, arg uint64) {
+func (h *Host) OnEvent(e *engine.Engine, arg uint64) {
 	switch arg {
 	case eventTxContext:
 		h.NIC.Kick()

@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 func testMemory(tr Translation, pin Pinning) HostMemoryConfig {
@@ -103,7 +104,7 @@ func TestHostMemoryThroughput(t *testing.T) {
 		out  int
 	}{{"emtt", TranslateEMTT, 4}, {"ats-4", TranslateATS, 4}, {"ats-2", TranslateATS, 2}} {
 		t.Run(tc.name, func(t *testing.T) {
-			eng := New(1)
+			eng := engine.New(1)
 			top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 200e9, HostDelay: monotime.Microsecond,
 				TrunkRate: 200e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() LossModel { return Bernoulli{} }})
 			cfg := testMemory(tc.tr, PinNone)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // BenchmarkLongHaul1GiB simulates one 1 GiB message (262,144 packets of
@@ -20,7 +21,7 @@ func BenchmarkLongHaul1GiB(b *testing.B) {
 			var hops, events, pooled uint64
 			b.ReportAllocs()
 			for b.Loop() {
-				eng := New(1)
+				eng := engine.New(1)
 				top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
 					TrunkRate: 400e9, TrunkDelay: 12500 * monotime.Microsecond,
 					TrunkLoss: func() LossModel { return Bernoulli{P: 1e-4} }})
@@ -47,7 +48,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 		t.Skip("moves 160 MiB through the simulator")
 	}
 	run := func(count int) (mallocs, events uint64) {
-		eng := New(1)
+		eng := engine.New(1)
 		top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
 			TrunkRate: 100e9, TrunkDelay: monotime.Millisecond,
 			TrunkLoss: func() LossModel { return Bernoulli{P: 1e-4} }})

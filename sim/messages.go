@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // MessagesConfig is a point-to-point workload: one host sends Count
@@ -196,7 +197,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 // startFunc adapts a function to a one-shot Handler.
 type startFunc func()
 
-func (f startFunc) OnEvent(*Engine, uint64) { f() }
+func (f startFunc) OnEvent(*engine.Engine, uint64) { f() }
 
 // fillPattern fills b with a pseudo-random pattern that differs per seed,
 // with every 512-byte piece stamped with its offset, so misplaced or stale

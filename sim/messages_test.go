@@ -7,9 +7,10 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
-func longHaul(eng *Engine, loss float64, km float64) *Topology {
+func longHaul(eng *engine.Engine, loss float64, km float64) *Topology {
 	return TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: DelayForDistance(km),
 		TrunkLoss: func() LossModel { return Bernoulli{P: loss} }})
@@ -28,7 +29,7 @@ func TestMessagesDelivered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eng := New(7)
+			eng := engine.New(7)
 			top := longHaul(eng, 0.01, 100)
 			res, err := RunMessages(top, 0, 1, MessagesConfig{Size: 3<<20 + 11, Count: 4, Scheme: s, Core: coreConfig(monotime.Millisecond)})
 			if err != nil {
@@ -49,7 +50,7 @@ func TestMessagesDelivered(t *testing.T) {
 // headers, at both hops (NIC and trunk run at the same rate, so the
 // trunk adds only the last packet's time).
 func TestLosslessCompletion(t *testing.T) {
-	eng := New(1)
+	eng := engine.New(1)
 	top := longHaul(eng, 0, 3750)
 	const size = 16 << 20
 	res, err := RunMessages(top, 0, 1, MessagesConfig{Size: size, Count: 1, Scheme: reliability.SelectiveRepeat{},
@@ -69,7 +70,7 @@ func TestLosslessCompletion(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	run := func(seed uint64) MessagesResult {
-		eng := New(seed)
+		eng := engine.New(seed)
 		res, err := RunMessages(longHaul(eng, 0.005, 500), 0, 1, MessagesConfig{Size: 2 << 20, Count: 5,
 			Scheme: reliability.SelectiveRepeat{NACK: true}, Core: coreConfig(5 * monotime.Millisecond)})
 		if err != nil {
@@ -96,7 +97,7 @@ func TestDeterministic(t *testing.T) {
 // wakes the host. The host must re-arm its timer when it sends, or this
 // run (found by the long-haul scenario) stalls at message 999.
 func TestTimerArmedBySending(t *testing.T) {
-	eng := New(1000003)
+	eng := engine.New(1000003)
 	top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: 12500 * monotime.Microsecond,
 		TrunkLoss: func() LossModel { return Bernoulli{P: 0.01} }})

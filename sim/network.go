@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/sdrnet/sdrnet/internal/lossmodel"
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // Packet is a datagram crossing the simulated network. It carries the real
@@ -38,7 +39,7 @@ type Node interface {
 
 // Network owns the packet pool and the counters every component shares.
 type Network struct {
-	Eng      *Engine
+	Eng      *engine.Engine
 	free     []*Packet
 	Overhead int // bytes added to every datagram on the wire (Ethernet+IP+UDP)
 	// Hops counts packets that crossed a link, once each, as they reach
@@ -54,7 +55,7 @@ type Network struct {
 const DefaultOverhead = 66
 
 // NewNetwork returns an empty network driven by eng.
-func NewNetwork(eng *Engine) *Network { return &Network{Eng: eng, Overhead: DefaultOverhead} }
+func NewNetwork(eng *engine.Engine) *Network { return &Network{Eng: eng, Overhead: DefaultOverhead} }
 
 // NewPacket returns a pooled packet holding a copy of header and a
 // reference to payload.
@@ -215,7 +216,7 @@ func (q *Queue) startNext() {
 
 // OnEvent runs when the packet being sent has left the port, or when the
 // PFC watchdog finds the port paused too long.
-func (q *Queue) OnEvent(_ *Engine, arg uint64) {
+func (q *Queue) OnEvent(_ *engine.Engine, arg uint64) {
 	if arg == watchdogEvent {
 		tripWatchdog(q)
 		return
@@ -238,14 +239,14 @@ func (q *Queue) setPaused(on bool) {
 
 // LossModel decides which packets a link loses.
 type LossModel interface {
-	Lost(e *Engine) bool
+	Lost(e *engine.Engine) bool
 }
 
 // Bernoulli loses each packet independently with probability P.
 type Bernoulli struct{ P float64 }
 
 // Lost implements LossModel.
-func (b Bernoulli) Lost(e *Engine) bool { return b.P > 0 && e.Rand().Float64() < b.P }
+func (b Bernoulli) Lost(e *engine.Engine) bool { return b.P > 0 && e.Rand().Float64() < b.P }
 
 // GilbertElliott is a burst-loss channel: the shared model and the state
 // of this link.
@@ -255,7 +256,7 @@ type GilbertElliott struct {
 }
 
 // Lost implements LossModel.
-func (g *GilbertElliott) Lost(e *Engine) bool {
+func (g *GilbertElliott) Lost(e *engine.Engine) bool {
 	var lost bool
 	lost, g.bad = g.Step(g.bad, e.Rand())
 	return lost
@@ -305,7 +306,7 @@ func (l *Link) Receive(p *Packet) {
 }
 
 // OnEvent delivers the packet at the head of the wire.
-func (l *Link) OnEvent(e *Engine, _ uint64) {
+func (l *Link) OnEvent(e *engine.Engine, _ uint64) {
 	p := l.flight.pop()
 	if h := l.flight.head; h != nil {
 		e.At(h.at, l, 0)

@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/sdrnet/sdrnet/internal/monotime"
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+
+	"github.com/sdrnet/sdrnet/sim/engine"
+)
 
 // PFC is priority flow control (IEEE 802.1Qbb) on a switch's ingress
 // ports, for one lossless class: data. Control packets (ACK, NACK, CTS)
@@ -58,14 +62,14 @@ const (
 type pauseState struct {
 	paused   bool
 	since    monotime.Time
-	watch    EventID
+	watch    engine.EventID
 	Watchdog monotime.Duration
 	Pause    PauseStats
 }
 
 // set records a pause or a resume and reports whether the state changed;
 // h is the port, which gets watchdogEvent if the pause lasts too long.
-func (s *pauseState) set(on bool, eng *Engine, h Handler) bool {
+func (s *pauseState) set(on bool, eng *engine.Engine, h engine.Handler) bool {
 	if on == s.paused {
 		return false
 	}
@@ -110,7 +114,7 @@ func tripWatchdog(p pausable) {
 type pfcState struct {
 	cfg      PFC
 	pausing  int // ingresses whose upstream is paused
-	check    EventID
+	check    engine.EventID
 	checkAt  monotime.Time
 	checking bool
 }
@@ -130,7 +134,7 @@ func (m *SwitchMemory) armCheck(t monotime.Time) {
 
 // OnEvent accounts the departures due now, which may resume upstreams,
 // and waits for the next one while any ingress is still pausing.
-func (m *SwitchMemory) OnEvent(eng *Engine, _ uint64) {
+func (m *SwitchMemory) OnEvent(eng *engine.Engine, _ uint64) {
 	m.pfc.checking = false
 	m.catchUp()
 	m.armCheck(m.nextDeparture())
@@ -186,4 +190,4 @@ func (in *Ingress) release(wire int) {
 }
 
 // OnEvent lands a PAUSE or RESUME frame at the upstream port.
-func (in *Ingress) OnEvent(_ *Engine, frame uint64) { in.up.setPaused(frame == pauseFrame) }
+func (in *Ingress) OnEvent(_ *engine.Engine, frame uint64) { in.up.setPaused(frame == pauseFrame) }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 const us = monotime.Time(monotime.Microsecond)
@@ -13,7 +14,7 @@ const us = monotime.Time(monotime.Microsecond)
 // to the picosecond: the packet being sent finishes, the rest wait until
 // the resume, and a control packet goes out during the pause.
 func TestEgressPauseResume(t *testing.T) {
-	eng := New(1)
+	eng := engine.New(1)
 	net := NewNetwork(eng)
 	out := &sink{net: net}
 	const delay = 10 * monotime.Microsecond
@@ -23,8 +24,8 @@ func TestEgressPauseResume(t *testing.T) {
 		load[i] = arrival{wire: 1250}
 	}
 	load = append(load, arrival{at: 10 * us, wire: 125, control: true})
-	eng.At(5*us+us/2, HandlerFunc(func(*Engine, uint64) { e.setPaused(true) }), 0)
-	eng.At(30*us, HandlerFunc(func(*Engine, uint64) { e.setPaused(false) }), 0)
+	eng.At(5*us+us/2, engine.HandlerFunc(func(*engine.Engine, uint64) { e.setPaused(true) }), 0)
+	eng.At(30*us, engine.HandlerFunc(func(*engine.Engine, uint64) { e.setPaused(false) }), 0)
 	offer(eng, net, e, load)
 
 	var want []delivery
@@ -51,12 +52,12 @@ func TestEgressPauseResume(t *testing.T) {
 // TestPauseWatchdog leaves a port paused: the watchdog must count the
 // storm and let the data go.
 func TestPauseWatchdog(t *testing.T) {
-	eng := New(1)
+	eng := engine.New(1)
 	net := NewNetwork(eng)
 	out := &sink{net: net}
 	e := NewEgress(net, 10e9, 0, monotime.Microsecond, out)
 	e.Watchdog = 100 * monotime.Microsecond
-	eng.At(0, HandlerFunc(func(*Engine, uint64) { e.setPaused(true) }), 0)
+	eng.At(0, engine.HandlerFunc(func(*engine.Engine, uint64) { e.setPaused(true) }), 0)
 	offer(eng, net, e, []arrival{{at: us, wire: 1250}, {at: 2 * us, wire: 1250}})
 	if e.Pause.WatchdogTrips != 1 || len(out.got) != 2 || out.got[0].at != 102*us {
 		t.Errorf("trips %d, deliveries %+v; want one trip and both packets after it", e.Pause.WatchdogTrips, out.got)
@@ -71,7 +72,7 @@ func incastFabric(t *testing.T, pfc *PFC) (*Fabric, FlowsResult) {
 
 func incastWith(t *testing.T, pfc *PFC, admission int) (*Fabric, FlowsResult) {
 	t.Helper()
-	eng := New(1)
+	eng := engine.New(1)
 	cfg := dcConfig(100e9, EECMP)
 	cfg.TierQueue = []int{64 << 10}
 	cfg.PFC = pfc
@@ -182,7 +183,7 @@ func TestControlWait(t *testing.T) {
 		{"in line, paused 4us-9us", true, true, monotime.Duration(11*us + us/2)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eng := New(1)
+			eng := engine.New(1)
 			net := NewNetwork(eng)
 			out := &waitSink{net: net, wait: map[int32]monotime.Duration{}}
 			e := NewEgress(net, 10e9, 0, monotime.Microsecond, out)
@@ -193,8 +194,8 @@ func TestControlWait(t *testing.T) {
 			}
 			load = append(load, arrival{at: 2*us + us/2, wire: 125, control: true})
 			if tc.pause {
-				eng.At(4*us, HandlerFunc(func(*Engine, uint64) { e.setPaused(true) }), 0)
-				eng.At(9*us, HandlerFunc(func(*Engine, uint64) { e.setPaused(false) }), 0)
+				eng.At(4*us, engine.HandlerFunc(func(*engine.Engine, uint64) { e.setPaused(true) }), 0)
+				eng.At(9*us, engine.HandlerFunc(func(*engine.Engine, uint64) { e.setPaused(false) }), 0)
 			}
 			offer(eng, net, e, load)
 			if got := out.wait[10]; got != tc.want {

@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/sdrnet/sdrnet/internal/monotime"
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+
+	"github.com/sdrnet/sdrnet/sim/engine"
+)
 
 // QueueSampler records the depth of every switch port's queue at a fixed
 // interval, grouped by tier, so a run reports how deep and how steady the
@@ -49,7 +53,7 @@ func (s *series) add(v int64) {
 }
 
 // SampleQueues starts sampling f's switch ports every interval from now.
-func SampleQueues(eng *Engine, f *Fabric, every monotime.Duration) *QueueSampler {
+func SampleQueues(eng *engine.Engine, f *Fabric, every monotime.Duration) *QueueSampler {
 	s := &QueueSampler{every: max(every, monotime.Nanosecond), tiers: make([]Histogram, len(f.Tiers)),
 		series: make([]series, len(f.Tiers)), deep: make([]int64, len(f.Tiers))}
 	for i := range s.series {
@@ -65,7 +69,7 @@ func SampleQueues(eng *Engine, f *Fabric, every monotime.Duration) *QueueSampler
 }
 
 // OnEvent takes one sample of every port.
-func (s *QueueSampler) OnEvent(e *Engine, _ uint64) {
+func (s *QueueSampler) OnEvent(e *engine.Engine, _ uint64) {
 	clear(s.deep)
 	for _, p := range s.ports {
 		b := int64(p.E.Bytes())

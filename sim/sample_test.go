@@ -6,6 +6,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // TestQueueSamplerMatchesOccupancyIntegral checks the sampled queue depths
@@ -14,7 +15,7 @@ import (
 // fine-grained samples of a tier must approach the tier's time-averaged
 // occupancy. An incast builds a real queue on the receiver's downlink.
 func TestQueueSamplerMatchesOccupancyIntegral(t *testing.T) {
-	eng := New(4)
+	eng := engine.New(4)
 	f, err := LeafSpine(eng, 2, 2, 4, dcConfig(100e9, EECMP))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/sdrnet/sdrnet/internal/monotime"
+import (
+	"github.com/sdrnet/sdrnet/internal/monotime"
+
+	"github.com/sdrnet/sdrnet/sim/engine"
+)
 
 // Switch buffers: what an output port admits, marks and counts, and the
 // packet memory a switch's ports share.
@@ -17,7 +21,7 @@ type ECN struct {
 // StepECN marks every packet that finds more than threshold bytes waiting.
 func StepECN(threshold int) ECN { return ECN{Min: threshold, Max: threshold, PMax: 1} }
 
-func (m ECN) marks(bytes int, eng *Engine) bool {
+func (m ECN) marks(bytes int, eng *engine.Engine) bool {
 	switch {
 	case m.Min <= 0 || bytes <= m.Min:
 		return false
@@ -46,7 +50,7 @@ type buffer struct {
 
 // admit takes p in, marking it if the buffer is above the ECN threshold,
 // or counts it dropped and returns false (the caller frees it).
-func (b *buffer) admit(p *Packet, eng *Engine) bool {
+func (b *buffer) admit(p *Packet, eng *engine.Engine) bool {
 	if !b.first(p) && !b.Lossless && !b.fits(p.Wire) {
 		b.Stats.Dropped++
 		return false

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 func TestECNMarks(t *testing.T) {
@@ -25,7 +26,7 @@ func TestECNMarks(t *testing.T) {
 		{"red above max", red, 1000, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eng := New(3)
+			eng := engine.New(3)
 			const draws = 100000
 			marked := 0
 			for range draws {
@@ -69,7 +70,7 @@ func TestSharedBufferDynamicThreshold(t *testing.T) {
 		{"one port beside a drained burst", 2, 1, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eng := New(1)
+			eng := engine.New(1)
 			net := NewNetwork(eng)
 			mem := NewSwitchMemory(net, size, tc.alpha)
 			var ports []*Egress
@@ -82,7 +83,7 @@ func TestSharedBufferDynamicThreshold(t *testing.T) {
 			}
 			const packets = 1500
 			for i := range packets {
-				eng.At(monotime.Time(i)*monotime.Time(gap), HandlerFunc(func(*Engine, uint64) {
+				eng.At(monotime.Time(i)*monotime.Time(gap), engine.HandlerFunc(func(*engine.Engine, uint64) {
 					for j, e := range ports {
 						if j == 0 && tc.burst > 0 && i >= tc.burst {
 							continue
@@ -96,7 +97,7 @@ func TestSharedBufferDynamicThreshold(t *testing.T) {
 			// used as last accounted overstates what is held; read it
 			// without catching up, which would hide staleness.
 			var peakUsed int
-			eng.OnProgress(64, func(*Engine) { peakUsed = max(peakUsed, mem.used) })
+			eng.OnProgress(64, func(*engine.Engine) { peakUsed = max(peakUsed, mem.used) })
 			eng.Run()
 			congested := tc.ports
 			if tc.burst > 0 {

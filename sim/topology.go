@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // Switch forwards each packet to an output port chosen by its
@@ -69,13 +70,13 @@ type Topology struct {
 }
 
 // TwoSites builds two sites: hosts 0..n-1 at site 0, n..2n-1 at site 1.
-func TwoSites(eng *Engine, cfg TwoSitesConfig) *Topology { return Sites(eng, 2, cfg) }
+func TwoSites(eng *engine.Engine, cfg TwoSitesConfig) *Topology { return Sites(eng, 2, cfg) }
 
 // Sites builds sites (at least 2) in a ring, neighbours joined by a trunk
 // each way: hosts i*n..(i+1)*n-1 at site i, n = cfg.HostsPerSite. A packet
 // takes the shorter way round (clockwise on a tie), so neighbours talk
 // over one trunk.
-func Sites(eng *Engine, sites int, cfg SitesConfig) *Topology {
+func Sites(eng *engine.Engine, sites int, cfg SitesConfig) *Topology {
 	net := NewNetwork(eng)
 	t := &Topology{Net: net, HostDelay: cfg.HostDelay}
 	n := cfg.HostsPerSite

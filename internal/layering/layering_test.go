@@ -159,3 +159,19 @@ func TestInternalBelowSim(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineKnowsNoNetwork: the simulator's event engine holds events,
+// their heap and the clock; of sdrnet it uses only monotime, so nothing
+// of networks, hosts or workloads can creep into it.
+func TestEngineKnowsNoNetwork(t *testing.T) {
+	for _, p := range listDeps(t, module+"/sim/engine") {
+		if p.path != module+"/sim/engine" {
+			continue
+		}
+		for _, imp := range p.imports {
+			if ours(imp) && imp != module+"/internal/monotime" {
+				t.Errorf("%s imports %s: the engine knows time and events only", p.path, imp)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/sim"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // Datacenter scenarios: a fabric (leaf-spine, fat-tree or Meta's zones),
@@ -18,7 +19,7 @@ import (
 func isFabric(kind string) bool { return kind == "leafspine" || kind == "fattree" || kind == "meta" }
 
 // buildFabric makes the point's fabric.
-func buildFabric(eng *sim.Engine, v *values) (*sim.Fabric, error) {
+func buildFabric(eng *engine.Engine, v *values) (*sim.Fabric, error) {
 	hostRate := v.float("topology.host_rate")
 	kind := v.pt.Values["topology.kind"]
 	fabricRate, err := uplinkRate(v, kind)
@@ -138,7 +139,7 @@ func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack i
 }
 
 // fabricFlows builds the point's traffic, iterations one after another.
-func fabricFlows(eng *sim.Engine, v *values, f *sim.Fabric, group []int) ([]sim.Flow, []int, error) {
+func fabricFlows(eng *engine.Engine, v *values, f *sim.Fabric, group []int) ([]sim.Flow, []int, error) {
 	size, count := v.int("workload.size"), max(v.int("workload.count"), 1)
 	var all []sim.Flow
 	var iterEnds []int // index past the last flow of each iteration
@@ -198,7 +199,7 @@ func fabricFlows(eng *sim.Engine, v *values, f *sim.Fabric, group []int) ([]sim.
 // workload.placement_seed), so every cell of a grid compares routing and
 // transport on the same job and the same failures; a list of placement
 // seeds repeats the comparison on other placements.
-func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64) (sim.TransferStats, []monotime.Duration, error) {
+func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint64) (sim.TransferStats, []monotime.Duration, error) {
 	placement := scenarioSeed
 	if ps := uint64(v.int("workload.placement_seed")); ps != 0 {
 		placement = ps
@@ -295,7 +296,7 @@ func runFabricPoint(eng *sim.Engine, v *values, cell *Cell, scenarioSeed uint64)
 }
 
 // background adds on/off traffic between hosts outside the job.
-func background(eng *sim.Engine, v *values, f *sim.Fabric, group []int) []sim.Flow {
+func background(eng *engine.Engine, v *values, f *sim.Fabric, group []int) []sim.Flow {
 	frac := v.float("workload.background")
 	if frac <= 0 {
 		return nil
@@ -336,7 +337,7 @@ func demands(flows []sim.Flow, qps int) []sim.Demand {
 // theirs) at failure.at; routing reconverges after failure.detect, and TE
 // re-places the flows. With failure.recover they come back that long
 // after failing, and routing converges again after the same delay.
-func scheduleFailures(eng *sim.Engine, rng *rand.Rand, v *values, f *sim.Fabric, flows []sim.Flow, fc sim.FlowsConfig) error {
+func scheduleFailures(eng *engine.Engine, rng *rand.Rand, v *values, f *sim.Fabric, flows []sim.Flow, fc sim.FlowsConfig) error {
 	nLinks, nSwitches := v.int("failure.links"), v.int("failure.switches")
 	if nLinks <= 0 && nSwitches <= 0 {
 		return nil
@@ -368,14 +369,14 @@ func scheduleFailures(eng *sim.Engine, rng *rand.Rand, v *values, f *sim.Fabric,
 	}
 	at, detect, recover := v.duration("failure.at"), v.duration("failure.detect"), v.duration("failure.recover")
 	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
-	converge := sim.HandlerFunc(func(*sim.Engine, uint64) {
+	converge := engine.HandlerFunc(func(*engine.Engine, uint64) {
 		f.Reroute()
 		if bal == sim.TE {
 			f.Engineer(demands(flows, max(fc.QPs, 1)))
 		}
 	})
-	set := func(up bool) sim.HandlerFunc {
-		return func(*sim.Engine, uint64) {
+	set := func(up bool) engine.HandlerFunc {
+		return func(*engine.Engine, uint64) {
 			for _, c := range cut {
 				_ = f.SetCable(c[0], c[1], up)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // Cell is the result of one grid point.
@@ -393,7 +394,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	if v.err != nil {
 		return cell, v.err
 	}
-	eng := sim.New(seed)
+	eng := engine.New(seed)
 	if isFabric(v.pt.Values["topology.kind"]) {
 		start := time.Now()
 		stats, times, err := runFabricPoint(eng, v, &cell, s.Seed)

@@ -1,5 +1,5 @@
-// Package sim is sdrnet's packet-level discrete-event simulator; this file
-// is its engine.
+// Package engine is the simulator's event engine: events, their heap and
+// the clock, and nothing of networks.
 //
 // The engine is a priority queue of events ordered by (time, sequence
 // number) and a loop that pops them. The sequence number is assigned when
@@ -15,7 +15,7 @@
 // run's peak population: events are stored by value in a pool with a free
 // list, handlers are interface values (a component scheduling itself costs
 // no closure), and the heap holds small fixed-size entries.
-package sim
+package engine
 
 import (
 	"math"
