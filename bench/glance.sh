@@ -35,7 +35,8 @@ if s:
 s = section("bench/wan.sh")
 if s:
     text, head, rows = s
-    hdr, body = rows[0], rows[1:]
+    hdr = rows[0]
+    body = [r for r in rows[1:] if len(r) == len(hdr)]  # the main table, not the sharing one
     i = hdr.index("defaults / BBR")
     lossy = [r for r in body if not r[1].startswith(("clean", "shallow"))]
     ratios = [float(r[i]) for r in lossy]
@@ -57,6 +58,19 @@ if s:
         lines.append("- **Simulator speed** against htsim on the same fat-tree permutations (k=%s..%s, %s-%s hosts): "
                      "%.2f-%.2fx faster in wall time (`bash bench/htsim/run.sh`, %s)" % (
                          plain[0][0], plain[-1][0], plain[0][1], plain[-1][1], min(rs), max(rs), at(head)))
+s = section("bench/loopback.sh")
+if s:
+    text, head, rows = s
+    hdr = rows[0]
+    i = hdr.index("ratio to TCP")
+    by = {r[0]: r for r in rows[1:]}
+    parts = []
+    for label, words in (("sdrnet defaults", "every default (packet protection on)"), ("sdrnet --auth none", "`--auth none`")):
+        if label in by:
+            parts.append("%s %sx" % (words, by[label][i]))
+    if parts:
+        lines.append("- **Loopback**, `sdrnet bench` against one iperf3 stream in the same run: %s "
+                     "(`bash bench/loopback.sh`, %s)" % (", ".join(parts), at(head)))
 s = section("bench/transfer-dir.sh")
 if s:
     text, head, rows = s
