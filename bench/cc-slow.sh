@@ -43,6 +43,6 @@ for round in $(seq "$ROUNDS"); do
     through "$name" "$spec" --cc "$CC" --size "$size" $ARGS || continue
     f="$tmp/$name.json"
     g=$(calc "$(jnum "$f" goodput_bps) / 1e6")
-    echo "| $round | \"$spec\" | $CC | $(printf %.2f "$g") | $(printf %.2f "$(calc "$g / $r")") | $(printf %.2f "$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")") | $(jnum "$f" rtos) | $(jnum "$f" cc_competitive) |"
+    echo "| $round | \"$spec\" | $CC | $(printf %.2f "$g") | $(printf %.2f "$(calc "$g / $r")") | $(printf %.2f "$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")") | $(jnum "$f" rtos) | $(jnum "$f" "cc_detail[\"competitive spells\"]") |"
   done
 done

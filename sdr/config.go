@@ -77,11 +77,11 @@ type Config struct {
 	// that NSCC raises while its window is the only limit and the path
 	// shows no queue.
 	LineRate float64
-	// TargetDelay is the queueing delay a delay-steered controller (nscc)
-	// steers to; zero means its default (1 ms, or a twentieth of the
-	// round trip where that is more). Lower leaves more of a shallow
-	// shared queue to loss-based TCP beside it; higher keeps a lone
-	// connection's path fuller. Negative is an error.
+	// TargetDelay is the queueing delay NSCC (CC "nscc") steers to; zero
+	// means its default (1 ms, or a twentieth of the round trip where
+	// that is more). Lower leaves more of a shallow shared queue to
+	// loss-based TCP beside it; higher keeps a lone connection's path
+	// fuller. Negative, or set with another controller, is an error.
 	TargetDelay time.Duration
 	// MinRTO is the least retransmission timeout; zero means
 	// DefaultMinRTO. Negative is an error.
@@ -228,10 +228,14 @@ func (c Config) check() (core.Config, error) {
 		return cc, fmt.Errorf("sdr: Config.CC: %w", err)
 	}
 	cc.HostNoise = monotime.FromStd(DefaultHostNoise)
-	if c.TargetDelay < 0 {
+	switch {
+	case c.TargetDelay < 0:
 		return cc, fmt.Errorf("sdr: Config.TargetDelay %v is negative", c.TargetDelay)
+	case c.TargetDelay > 0 && ccName != "nscc":
+		return cc, fmt.Errorf("sdr: Config.TargetDelay is nscc's, and Config.CC is %q", ccName)
+	case c.TargetDelay > 0:
+		cc.CC = congestion.NSCCWith(congestion.NSCCOptions{Target: monotime.FromStd(c.TargetDelay)})
 	}
-	cc.TargetDelay = monotime.FromStd(c.TargetDelay)
 	if c.CodecWorkers < 0 {
 		return cc, fmt.Errorf("sdr: Config.CodecWorkers %d is negative", c.CodecWorkers)
 	}

@@ -231,7 +231,7 @@ func (c *Conn) Stats() Stats {
 		s.ConnStats = connStats(c.core.Stats())
 		s.Protect = protectStats(c.core.ProtectStats())
 		s.Paths = pathStats(c.core.PathStats())
-		s.CC = ccStats(c.core.CCStats())
+		s.CC = ccStats(c.core.CCStats(), c.core.CCDetail())
 		for _, sc := range c.core.Chosen() {
 			if s.Schemes == nil {
 				s.Schemes = map[string]uint64{}

@@ -176,6 +176,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{MTU: 10}, "MTU 10 out of range"},
 		{Config{Rate: -1}, "Config.Rate"},
 		{Config{TargetDelay: -time.Millisecond}, "Config.TargetDelay"},
+		{Config{TargetDelay: time.Millisecond}, "Config.TargetDelay is nscc's"},
 		{Config{CodecWorkers: -1}, "Config.CodecWorkers"},
 	} {
 		_, err := Listen("127.0.0.1:0", &tt.cfg)

@@ -77,14 +77,15 @@ type CCStats struct {
 	// IgnoredLosses counts losses the controller did not react to because
 	// the path showed no congestion (random loss, not a queue).
 	IgnoredLosses uint64
-	// Competitive counts the times the controller took up a competitive
-	// mode: NSCC beside a flow that holds the queue whatever it does.
-	Competitive uint64
-	// Competing says the controller is in that mode now.
-	Competing bool
 	// Queue is the queueing delay the controller steers by now (NSCC's
-	// standing queue); zero for one that reads no delay.
+	// standing queue, BBR's delay over the round trip's floor); zero for
+	// one that reads no delay.
 	Queue time.Duration
+	// Detail is the figures the controller keeps of its own, by name
+	// (NSCC: "competitive spells", how often it took up its competitive
+	// mode beside a flow that holds the queue whatever it does, and
+	// "competing", 1 while it is in it); nil for one that keeps none.
+	Detail map[string]float64
 }
 
 // ProtectStats count packets dropped by packet protection.
@@ -149,9 +150,16 @@ func pathStats(ps []path.Stats) []PathStats {
 	return out
 }
 
-func ccStats(s cc.Stats) CCStats {
-	return CCStats{Window: s.Window, Rate: s.Rate, Decreases: s.Decreases, Congestions: s.Congestions,
-		IgnoredLosses: s.IgnoredLosses, Competitive: s.Competitive, Competing: s.Competing, Queue: s.Queue.Std()}
+func ccStats(s cc.Stats, detail []cc.Figure) CCStats {
+	out := CCStats{Window: s.Window, Rate: s.Rate, Decreases: s.Decreases, Congestions: s.Congestions,
+		IgnoredLosses: s.IgnoredLosses, Queue: s.Queue.Std()}
+	if len(detail) > 0 {
+		out.Detail = make(map[string]float64, len(detail))
+		for _, f := range detail {
+			out.Detail[f.Name] = f.Value
+		}
+	}
+	return out
 }
 
 func protectStats(s core.ProtectStats) ProtectStats { return ProtectStats(s) }

@@ -479,11 +479,11 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		return nil, fmt.Errorf("sdrnet bench: %v: %s", sdrErr, truncate(sdrOut))
 	}
 	var sr struct {
-		Bytes   int64   `json:"bytes"`
-		Goodput float64 `json:"goodput_bps"`
-		Retx    int64   `json:"retransmitted_bytes"`
-		RTOs    int64   `json:"rtos"`
-		Compete int64   `json:"cc_competitive"`
+		Bytes   int64              `json:"bytes"`
+		Goodput float64            `json:"goodput_bps"`
+		Retx    int64              `json:"retransmitted_bytes"`
+		RTOs    int64              `json:"rtos"`
+		Detail  map[string]float64 `json:"cc_detail"`
 		// Intervals are cut every -i; a message's bytes count when it
 		// completes.
 		Intervals intervals `json:"intervals"`
@@ -537,7 +537,7 @@ func runMix(ctx context.Context, cfg linkem.Config, spec, cc string, secs, port,
 		Retransmits: rep.End.SumSent.Retransmits, ForwardPkts: st.Forward.Forwarded, sdrnetJSON: sdrOut,
 		DroppedLoss: st.Forward.DroppedLoss, DroppedQ: st.Forward.DroppedQueue, Paths: len(st.Paths),
 		Mix: &mix{SdrnetArgs: strings.Join(sdrArgs, " "), Seconds: dt, TCPBps: tcpBps, SdrnetBps: sdrBps,
-			SdrnetGoodput: sr.Goodput, SdrnetRTOs: sr.RTOs, SdrnetCompete: sr.Compete}}
+			SdrnetGoodput: sr.Goodput, SdrnetRTOs: sr.RTOs, SdrnetCompete: int64(sr.Detail["competitive spells"])}}
 	if err := kernelQueueCounts(tun, res); err != nil {
 		return nil, err
 	}

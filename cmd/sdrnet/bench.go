@@ -47,7 +47,8 @@ type benchResult struct {
 	CC          string  `json:"cc"`
 	CCWindow    int64   `json:"cc_window_bytes"`
 	CCDecreases uint64  `json:"cc_decreases"`
-	CCCompete   uint64  `json:"cc_competitive"`
+	// CCDetail is the controller's own figures (sdr.CCStats.Detail).
+	CCDetail map[string]float64 `json:"cc_detail,omitempty"`
 	// What the sender's time went to (Linux's tcp_info busy and limited
 	// times): sending or pacing; held by the congestion window, the
 	// receiver's grant or --window (MaxBytesInFlight).
@@ -363,7 +364,7 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 		Seconds: elapsed.Seconds(), GoodputBps: float64(total) * 8 / elapsed.Seconds(),
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
 		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, Probes: st.SilentProbes, SRTT: st.SmoothedRTT.Seconds(),
-		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, CCCompete: st.CC.Competitive, Schemes: st.Schemes,
+		CC: tf.cc, CCWindow: st.CC.Window, CCDecreases: st.CC.Decreases, CCDetail: st.CC.Detail, Schemes: st.Schemes,
 		BusyS: st.Busy.Seconds(), WindowLimitedS: st.WindowLimited.Seconds(), CreditLimitedS: st.CreditLimited.Seconds(),
 		InflightLimitedS: st.InflightLimited.Seconds(), posted: posted, took: took}
 	sum := iperfSum{End: elapsed.Seconds(), Seconds: elapsed.Seconds(), Bytes: total, BitsPerSecond: res.GoodputBps,
@@ -405,7 +406,11 @@ func printBench(w io.Writer, r *benchResult) {
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	fmt.Fprintln(w, sendTimes(sec(r.BusyS), sec(r.WindowLimitedS), sec(r.CreditLimitedS), sec(r.InflightLimitedS)))
 	if r.CC != "none" {
-		fmt.Fprintf(w, "congestion control %s: window %s at the end, %d decreases, %d competitive spells\n", r.CC, units.FormatSize(r.CCWindow), r.CCDecreases, r.CCCompete)
+		line := fmt.Sprintf("congestion control %s: window %s at the end, %d decreases", r.CC, units.FormatSize(r.CCWindow), r.CCDecreases)
+		for _, name := range slices.Sorted(maps.Keys(r.CCDetail)) {
+			line += fmt.Sprintf(", %s %g", name, r.CCDetail[name])
+		}
+		fmt.Fprintln(w, line)
 	}
 	if len(r.PathStats) > 1 {
 		fmt.Fprintf(w, "%6s %10s %10s %8s %12s %s\n", "path", "sent", "acked", "lost", "srtt", "state")

@@ -122,7 +122,7 @@ func (m *intervalMeter) cut(now time.Time) {
 	if s.Seconds <= 0 {
 		return
 	}
-	s.SndCwnd, s.CCRate, s.CCCompeting = st.CC.Window, st.CC.Rate, st.CC.Competing
+	s.SndCwnd, s.CCRate, s.CCCompeting = st.CC.Window, st.CC.Rate, st.CC.Detail["competing"] != 0
 	s.CCQueueUs = float64(st.CC.Queue) / float64(time.Microsecond)
 	p := m.lastStats
 	s.SentBps = float64(wireBytes(st)-wireBytes(p)) * 8 / s.Seconds

@@ -106,6 +106,9 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	if f.target.d != 0 && f.target.d < minTargetDelay {
 		return nil, invalidFlag("target-delay", f.target.text, fmt.Errorf("want %v..%v", minTargetDelay, f.target.max))
 	}
+	if f.target.d != 0 && f.cc != "nscc" {
+		return nil, invalidFlag("target-delay", f.target.text, fmt.Errorf("only --cc nscc steers to a target delay (--cc is %s)", f.cc))
+	}
 	if f.codec < 0 || f.codec > 1024 {
 		return nil, invalidFlag("codec-workers", fmt.Sprint(f.codec), errors.New("want 0..1024"))
 	}

@@ -225,6 +225,7 @@ func TestTransportFlagErrors(t *testing.T) {
 		{[]string{"bench", "--rate", "fast"}, "invalid --rate fast"},
 		{[]string{"bench", "--target-delay", "5us"}, "invalid --target-delay 5us: want 10µs..1s"},
 		{[]string{"bench", "--target-delay", "2s"}, "invalid --target-delay 2s: want a duration from 0 to 1s"},
+		{[]string{"bench", "--target-delay", "2ms"}, "invalid --target-delay 2ms: only --cc nscc steers to a target delay (--cc is bbr)"},
 		{[]string{"send", "127.0.0.1:1", "--size", "1MiB", "--window", "4KiB"}, "invalid --window 4KiB: want at least --chunk 64KiB"},
 		{[]string{"recv", "--idle-timeout", "500ms"}, "invalid --idle-timeout 500ms: want 1s..1h0m0s"},
 		{[]string{"send", "127.0.0.1:1"}, "nothing to send"},

@@ -110,14 +110,22 @@ type Stats struct {
 	// Losses the controller did not react to because the path showed no
 	// congestion (random loss, not a queue).
 	IgnoredLosses uint64
-	// Competitive counts the times the controller took up a competitive
-	// mode: NSCC beside a flow that holds the queue whatever it does.
-	Competitive uint64
-	// Competing says the controller is in that mode now.
-	Competing bool
 	// Queue is the queueing delay the controller steers by now (NSCC's
 	// standing queue); zero for one that reads no delay.
 	Queue monotime.Duration
+}
+
+// Figure is one of a controller's own figures, by name, for reports.
+type Figure struct {
+	Name  string
+	Value float64
+}
+
+// Detailed is a controller with figures of its own beside Stats (NSCC's
+// competitive mode), as quic-go's SendAlgorithmWithDebugInfos extends its
+// controllers; a reader asks for them with a type assertion.
+type Detailed interface {
+	Detail() []Figure
 }
 
 // Params describe the network a controller starts on. The core fills them
@@ -136,11 +144,6 @@ type Params struct {
 	// host rarely knows its path's): a controller that can raises it
 	// while its window is the only limit and the path shows no queue.
 	LearnLineRate bool
-	// MaxTarget caps a delay-steered controller's default target queueing
-	// delay (NSCC's, one base RTT otherwise); zero means the controller's
-	// default (NSCC: 1 ms). With HostNoise set, NSCC's floors for a real
-	// host come after the cap and may exceed it.
-	MaxTarget monotime.Duration
 	// Quantum is how many bytes the core admits into the window at a
 	// time (a chunk: the receiver acknowledges whole chunks); zero means
 	// MSS. A window-limited sender may sit up to a quantum below its
@@ -152,12 +155,6 @@ type Params struct {
 	// the least delay over several times it (noise comes and goes, a queue
 	// stays), and steers by delay until ECN shows (NSCC's DelayWithoutECN).
 	HostNoise monotime.Duration
-	// Target, when set, replaces a delay-steered controller's default
-	// target queueing delay and its floors (MaxTarget, HostNoise); zero
-	// means the default. A lower target leaves more of a shallow shared
-	// queue to loss-based TCP beside it; a higher one keeps a lone
-	// sender's link fuller, where its own chunk bursts read as queue.
-	Target monotime.Duration
 
 	// baseRTTGuessed says WithDefaults filled BaseRTT: nobody measured
 	// it (NSCCConfig.LearnBaseRTT).

@@ -71,6 +71,24 @@ func init() {
 	register("nscc", func(p Params) Controller { return NewNSCC(NSCCDefaults(p)) })
 }
 
+// NSCCOptions are NSCC's own settings, which a driver gives when it
+// builds the algorithm (NSCCWith); zero fields keep the defaults.
+type NSCCOptions struct {
+	// Target replaces the default target queueing delay and every floor
+	// on it. A lower target leaves more of a shallow shared queue to
+	// loss-based TCP beside it; a higher one keeps a lone sender's link
+	// fuller, where its own chunk bursts read as queue.
+	Target monotime.Duration
+	// MaxTarget caps the default target (1 ms); on a real host the
+	// floors HostNoise and hostTarget come after the cap.
+	MaxTarget monotime.Duration
+}
+
+// NSCCWith is NSCC with options o, for Config's CC.
+func NSCCWith(o NSCCOptions) Algorithm {
+	return Algorithm{name: "nscc", make: func(p Params) Controller { return NewNSCC(NSCCDefaultsWith(p, o)) }}
+}
+
 // NSCC's constants (uec.cpp's initNsccParams) and the reference network
 // its gains are scaled to.
 const (
@@ -107,10 +125,10 @@ type NSCCConfig struct {
 	// RTT (SDR does not trim), at least 1 us so the fast increase region
 	// (delay < 1 us) does not swallow the proportional one, at most
 	// MaxTarget; on a real host at least Params.HostNoise and hostTarget.
-	// Params.Target, when set, replaces all of these.
+	// NSCCOptions.Target, when set, replaces all of these.
 	Target monotime.Duration
 	// MaxTarget caps the default target (see the file comment): 1 ms, or
-	// Params.MaxTarget; on a real host the floors HostNoise and hostTarget
+	// NSCCOptions.MaxTarget; on a real host the floors HostNoise and hostTarget
 	// come after it and may exceed it. Ours.
 	MaxTarget monotime.Duration
 	A         float64 // scaling a = BDP / (100 Gbit/s x 12 us), dimensionless
@@ -220,21 +238,26 @@ type NSCCConfig struct {
 	// configuration from the first RTT sample, above the default or not
 	// (learnBaseRTT). Ours.
 	LearnBaseRTT bool
-	// params are what NSCCDefaults derived this from, for LearnBaseRTT.
-	params Params
+	// params and options are what NSCCDefaultsWith derived this from,
+	// for LearnBaseRTT.
+	params  Params
+	options NSCCOptions
 }
 
 // NSCCDefaults returns uec.cpp's parameters for p.
-func NSCCDefaults(p Params) NSCCConfig {
+func NSCCDefaults(p Params) NSCCConfig { return NSCCDefaultsWith(p, NSCCOptions{}) }
+
+// NSCCDefaultsWith returns uec.cpp's parameters for p, with options o.
+func NSCCDefaultsWith(p Params, o NSCCOptions) NSCCConfig {
 	p = p.WithDefaults()
-	maxTarget := p.MaxTarget
+	maxTarget := o.MaxTarget
 	if maxTarget <= 0 {
 		maxTarget = nsccMaxTarget
 	}
 	// A set target replaces the default and the host-noise floor, but
 	// not the least queueing delay the law can steer to.
-	target := max(p.Target, nsccMinQDly)
-	if p.Target <= 0 {
+	target := max(o.Target, nsccMinQDly)
+	if o.Target <= 0 {
 		target = min(max(p.BaseRTT, nsccMinQDly), max(maxTarget, nsccMinQDly))
 		if p.HostNoise > 0 {
 			// A target within a real host's noise would read the noise
@@ -289,6 +312,7 @@ func NSCCDefaults(p Params) NSCCConfig {
 		AckRoom:             p.HostNoise > 0,
 		LearnBaseRTT:        p.HostNoise > 0 && p.baseRTTGuessed,
 		params:              p,
+		options:             o,
 	}
 }
 
@@ -473,12 +497,21 @@ func (n *NSCC) Stats() Stats {
 	s := n.stats
 	s.Window = n.Window()
 	s.IgnoredLosses = n.ignoredLosses
-	s.Competitive, s.Competing = n.comp.entries, n.comp.active
 	s.Queue = n.queue
 	if n.cfg.PacingGain > 0 {
 		s.Rate, _ = n.pacingRate()
 	}
 	return s
+}
+
+// Detail is NSCC's own figures: how often it took up the competitive
+// mode, and whether it is in it now (1) or not (0).
+func (n *NSCC) Detail() []Figure {
+	competing := 0.0
+	if n.comp.active {
+		competing = 1
+	}
+	return []Figure{{Name: "competitive spells", Value: float64(n.comp.entries)}, {Name: "competing", Value: competing}}
 }
 
 // IgnoredLosses is how many loss reports came on an uncongested path and

@@ -89,9 +89,9 @@ func TestNSCCCompetes(t *testing.T) {
 		t.Fatalf("after %d round trips with a standing queue of %v and a chunk delivered per round trip: competing %v (%d entries), window %d",
 			rounds, queue, on, entries, c.n.Window())
 	}
-	if s := c.n.Stats(); !s.Competing || s.Competitive != 1 || s.Queue != queue || s.Rate != c.n.competeRate() {
-		t.Errorf("Stats in the mode: competing %v (%d entries), queue %v (want %v), rate %g (want the mode's, %g)",
-			s.Competing, s.Competitive, s.Queue, queue, s.Rate, c.n.competeRate())
+	if s, d := c.n.Stats(), c.n.Detail(); d[1].Value != 1 || d[0].Value != 1 || s.Queue != queue || s.Rate != c.n.competeRate() {
+		t.Errorf("Stats in the mode: detail %v, queue %v (want %v), rate %g (want the mode's, %g)",
+			d, s.Queue, queue, s.Rate, c.n.competeRate())
 	}
 
 	// In the mode the path gives NSCC 40 MB/s (320 Mbit/s): the window

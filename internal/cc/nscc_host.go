@@ -38,7 +38,7 @@ func (n *NSCC) learnBaseRTT(rtt monotime.Duration) {
 	p := n.cfg.params
 	p.BaseRTT, p.baseRTTGuessed = rtt, false
 	p.LineRate = n.cfg.LineRate // as learned by now, if ACKs without a sample came first
-	n.cfg = NSCCDefaults(p)
+	n.cfg = NSCCDefaultsWith(p, n.cfg.options)
 	n.setBaseRTT(rtt)
 }
 
@@ -195,7 +195,7 @@ func (n *NSCC) shallowBuffer() {
 		return
 	}
 	n.shallow = true
-	if t := max(n.meanDelay()*3/4, n.cfg.params.HostNoise, nsccMinQDly); t < n.cfg.Target*7/8 && n.cfg.params.Target <= 0 {
+	if t := max(n.meanDelay()*3/4, n.cfg.params.HostNoise, nsccMinQDly); t < n.cfg.Target*7/8 && n.cfg.options.Target <= 0 {
 		n.cfg.Target = t
 	}
 }

@@ -542,12 +542,11 @@ func TestNSCCBufferUnderTarget(t *testing.T) {
 	}
 	// A target the user set stays, and heavy loss is congestion all the
 	// same: with it left out, the window flooded a 128 KiB buffer.
-	set := params
-	set.Target = 5 * ms / 2
+	set := NSCCOptions{Target: 5 * ms / 2}
 	small := b
 	small.buffer = 128 << 10
 	for seed := range uint64(3) {
-		p := noisyPath(set, seed)
+		p := noisyPathWith(params, set, seed)
 		small.run(p, 100, 0, false) // slow start's overshoot
 		util, lost, _ := small.run(p, 500, 0, false)
 		sent := util * b.bdp * 500
@@ -562,7 +561,12 @@ func TestNSCCBufferUnderTarget(t *testing.T) {
 // noisyPath is a real host's path in fake time: up to 1 ms of lateness
 // on each RTT sample, drawn from seed.
 func noisyPath(params Params, seed uint64) *nsccPath {
-	p := newNSCCPath(NSCCDefaults(params))
+	return noisyPathWith(params, NSCCOptions{}, seed)
+}
+
+// noisyPathWith is noisyPath for NSCC with options o.
+func noisyPathWith(params Params, o NSCCOptions, seed uint64) *nsccPath {
+	p := newNSCCPath(NSCCDefaultsWith(params, o))
 	r := rand.New(rand.NewPCG(seed, 1))
 	p.noise = func() monotime.Duration { return monotime.Duration(r.Float64() * float64(monotime.Millisecond)) }
 	return p

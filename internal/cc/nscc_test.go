@@ -106,7 +106,7 @@ func TestNSCCDefaults(t *testing.T) {
 	}
 }
 
-// TestNSCCTarget: Params.Target replaces the default target and every
+// TestNSCCTarget: NSCCOptions.Target replaces the default target and every
 // floor on it, and the gains scaled by the target follow it.
 func TestNSCCTarget(t *testing.T) {
 	ms := monotime.Millisecond
@@ -121,15 +121,30 @@ func TestNSCCTarget(t *testing.T) {
 		{"below the host-noise floor", 500 * us, 500 * us},
 		{"above the 1 ms cap", 5 * ms, 5 * ms},
 	} {
-		p := host
-		p.Target = tt.target
-		c := NSCCDefaults(p)
+		c := NSCCDefaultsWith(host, NSCCOptions{Target: tt.target})
 		if c.Target != tt.want {
 			t.Errorf("%s: target %v, want %v", tt.name, c.Target, tt.want)
 		}
 		if wantB := float64(tt.want) / float64(nsccRefRTT); math.Abs(c.B-wantB) > 1e-9*wantB {
 			t.Errorf("%s: b %g, want %g", tt.name, c.B, wantB)
 		}
+	}
+}
+
+// TestNSCCWith: the algorithm a driver builds with options makes
+// controllers that run with them, under NSCC's name.
+func TestNSCCWith(t *testing.T) {
+	ms := monotime.Millisecond
+	a := NSCCWith(NSCCOptions{Target: 500 * us})
+	n, ok := a.New(Params{LineRate: 1e9, BaseRTT: 20 * ms, HostNoise: ms}).(*NSCC)
+	if !ok {
+		t.Fatalf("NSCCWith made a %T", a.New(Params{}))
+	}
+	if got := n.Config().Target; got != 500*us {
+		t.Errorf("target %v, want the option's 500us", got)
+	}
+	if a.Name() != "nscc" {
+		t.Errorf("name %q, want nscc", a.Name())
 	}
 }
 
@@ -151,7 +166,7 @@ func TestNSCCHostTarget(t *testing.T) {
 		{"50 ms in simulation", 50 * ms, 0, 0, ms},
 		{"50 ms, a set target", 50 * ms, ms, 500 * us, 500 * us},
 	} {
-		c := NSCCDefaults(Params{LineRate: 1e9, BaseRTT: tt.rtt, MSS: mss, HostNoise: tt.noise, Target: tt.p})
+		c := NSCCDefaultsWith(Params{LineRate: 1e9, BaseRTT: tt.rtt, MSS: mss, HostNoise: tt.noise}, NSCCOptions{Target: tt.p})
 		if c.Target != tt.want {
 			t.Errorf("%s: target %v, want %v", tt.name, c.Target, tt.want)
 		}
@@ -497,16 +512,17 @@ func TestNSCCTargetCap(t *testing.T) {
 	ms := monotime.Millisecond
 	for _, tt := range []struct {
 		p          Params
+		maxTarget  monotime.Duration
 		wantTarget monotime.Duration
 		wantAlpha  float64 // bytes per ps; 0: uec.cpp's, unbounded
 	}{
-		{testParams, 12 * us, 0},
-		{Params{LineRate: 100e9, BaseRTT: 100 * us}, 100 * us, 0}, // below 109 us the bound is slack
-		{Params{LineRate: 1e9, BaseRTT: 20 * ms}, 1 * ms, 1e9 / 8 / 1e12},
-		{Params{LineRate: 1e9, BaseRTT: 20 * ms, MaxTarget: 5 * ms}, 5 * ms, 1e9 / 8 / 1e12},
-		{Params{LineRate: 1e9, BaseRTT: 500 * us, MaxTarget: 5 * ms}, 500 * us, 1e9 / 8 / 1e12},
+		{testParams, 0, 12 * us, 0},
+		{Params{LineRate: 100e9, BaseRTT: 100 * us}, 0, 100 * us, 0}, // below 109 us the bound is slack
+		{Params{LineRate: 1e9, BaseRTT: 20 * ms}, 0, 1 * ms, 1e9 / 8 / 1e12},
+		{Params{LineRate: 1e9, BaseRTT: 20 * ms}, 5 * ms, 5 * ms, 1e9 / 8 / 1e12},
+		{Params{LineRate: 1e9, BaseRTT: 500 * us}, 5 * ms, 500 * us, 1e9 / 8 / 1e12},
 	} {
-		c := NSCCDefaults(tt.p)
+		c := NSCCDefaultsWith(tt.p, NSCCOptions{MaxTarget: tt.maxTarget})
 		p := tt.p.WithDefaults()
 		uec := 4 * float64(p.MSS) * float64(p.BDP()) / nsccRefBDP * (float64(c.Target) / float64(nsccRefRTT)) / float64(c.Target)
 		want := tt.wantAlpha
@@ -575,7 +591,7 @@ func TestNSCCDelayOnly(t *testing.T) {
 		t.Errorf("delay-only: utilization %.3f, lost %.0f B, largest queue %.0f B: want >= 0.9, none, < %.0f", util, lost, maxQ, b.buffer)
 	}
 
-	uec := NSCCDefaults(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss, MaxTarget: 20 * ms})
+	uec := NSCCDefaultsWith(Params{LineRate: 1e9, BaseRTT: 20 * ms, MSS: mss}, NSCCOptions{MaxTarget: 20 * ms})
 	uec.DelayWithoutECN, uec.MaxGain = false, 0
 	uec.Alpha = 4 * mss * uec.A * uec.B / float64(uec.Target)
 	p = newNSCCPath(uec)

@@ -86,9 +86,6 @@ type Config struct {
 	// HostNoise is how late RTT samples run on this host with no queue
 	// (cc.Params.HostNoise); zero in simulation.
 	HostNoise monotime.Duration
-	// TargetDelay is a delay-steered controller's target queueing delay
-	// (cc.Params.Target); zero: the controller's default.
-	TargetDelay monotime.Duration
 	// BaseRTT is the unloaded round trip the controller assumes until it
 	// measures one; zero: the controller's default.
 	BaseRTT monotime.Duration

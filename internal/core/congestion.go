@@ -20,7 +20,7 @@ func (c *Config) ccParams() cc.Params {
 		rate = c.Rate
 	}
 	return cc.Params{LineRate: rate, BaseRTT: c.BaseRTT, MSS: c.MTU, Quantum: c.ChunkSize,
-		LearnLineRate: c.LearnLineRate, HostNoise: c.HostNoise, Target: c.TargetDelay}
+		LearnLineRate: c.LearnLineRate, HostNoise: c.HostNoise}
 }
 
 // ccBlocked reports whether the controller's pacing holds the next data
@@ -118,4 +118,13 @@ func (c *Conn) CCStats() cc.Stats {
 		return cc.Stats{}
 	}
 	return c.snd.cc.Stats()
+}
+
+// CCDetail returns the figures the connection's controller keeps of its
+// own (cc.Detailed), or nil.
+func (c *Conn) CCDetail() []cc.Figure {
+	if d, ok := c.snd.cc.(cc.Detailed); ok {
+		return d.Detail()
+	}
+	return nil
 }
