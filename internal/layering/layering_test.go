@@ -1,4 +1,4 @@
-// Package layering enforces the dependency rules of ARCHITECTURE.md: the
+// Package layering enforces the dependency rules of docs/architecture.md: the
 // sans-IO core and its plug-ins do no I/O, read no clock and use no global
 // randomness, and the simulator and the real datapath never meet.
 package layering
