@@ -137,6 +137,31 @@ const (
 	kindLast                   = 32
 )
 
+// IntAttr is an int64_val attribute, as Chakra's generators write
+// comm_type and comm_size.
+func IntAttr(name string, v int64) Attr { return Attr{Name: name, Kind: kindInt64, bits: uint64(v)} }
+
+// BoolAttr is a bool_val attribute (is_cpu_op).
+func BoolAttr(name string, v bool) Attr {
+	a := Attr{Name: name, Kind: kindBool}
+	if v {
+		a.bits = 1
+	}
+	return a
+}
+
+// TextAttr is a string_val attribute (pg_name).
+func TextAttr(name, v string) Attr { return Attr{Name: name, Kind: kindString, str: v} }
+
+// BoolsAttr is a bool_list attribute (involved_dim).
+func BoolsAttr(name string, vs ...bool) Attr {
+	a := Attr{Name: name, Kind: kindBoolList}
+	for _, v := range vs {
+		a.list = append(a.list, map[bool]uint64{false: 0, true: 1}[v])
+	}
+	return a
+}
+
 // Int returns an integer or bool scalar as an int64; false for other
 // kinds.
 func (a Attr) Int() (int64, bool) {
