@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
+	"github.com/sdrnet/sdrnet/sim/chakra"
+	"github.com/sdrnet/sdrnet/sim/engine"
+)
+
+func compNode(id, micros uint64, deps ...uint64) chakra.Node {
+	return chakra.Node{ID: id, Name: "gemm", Type: chakra.CompNode, DurationMicros: micros, DataDeps: deps}
+}
+
+func p2pNode(id uint64, typ chakra.NodeType, peer, size int64, deps ...uint64) chakra.Node {
+	side := "comm_dst"
+	if typ == chakra.CommRecvNode {
+		side = "comm_src"
+	}
+	return chakra.Node{ID: id, Name: typ.String(), Type: typ, DataDeps: deps,
+		Attrs: []chakra.Attr{chakra.IntAttr(side, peer), chakra.IntAttr("comm_tag", 1), chakra.IntAttr("comm_size", size)}}
+}
+
+func collNode(id uint64, typ chakra.CollectiveType, size int64, deps ...uint64) chakra.Node {
+	return chakra.Node{ID: id, Name: typ.String(), Type: chakra.CommCollNode, DataDeps: deps,
+		Attrs: []chakra.Attr{chakra.IntAttr("comm_type", int64(typ)), chakra.IntAttr("comm_size", size)}}
+}
+
+func replay(t *testing.T, hosts int, ranks ...[]chakra.Node) TrainingResult {
+	t.Helper()
+	traces := make([]*chakra.Trace, len(ranks))
+	for i, nodes := range ranks {
+		traces[i] = &chakra.Trace{Nodes: nodes}
+	}
+	job, err := chakra.NewJob(traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(1)
+	res, err := RunTraining(ringTopology(eng, hosts, 0), TrainingConfig{Job: job, Scheme: reliability.SelectiveRepeat{NACK: true},
+		Core: coreConfig(2 * monotime.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestTrainingCompute: compute nodes hold their rank's GPU one at a
+// time for their traced durations, after their dependencies: the
+// iteration is the longest rank's chain.
+func TestTrainingCompute(t *testing.T) {
+	us := monotime.Microsecond
+	res := replay(t, 2,
+		[]chakra.Node{compNode(1, 100), compNode(2, 50, 1), compNode(3, 20)}, // 3 waits for the GPU
+		[]chakra.Node{compNode(1, 30)})
+	if res.Time != 170*us || res.Compute[0] != 170*us || res.Compute[1] != 30*us || res.Exposed[0] != 0 {
+		t.Errorf("time %v, compute %v, exposed %v; want 170us, [170us 30us], 0", res.Time, res.Compute, res.Exposed)
+	}
+}
+
+// TestTrainingSendRecv: a send after a compute node, received by a rank
+// whose next compute node waits for it. The receive is posted at the
+// start and its grant reaches the sender a one-way trip d later; the
+// data leaves after both the compute node and the grant, takes its
+// serialization and d to arrive, and the send finishes when the
+// acknowledgement is back, d later: max(100us, d) + serialization + 2d.
+// The receiving GPU waits through all but its own 10 us (exposed
+// communication).
+func TestTrainingSendRecv(t *testing.T) {
+	us := monotime.Microsecond
+	const size = 1 << 20
+	res := replay(t, 2,
+		[]chakra.Node{compNode(1, 100), p2pNode(2, chakra.CommSendNode, 1, size, 1)},
+		[]chakra.Node{p2pNode(1, chakra.CommRecvNode, 0, size), compNode(2, 10, 1)})
+	d := DelayForDistance(200)
+	ser := monotime.Duration(size/4096) * monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
+	want := max(100*us, d) + ser + 2*d
+	if res.Time < want || res.Time > want*105/100 {
+		t.Errorf("time %v, want within 5%% above %v", res.Time, want)
+	}
+	if arrival := max(100*us, d) + ser + d; res.Exposed[1] < arrival || res.Exposed[1] > res.Time {
+		t.Errorf("rank 1's exposed communication %v, want at least the wait for the message (%v)", res.Exposed[1], arrival)
+	}
+}
+
+// TestTrainingAllReduce: an all-reduce among four ranks replays as the
+// ring RunAllReduce runs, within 10% of its lower bound (the
+// 2(N-1) steps across the slowest hop), and a replay is deterministic.
+func TestTrainingAllReduce(t *testing.T) {
+	const n, size = 4, 8 << 20
+	ranks := make([][]chakra.Node, n)
+	for r := range ranks {
+		ranks[r] = []chakra.Node{collNode(1, chakra.AllReduce, size)}
+	}
+	res := replay(t, n, ranks...)
+	perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
+	bound := monotime.Duration(2*(n-1)*(size/n/4096))*perPacket + 3*DelayForDistance(200)
+	if res.Time < bound || res.Time > bound*11/10 {
+		t.Errorf("all-reduce took %v; the ring's lower bound is %v, want within 10%% of it", res.Time, bound)
+	}
+	if again := replay(t, n, ranks...); !reflect.DeepEqual(res, again) {
+		t.Errorf("a second replay differs: %+v, then %+v", res, again)
+	}
+}
+
+// TestTrainingCollectives: a reduce-scatter and an all-gather take N-1
+// ring steps each, so the pair takes about the all-reduce's 2(N-1); a
+// rank whose GPU has nothing else to do waits through all of it; a
+// collective the ring does not run is an error naming the node.
+func TestTrainingCollectives(t *testing.T) {
+	const n, size = 4, 8 << 20
+	pair, ar := make([][]chakra.Node, n), make([][]chakra.Node, n)
+	for r := range n {
+		pair[r] = []chakra.Node{collNode(1, chakra.ReduceScatter, size), collNode(2, chakra.AllGather, size, 1)}
+		ar[r] = []chakra.Node{collNode(1, chakra.AllReduce, size)}
+	}
+	p, a := replay(t, n, pair...), replay(t, n, ar...)
+	if ratio := p.Time.Seconds() / a.Time.Seconds(); ratio < 0.95 || ratio > 1.3 {
+		t.Errorf("reduce-scatter then all-gather %v, all-reduce %v: ratio %.2f, want 0.95..1.3", p.Time, a.Time, ratio)
+	}
+	for r, e := range a.Exposed {
+		if e < a.Time*99/100 || e > a.Time {
+			t.Errorf("rank %d exposed %v of the all-reduce's %v, want all of it", r, e, a.Time)
+		}
+	}
+
+	job, err := chakra.NewJob([]*chakra.Trace{{Nodes: []chakra.Node{collNode(7, chakra.Broadcast, 1024)}}, {Nodes: []chakra.Node{collNode(7, chakra.Broadcast, 1024)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = RunTraining(ringTopology(engine.New(1), 2, 0), TrainingConfig{Job: job, Scheme: reliability.SelectiveRepeat{NACK: true}, Core: coreConfig(2 * monotime.Millisecond)})
+	if err == nil || !strings.Contains(err.Error(), `node 7 ("BROADCAST"): BROADCAST is not replayed yet`) {
+		t.Errorf("a broadcast: %v, want an error naming node 7", err)
+	}
+}
