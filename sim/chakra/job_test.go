@@ -106,3 +106,42 @@ func TestWriteReadJob(t *testing.T) {
 }
 
 func must[T any](v T, _ bool) T { return v }
+
+// TestDataParallel: the generated job checks, has a forward and a
+// backward node and an all-reduce per layer on every rank, orders each
+// all-reduce after its layer's backward node (with overlap) or after the
+// whole pass (without), and survives Write and Read.
+func TestDataParallel(t *testing.T) {
+	for _, overlap := range []bool{false, true} {
+		traces, err := DataParallel{Ranks: 3, Layers: 2, ForwardMicros: 1, BackwardMicros: 2, GradientBytes: 1 << 20, Overlap: overlap}.Traces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewJob(traces); err != nil {
+			t.Fatal(err)
+		}
+		nodes := traces[0].Nodes
+		if len(traces) != 3 || len(nodes) != 6 {
+			t.Fatalf("%d ranks of %d nodes, want 3 of 6", len(traces), len(nodes))
+		}
+		// forward 0, forward 1, backward 1 (id 3), backward 0 (id 4), then
+		// the all-reduces of layers 1 and 0.
+		want := [][]uint64{{3}, {4}}
+		if !overlap {
+			want = [][]uint64{{4}, {4}}
+		}
+		if got := [][]uint64{nodes[4].DataDeps, nodes[5].DataDeps}; !reflect.DeepEqual(got, want) {
+			t.Errorf("overlap %v: all-reduces depend on %v, want %v", overlap, got, want)
+		}
+		var b strings.Builder
+		if err := Write(&b, traces[1]); err != nil {
+			t.Fatal(err)
+		}
+		if back, err := Read(strings.NewReader(b.String())); err != nil || !reflect.DeepEqual(back, traces[1]) {
+			t.Errorf("overlap %v: written and read back: %v, %v", overlap, err, back)
+		}
+	}
+	if _, err := (DataParallel{Layers: 1, GradientBytes: 1}).Traces(); err == nil {
+		t.Error("no ranks: no error")
+	}
+}
