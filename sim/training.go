@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -32,7 +34,20 @@ type TrainingResult struct {
 	// Compute is each rank's GPU time on compute nodes; Exposed the part
 	// of Time its GPU spent waiting with a communication node unfinished.
 	Compute, Exposed []monotime.Duration
-	Stats            TransferStats
+	// Spans is every node's run, in the order they finished: the
+	// iteration's timeline (WriteTimeline).
+	Spans []Span
+	Stats TransferStats
+}
+
+// Span is one node's run on its rank, from when it started (a compute
+// node: when it took the GPU; a collective: when its ring began) to
+// when it finished, from the iteration's start.
+type Span struct {
+	Rank       int
+	Name       string
+	Type       chakra.NodeType
+	Start, End monotime.Duration
 }
 
 // ringSteps is how many ring steps a collective takes among n ranks and
@@ -89,6 +104,7 @@ type rank struct {
 	exposed      monotime.Duration
 	sends, recvs map[*core.Conn]map[uint32]int // handle -> node
 	finishedAt   monotime.Time
+	began        []monotime.Time // per node: when it started
 }
 
 // RunTraining replays cfg.Job on t.
@@ -147,6 +163,8 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		return v
 	}
 
+	var start monotime.Time
+	var spans []Span
 	var finish func(rk *rank, i int)
 	var runCompute func(rk *rank)
 	var startColl func(rk *rank)
@@ -184,6 +202,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	// dispatch starts node i of rk, which has no unfinished dependency.
 	dispatch := func(rk *rank, i int) {
 		nd := &rk.trace.Nodes[i]
+		rk.began[i] = eng.Now() // a compute node's and a collective's start come later
 		switch nd.Type {
 		case chakra.CompNode:
 			rk.computeQ = append(rk.computeQ, i)
@@ -235,6 +254,9 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	finish = func(rk *rank, i int) {
 		rk.done++
 		rk.finishedAt = eng.Now()
+		nd := &rk.trace.Nodes[i]
+		spans = append(spans, Span{Rank: rk.id, Name: nd.Name, Type: nd.Type,
+			Start: rk.began[i].Sub(start), End: eng.Now().Sub(start)})
 		for _, c := range rk.children[i] {
 			if rk.waiting[c]--; rk.waiting[c] == 0 {
 				dispatch(rk, c)
@@ -249,6 +271,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		i := rk.computeQ[0]
 		rk.computeQ = rk.computeQ[1:]
 		rk.busy = true
+		rk.began[i] = eng.Now()
 		rk.gpuBusy(eng.Now())
 		d := monotime.Duration(rk.trace.Nodes[i].DurationMicros) * monotime.Microsecond
 		rk.compute += d
@@ -278,6 +301,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		}
 		i := rk.collSeq[rk.collK]
 		rk.collK++
+		rk.began[i] = eng.Now()
 		if n == 1 {
 			rk.commEnded(eng.Now())
 			finish(rk, i)
@@ -348,7 +372,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	for _, rk := range ranks {
 		postColl(rk)
 	}
-	start := eng.Now()
+	start = eng.Now()
 	eng.After(maxOneWay(t)+4*monotime.Microsecond, startFunc(func() {
 		start = eng.Now()
 		for _, rk := range ranks {
@@ -374,7 +398,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		e.Stop()
 	})
 	eng.RunUntil(eng.Now().Add(limit))
-	res := TrainingResult{Compute: make([]monotime.Duration, n), Exposed: make([]monotime.Duration, n)}
+	res := TrainingResult{Compute: make([]monotime.Duration, n), Exposed: make([]monotime.Duration, n), Spans: spans}
 	for _, rk := range ranks {
 		if rk.done < len(rk.trace.Nodes) && failure == nil {
 			failure = fmt.Errorf("training: rank %d finished %d of its %d nodes within %v", rk.id, rk.done, len(rk.trace.Nodes), limit)
@@ -392,7 +416,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 }
 
 func newRank(id int, h *Host, tr *chakra.Trace, order []int) *rank {
-	rk := &rank{id: id, host: h, trace: tr, coll: -1, waiting: make([]int, len(tr.Nodes)),
+	rk := &rank{id: id, host: h, trace: tr, coll: -1, waiting: make([]int, len(tr.Nodes)), began: make([]monotime.Time, len(tr.Nodes)),
 		children: make([][]int, len(tr.Nodes)), collReady: map[int]bool{},
 		sends: map[*core.Conn]map[uint32]int{}, recvs: map[*core.Conn]map[uint32]int{}}
 	for _, i := range order {
@@ -438,3 +462,40 @@ func (rk *rank) gpuBusy(now monotime.Time) {
 }
 
 func (rk *rank) gpuIdle(now monotime.Time) { rk.idleSince = now }
+
+// WriteTimeline writes the iteration's spans as a Chrome trace (JSON
+// trace events, which chrome://tracing and Perfetto open): a process per
+// rank, a thread for its GPU's compute and one for its communication.
+func (r TrainingResult) WriteTimeline(w io.Writer) error {
+	type event struct {
+		Name string         `json:"name"`
+		Cat  string         `json:"cat,omitempty"`
+		Ph   string         `json:"ph"`
+		TS   float64        `json:"ts"`
+		Dur  float64        `json:"dur,omitempty"`
+		PID  int            `json:"pid"`
+		TID  int            `json:"tid"`
+		Args map[string]any `json:"args,omitempty"`
+	}
+	us := func(d monotime.Duration) float64 { return d.Seconds() * 1e6 }
+	var events []event
+	ranks := 0
+	for _, s := range r.Spans {
+		ranks = max(ranks, s.Rank+1)
+	}
+	for rank := range ranks {
+		events = append(events,
+			event{Name: "process_name", Ph: "M", PID: rank, Args: map[string]any{"name": fmt.Sprintf("rank %d", rank)}},
+			event{Name: "thread_name", Ph: "M", PID: rank, TID: 0, Args: map[string]any{"name": "GPU compute"}},
+			event{Name: "thread_name", Ph: "M", PID: rank, TID: 1, Args: map[string]any{"name": "communication"}})
+	}
+	for _, s := range r.Spans {
+		tid := 1
+		if s.Type == chakra.CompNode {
+			tid = 0
+		}
+		events = append(events, event{Name: s.Name, Cat: s.Type.String(), Ph: "X", TS: us(s.Start), Dur: us(s.End - s.Start), PID: s.Rank, TID: tid})
+	}
+	enc := json.NewEncoder(w)
+	return enc.Encode(map[string]any{"traceEvents": events, "displayTimeUnit": "ns"})
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -164,5 +165,61 @@ func TestTrainingDataParallel(t *testing.T) {
 	}
 	if overlapped.Exposed[0] >= serial.Exposed[0] || serial.Compute[0] != 4*300*us {
 		t.Errorf("exposed %v with overlap, %v without; compute %v (want 1.2ms)", overlapped.Exposed[0], serial.Exposed[0], serial.Compute[0])
+	}
+}
+
+// TestTrainingTimeline: every node's run is a span, a compute node's from
+// when it took the GPU, and the Chrome trace holds each of them on its
+// rank's compute or communication thread.
+func TestTrainingTimeline(t *testing.T) {
+	us := monotime.Microsecond
+	const size = 1 << 20
+	res := replay(t, 2,
+		[]chakra.Node{compNode(1, 100), compNode(2, 20), p2pNode(3, chakra.CommSendNode, 1, size, 1)},
+		[]chakra.Node{p2pNode(1, chakra.CommRecvNode, 0, size)})
+	want := map[string][2]monotime.Duration{"gemm": {0, 100 * us}}
+	got := map[string][2]monotime.Duration{}
+	for _, s := range res.Spans {
+		if s.Rank == 0 && s.Type == chakra.CompNode {
+			if _, seen := got[s.Name]; !seen {
+				got[s.Name] = [2]monotime.Duration{s.Start, s.End}
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) || len(res.Spans) != 4 {
+		t.Errorf("spans %+v, want 4 with rank 0's first compute node at [0, 100us]", res.Spans)
+	}
+	// The second compute node waited for the GPU: it ran 100-120 us.
+	for _, s := range res.Spans {
+		if s.Rank == 0 && s.Type == chakra.CompNode && s.Start != 0 && (s.Start != 100*us || s.End != 120*us) {
+			t.Errorf("rank 0's second compute node ran %v-%v, want 100us-120us", s.Start, s.End)
+		}
+	}
+	var b strings.Builder
+	if err := res.WriteTimeline(&b); err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Name, Ph string
+			TS, Dur  float64
+			PID, TID int
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal([]byte(b.String()), &tr); err != nil {
+		t.Fatal(err)
+	}
+	spans := 0
+	for _, e := range tr.TraceEvents {
+		if e.Ph != "X" {
+			continue
+		}
+		spans++
+		if e.Name == "gemm" && e.PID == 0 && e.TID != 0 || e.Name != "gemm" && e.TID != 1 {
+			t.Errorf("event %+v on the wrong thread", e)
+		}
+	}
+	if spans != len(res.Spans) {
+		t.Errorf("%d spans in the Chrome trace, want %d", spans, len(res.Spans))
 	}
 }
