@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -50,8 +51,8 @@ type Span struct {
 	Start, End monotime.Duration
 }
 
-// ringSteps is how many ring steps a collective takes among n ranks and
-// of which share of its size each step's segment is; 0 when the ring
+// ringSteps is how many ring steps a collective takes among n ranks,
+// each moving a segment of a rank's share of its size; 0 when the ring
 // does not run it.
 func ringSteps(c chakra.CollectiveType, n int) int {
 	switch c {
@@ -126,7 +127,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	}
 	ranks := make([]*rank, n)
 	for r := range n {
-		ranks[r] = newRank(r, t.Hosts[r], job.Ranks[r], job.Order[r])
+		ranks[r] = newRank(r, t.Hosts[r], job)
 	}
 	nextID := uint64(1)
 	connect := func(a, b int) (*core.Conn, *core.Conn, error) {
@@ -154,8 +155,11 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 			return c, nil
 		}
 		a, b, err := connect(src, dst)
+		if err != nil {
+			return [2]*core.Conn{}, err
+		}
 		p2p[ch] = [2]*core.Conn{a, b}
-		return p2p[ch], err
+		return p2p[ch], nil
 	}
 	attr := func(nd *chakra.Node, name string) int64 {
 		a, _ := nd.Attr(name)
@@ -415,27 +419,15 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	return res, failure
 }
 
-func newRank(id int, h *Host, tr *chakra.Trace, order []int) *rank {
-	rk := &rank{id: id, host: h, trace: tr, coll: -1, waiting: make([]int, len(tr.Nodes)), began: make([]monotime.Time, len(tr.Nodes)),
-		children: make([][]int, len(tr.Nodes)), collReady: map[int]bool{},
+// newRank is rank id of job on host h, its graph the job's.
+func newRank(id int, h *Host, job *chakra.Job) *rank {
+	tr := job.Ranks[id]
+	rk := &rank{id: id, host: h, trace: tr, coll: -1, waiting: slices.Clone(job.Waits[id]), children: job.Children[id],
+		began: make([]monotime.Time, len(tr.Nodes)), collReady: map[int]bool{},
 		sends: map[*core.Conn]map[uint32]int{}, recvs: map[*core.Conn]map[uint32]int{}}
-	for _, i := range order {
+	for _, i := range job.Order[id] {
 		if tr.Nodes[i].Type == chakra.CommCollNode {
 			rk.collSeq = append(rk.collSeq, i)
-		}
-	}
-	index := make(map[uint64]int, len(tr.Nodes))
-	for i := range tr.Nodes {
-		index[tr.Nodes[i].ID] = i
-	}
-	for i := range tr.Nodes {
-		seen := map[int]bool{}
-		for _, d := range append(append([]uint64(nil), tr.Nodes[i].DataDeps...), tr.Nodes[i].CtrlDeps...) {
-			if p, ok := index[d]; ok && !seen[p] {
-				seen[p] = true
-				rk.waiting[i]++
-				rk.children[p] = append(rk.children[p], i)
-			}
 		}
 	}
 	return rk

@@ -155,9 +155,11 @@ func TextAttr(name, v string) Attr { return Attr{Name: name, Kind: kindString, s
 
 // BoolsAttr is a bool_list attribute (involved_dim).
 func BoolsAttr(name string, vs ...bool) Attr {
-	a := Attr{Name: name, Kind: kindBoolList}
-	for _, v := range vs {
-		a.list = append(a.list, map[bool]uint64{false: 0, true: 1}[v])
+	a := Attr{Name: name, Kind: kindBoolList, list: make([]uint64, len(vs))}
+	for i, v := range vs {
+		if v {
+			a.list[i] = 1
+		}
 	}
 	return a
 }

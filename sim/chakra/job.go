@@ -19,6 +19,11 @@ type Job struct {
 	// that runs every node after its dependencies, file order where
 	// they allow.
 	Order [][]int
+	// Waits and Children are each rank's dependency graph, by node
+	// position: how many nodes of the rank a node waits for, and which
+	// nodes wait for it.
+	Waits    [][]int
+	Children [][][]int
 	// MissingDeps counts dependencies on ids no node of the rank has.
 	// Traces converted from PyTorch carry them, and ASTRA-sim runs such
 	// nodes as if the dependency were met; so does a replay.
@@ -28,18 +33,18 @@ type Job struct {
 // NewJob checks ranks for replay. An error names the rank, the node and
 // the problem.
 func NewJob(ranks []*Trace) (*Job, error) {
-	j := &Job{Ranks: ranks, Order: make([][]int, len(ranks))}
+	j := &Job{Ranks: ranks, Order: make([][]int, len(ranks)), Waits: make([][]int, len(ranks)), Children: make([][][]int, len(ranks))}
 	sends, recvs := map[channel][]int64{}, map[channel][]int64{}
 	where := map[channel]string{}
 	for r, tr := range ranks {
 		if tr == nil {
 			return nil, fmt.Errorf("chakra: rank %d has no trace", r)
 		}
-		order, missing, err := tr.order()
+		order, waits, children, missing, err := tr.order()
 		if err != nil {
 			return nil, fmt.Errorf("chakra: rank %d: %w", r, err)
 		}
-		j.Order[r], j.MissingDeps = order, j.MissingDeps+missing
+		j.Order[r], j.Waits[r], j.Children[r], j.MissingDeps = order, waits, children, j.MissingDeps+missing
 		for i := range tr.Nodes {
 			n := &tr.Nodes[i]
 			need := func(name string) (int64, error) {
@@ -129,20 +134,20 @@ func sortedChannels(sends, recvs map[channel][]int64) []channel {
 
 // order returns the nodes in an order that honours every dependency
 // (Kahn's algorithm, the lowest file position first among the ready),
-// and how many dependencies name no node. A duplicate id or a cycle is
-// an error naming a node.
-func (t *Trace) order() ([]int, int, error) {
+// the graph (how many nodes each waits for, which wait for it), and how
+// many dependencies name no node. A duplicate id or a cycle is an error
+// naming a node.
+func (t *Trace) order() (order, waits []int, children [][]int, missing int, err error) {
 	index := make(map[uint64]int, len(t.Nodes))
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		if j, dup := index[n.ID]; dup {
-			return nil, 0, fmt.Errorf("node id %d is used twice (%q and %q)", n.ID, t.Nodes[j].Name, n.Name)
+			return nil, nil, nil, 0, fmt.Errorf("node id %d is used twice (%q and %q)", n.ID, t.Nodes[j].Name, n.Name)
 		}
 		index[n.ID] = i
 	}
-	waiting := make([]int, len(t.Nodes))
-	children := make([][]int, len(t.Nodes))
-	missing := 0
+	waits = make([]int, len(t.Nodes))
+	children = make([][]int, len(t.Nodes))
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		seen := map[int]bool{}
@@ -152,21 +157,22 @@ func (t *Trace) order() ([]int, int, error) {
 			case !ok:
 				missing++
 			case p == i:
-				return nil, 0, fmt.Errorf("node %d (%q) depends on itself", n.ID, n.Name)
+				return nil, nil, nil, 0, fmt.Errorf("node %d (%q) depends on itself", n.ID, n.Name)
 			case !seen[p]:
 				seen[p] = true
-				waiting[i]++
+				waits[i]++
 				children[p] = append(children[p], i)
 			}
 		}
 	}
+	waiting := slices.Clone(waits)
 	ready := &readyHeap{}
 	for i, w := range waiting {
 		if w == 0 {
 			ready.IntSlice = append(ready.IntSlice, i) // in order: already a heap
 		}
 	}
-	order := make([]int, 0, len(t.Nodes))
+	order = make([]int, 0, len(t.Nodes))
 	for ready.Len() > 0 {
 		i := heap.Pop(ready).(int)
 		order = append(order, i)
@@ -180,12 +186,12 @@ func (t *Trace) order() ([]int, int, error) {
 		for i, w := range waiting {
 			if w > 0 {
 				n := &t.Nodes[i]
-				return nil, 0, fmt.Errorf("node %d (%q) is on a dependency cycle, or waits for one (%d of the rank's %d nodes can never run)",
+				return nil, nil, nil, 0, fmt.Errorf("node %d (%q) is on a dependency cycle, or waits for one (%d of the rank's %d nodes can never run)",
 					n.ID, n.Name, len(t.Nodes)-len(order), len(t.Nodes))
 			}
 		}
 	}
-	return order, missing, nil
+	return order, waits, children, missing, nil
 }
 
 // readyHeap is a min-heap of node positions (container/heap).

@@ -39,6 +39,9 @@ func TestNewJob(t *testing.T) {
 	if !slices.Equal(j.Order[0], []int{1, 2, 0}) || !slices.Equal(j.Order[1], []int{0, 1, 2}) {
 		t.Errorf("orders %v, want [[1 2 0] [0 1 2]]", j.Order)
 	}
+	if !reflect.DeepEqual(j.Waits, [][]int{{1, 0, 1}, {0, 1, 1}}) || !reflect.DeepEqual(j.Children[0], [][]int{nil, {2}, {0}}) {
+		t.Errorf("waits %v, rank 0's children %v; want [[1 0 1] [0 1 1]] and [[] [2] [0]]", j.Waits, j.Children[0])
+	}
 	if j.MissingDeps != 1 {
 		t.Errorf("%d missing dependencies, want 1 (rank 1's node 3 on 99)", j.MissingDeps)
 	}
