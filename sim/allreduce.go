@@ -161,7 +161,7 @@ func RunAllReduce(t *Topology, cfg AllReduceConfig) (AllReduceResult, error) {
 					res.Completions = append(res.Completions, eng.Now().Sub(startAt))
 					if iteration++; iteration < cfg.Count {
 						post()
-						eng.After(maxOneWay(t)+4*monotime.Microsecond, begin, 0)
+						eng.After(t.OneWay+4*monotime.Microsecond, begin, 0)
 					} else {
 						eng.Stop()
 					}
@@ -175,7 +175,7 @@ func RunAllReduce(t *Topology, cfg AllReduceConfig) (AllReduceResult, error) {
 		}
 	}
 	post()
-	eng.After(maxOneWay(t)+4*monotime.Microsecond, begin, 0)
+	eng.After(t.OneWay+4*monotime.Microsecond, begin, 0)
 	limit := cfg.Limit
 	if limit == 0 {
 		limit = 3600 * monotime.Second
@@ -198,10 +198,4 @@ func RunAllReduce(t *Topology, cfg AllReduceConfig) (AllReduceResult, error) {
 		res.BusBandwidth = float64(cfg.Size) * 8 / mean.Seconds() * float64(2*(n-1)) / float64(n)
 	}
 	return res, nil
-}
-
-// maxOneWay bounds a clear-to-send's trip across the topology: half way
-// round its ring of sites.
-func maxOneWay(t *Topology) monotime.Duration {
-	return monotime.Duration(len(t.Switches)/2)*t.Trunk[0].Delay + 2*t.HostDelay
 }

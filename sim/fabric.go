@@ -195,6 +195,10 @@ func newFabricBuilder(eng *engine.Engine, hosts int, levels []int, cfg FabricCon
 	f := &Fabric{nodes: hosts + switches, Balancer: cfg.Balancer}
 	f.Net = NewNetwork(eng)
 	f.HostDelay = cfg.HostDelay
+	f.OneWay = 2 * cfg.HostDelay // up to the top level and down again
+	for i := range len(levels) - 1 {
+		f.OneWay += 2 * cfg.tier(i).delay
+	}
 	f.adj = make([][]int32, hosts+switches)
 	f.groupOf = make([]int32, hosts)
 	alpha := cfg.BufferAlpha

@@ -53,11 +53,23 @@ type FlowsResult struct {
 	Start, Done []monotime.Time // per flow: when it could start, when it arrived
 	End         monotime.Time   // when the last flow arrived
 	Stats       TransferStats
-	OutOfOrder  uint64
-	// Reordering by the network at the receivers (first transmissions
-	// that arrived behind a later packet): how many, the summed and the
-	// largest distance in packets.
+	Reordering
+}
+
+// Reordering is what the receivers saw out of order: packets, and of the
+// first transmissions among them (reordered by the network, not resent)
+// how many, their summed and their largest distance in packets.
+type Reordering struct {
+	OutOfOrder                          uint64
 	Reordered, ReorderDepth, MaxReorder uint64
+}
+
+// add counts a receiving connection's reordering.
+func (r *Reordering) add(rx core.ConnStats) {
+	r.OutOfOrder += rx.OutOfOrder
+	r.Reordered += rx.Reordered
+	r.ReorderDepth += rx.ReorderDepth
+	r.MaxReorder = max(r.MaxReorder, rx.MaxReorder)
 }
 
 // FCT returns flow i's completion time.
@@ -268,10 +280,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	for _, pc := range connList {
 		rx := pc.rx.Stats()
 		res.Stats.add(pc.tx.Stats(), rx)
-		res.OutOfOrder += rx.OutOfOrder
-		res.Reordered += rx.Reordered
-		res.ReorderDepth += rx.ReorderDepth
-		res.MaxReorder = max(res.MaxReorder, rx.MaxReorder)
+		res.Reordering.add(rx)
 	}
 	if failure != nil {
 		return res, failure

@@ -173,7 +173,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	b.Wake()
 	// Let the first clear-to-send reach the sender, so every message is
 	// timed from a warm start, as in the model.
-	eng.After(2*maxOneWay(t)+4*monotime.Microsecond, startFunc(func() {
+	eng.After(2*t.OneWay+4*monotime.Microsecond, startFunc(func() {
 		for sent < min(depth, cfg.Count) {
 			send()
 		}

@@ -67,6 +67,9 @@ type Topology struct {
 	Trunk      []*Link
 	TrunkQueue []*Queue
 	HostDelay  monotime.Duration
+	// OneWay is the longest unloaded trip from host to host: how long a
+	// clear-to-send may take to arrive.
+	OneWay monotime.Duration
 }
 
 // TwoSites builds two sites: hosts 0..n-1 at site 0, n..2n-1 at site 1.
@@ -109,6 +112,7 @@ func Sites(eng *engine.Engine, sites int, cfg SitesConfig) *Topology {
 			}
 		}
 	}
+	t.OneWay = monotime.Duration(sites/2)*cfg.TrunkDelay + 2*cfg.HostDelay // half way round the ring
 	for h := range sites * n {
 		site := h / n
 		host := net.NewHost(int32(h), cfg.HostRate, NewLink(net, cfg.HostDelay, nil, sw[site]))

@@ -22,16 +22,26 @@ import (
 // Order, so the k-th of every rank is the same collective. Every node
 // starts once its dependencies have finished.
 type TrainingConfig struct {
-	Job    *chakra.Job
-	Scheme reliability.Scheme
-	Core   core.Config
-	Limit  monotime.Duration // simulated time allowed; 0: an hour
+	Job *chakra.Job
+	// Hosts places rank r on host Hosts[r] of the topology; nil: on
+	// host r.
+	Hosts []int
+	// Iterations runs the job that many times in a row (chakra.Repeat),
+	// on the same connections; 0 is once.
+	Iterations int
+	Scheme     reliability.Scheme
+	Core       core.Config
+	Limit      monotime.Duration // simulated time allowed; 0: an hour
 }
 
 // TrainingResult is what a replay measured.
 type TrainingResult struct {
-	// Time is when the last node of any rank finished: the iteration.
+	// Time is when the last node of any rank finished: the iteration,
+	// or all of them.
 	Time monotime.Duration
+	// Iterations is each iteration's time, from when the one before
+	// ended (its last node on any rank finished) to when it ended.
+	Iterations []monotime.Duration
 	// Compute is each rank's GPU time on compute nodes; Exposed the part
 	// of Time its GPU spent waiting with a communication node unfinished.
 	Compute, Exposed []monotime.Duration
@@ -39,6 +49,7 @@ type TrainingResult struct {
 	// iteration's timeline (WriteTimeline).
 	Spans []Span
 	Stats TransferStats
+	Reordering
 }
 
 // Span is one node's run on its rank, from when it started (a compute
@@ -98,6 +109,7 @@ type rank struct {
 	posted       []postedColl
 	postK        int
 	got          []bool
+	arrived      map[uint32]bool // ring receives done, not yet taken by a collective
 	gotN, sent   int
 	next, prev   *core.Conn
 	commOpen     int           // communication nodes under way
@@ -115,6 +127,36 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	if n < 1 || n > len(t.Hosts) {
 		return TrainingResult{}, fmt.Errorf("training: %d ranks on a topology of %d hosts", n, len(t.Hosts))
 	}
+	hosts := cfg.Hosts
+	if hosts == nil {
+		hosts = make([]int, n)
+		for r := range hosts {
+			hosts[r] = r
+		}
+	}
+	if len(hosts) != n {
+		return TrainingResult{}, fmt.Errorf("training: %d ranks placed on %d hosts", n, len(hosts))
+	}
+	for r, h := range hosts {
+		if h < 0 || h >= len(t.Hosts) || slices.Index(hosts, h) != r {
+			return TrainingResult{}, fmt.Errorf("training: rank %d on host %d: not a host of the topology's %d, or taken", r, h, len(t.Hosts))
+		}
+	}
+	iters := max(cfg.Iterations, 1)
+	perIter := make([]int, n) // nodes per iteration, by rank
+	for r, tr := range job.Ranks {
+		perIter[r] = len(tr.Nodes)
+	}
+	if iters > 1 {
+		reps, err := chakra.Repeat(job.Ranks, iters)
+		if err == nil {
+			job, err = chakra.NewJob(reps)
+		}
+		if err != nil {
+			return TrainingResult{}, fmt.Errorf("training: %w", err)
+		}
+	}
+	iterEnd := make([]monotime.Time, iters)
 	eng := t.Net.Eng
 	ccfg := cfg.Core
 	ccfg.Scheme = cfg.Scheme
@@ -127,17 +169,26 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	}
 	ranks := make([]*rank, n)
 	for r := range n {
-		ranks[r] = newRank(r, t.Hosts[r], job)
+		ranks[r] = newRank(r, t.Hosts[hosts[r]], job)
 	}
 	nextID := uint64(1)
-	connect := func(a, b int) (*core.Conn, *core.Conn, error) {
-		ca, cb, err := Connect(ranks[a].host, ranks[b].host, nextID, ccfg)
+	connect := func(a, b int, cfg core.Config) (*core.Conn, *core.Conn, error) {
+		ca, cb, err := Connect(ranks[a].host, ranks[b].host, nextID, cfg)
 		nextID++
 		return ca, cb, err
 	}
+	// A ring connection holds the receives of two collectives at once:
+	// the one under way and the next, posted ahead.
+	ringCfg := ccfg
+	if ringCfg.MaxMsgs == 0 {
+		ringCfg.MaxMsgs = core.DefaultMaxMsgs
+	}
+	for ringCfg.MaxMsgs < 2*ringSteps(chakra.AllReduce, n) {
+		ringCfg.MaxMsgs *= 2
+	}
 	if n > 1 {
 		for r := range n {
-			a, b, err := connect(r, (r+1)%n)
+			a, b, err := connect(r, (r+1)%n, ringCfg)
 			if err != nil {
 				return TrainingResult{}, err
 			}
@@ -154,7 +205,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		if c, ok := p2p[ch]; ok {
 			return c, nil
 		}
-		a, b, err := connect(src, dst)
+		a, b, err := connect(src, dst, ccfg)
 		if err != nil {
 			return [2]*core.Conn{}, err
 		}
@@ -171,7 +222,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	var spans []Span
 	var finish func(rk *rank, i int)
 	var runCompute func(rk *rank)
-	var startColl func(rk *rank)
+	var startColl, advanceRing func(rk *rank)
 	// postColl posts rk's receives of its next collective not yet
 	// posted: the first before the iteration starts, each next one when
 	// the one before starts, as NCCL's buffers are in place before a
@@ -258,6 +309,10 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	finish = func(rk *rank, i int) {
 		rk.done++
 		rk.finishedAt = eng.Now()
+		if perIter[rk.id] > 0 {
+			k := i / perIter[rk.id]
+			iterEnd[k] = max(iterEnd[k], eng.Now())
+		}
 		nd := &rk.trace.Nodes[i]
 		spans = append(spans, Span{Rank: rk.id, Name: nd.Name, Type: nd.Type,
 			Start: rk.began[i].Sub(start), End: eng.Now().Sub(start)})
@@ -323,32 +378,44 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		rk.got, rk.gotN, rk.sent = make([]bool, rk.steps), 0, 0
 		postColl(rk)
 		sendStep(rk)
+		advanceRing(rk)
+	}
+	// advanceRing takes the steps of rk's collective that have arrived (a
+	// neighbour a collective ahead may send before rk starts it), forwards
+	// what they free, and finishes the collective once every step is in.
+	advanceRing = func(rk *rank) {
+		if rk.coll < 0 {
+			return
+		}
+		for s := range rk.steps {
+			if h := rk.base + uint32(s); rk.arrived[h] {
+				delete(rk.arrived, h)
+				rk.got[s] = true
+				rk.gotN++
+			}
+		}
+		for rk.sent < rk.steps && rk.got[rk.sent-1] {
+			sendStep(rk)
+		}
+		if rk.gotN == rk.steps {
+			i := rk.coll
+			rk.coll = -1
+			rk.commEnded(eng.Now())
+			finish(rk, i)
+			startColl(rk)
+		}
 	}
 	for _, rk := range ranks {
 		rk.host.Handle = func(h *Host, ev core.Event) {
 			switch ev.Kind {
 			case core.EventRecvDone:
-				if ev.Conn == rk.prev && rk.coll >= 0 {
-					s := int(ev.Msg - rk.base)
-					if s < 0 || s >= rk.steps || rk.got[s] {
-						return
-					}
+				if ev.Conn == rk.prev {
 					if err := ev.Conn.Complete(core.RecvHandle(ev.Msg)); err != nil {
 						fail(err)
 						return
 					}
-					rk.got[s] = true
-					rk.gotN++
-					for rk.sent < rk.steps && rk.got[rk.sent-1] {
-						sendStep(rk)
-					}
-					if rk.gotN == rk.steps {
-						i := rk.coll
-						rk.coll = -1
-						rk.commEnded(eng.Now())
-						finish(rk, i)
-						startColl(rk)
-					}
+					rk.arrived[ev.Msg] = true
+					advanceRing(rk)
 					return
 				}
 				if i, ok := rk.recvs[ev.Conn][ev.Msg]; ok {
@@ -377,7 +444,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		postColl(rk)
 	}
 	start = eng.Now()
-	eng.After(maxOneWay(t)+4*monotime.Microsecond, startFunc(func() {
+	eng.After(t.OneWay+4*monotime.Microsecond, startFunc(func() {
 		start = eng.Now()
 		for _, rk := range ranks {
 			rk.idleSince = start
@@ -411,10 +478,19 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		res.Compute[rk.id], res.Exposed[rk.id] = rk.compute, rk.exposed
 		if rk.next != nil {
 			res.Stats.add(rk.next.Stats(), rk.prev.Stats())
+			res.Reordering.add(rk.prev.Stats())
 		}
 	}
 	for _, c := range p2p {
 		res.Stats.add(c[0].Stats(), c[1].Stats())
+		res.Reordering.add(c[1].Stats())
+	}
+	if failure == nil {
+		prev := start
+		for _, end := range iterEnd {
+			res.Iterations = append(res.Iterations, end.Sub(prev))
+			prev = max(prev, end)
+		}
 	}
 	return res, failure
 }
@@ -423,7 +499,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 func newRank(id int, h *Host, job *chakra.Job) *rank {
 	tr := job.Ranks[id]
 	rk := &rank{id: id, host: h, trace: tr, coll: -1, waiting: slices.Clone(job.Waits[id]), children: job.Children[id],
-		began: make([]monotime.Time, len(tr.Nodes)), collReady: map[int]bool{},
+		began: make([]monotime.Time, len(tr.Nodes)), collReady: map[int]bool{}, arrived: map[uint32]bool{},
 		sends: map[*core.Conn]map[uint32]int{}, recvs: map[*core.Conn]map[uint32]int{}}
 	for _, i := range job.Order[id] {
 		if tr.Nodes[i].Type == chakra.CommCollNode {

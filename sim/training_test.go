@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -221,5 +222,59 @@ func TestTrainingTimeline(t *testing.T) {
 	}
 	if spans != len(res.Spans) {
 		t.Errorf("%d spans in the Chrome trace, want %d", spans, len(res.Spans))
+	}
+}
+
+// TestTrainingIterations: a job run three times on the same connections
+// takes three iterations of about the time of one, and they add up to
+// the run; ranks placed across the trunk at every ring hop take longer
+// than ranks placed two to a site; a placement that names a host twice
+// is refused.
+func TestTrainingIterations(t *testing.T) {
+	dp := chakra.DataParallel{Ranks: 4, Layers: 2, ForwardMicros: 100, BackwardMicros: 200, GradientBytes: 4 << 20}
+	traces, err := dp.Traces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := chakra.NewJob(traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(hosts []int, iters int) (TrainingResult, error) {
+		return RunTraining(ringTopology(engine.New(1), 4, 0), TrainingConfig{Job: job, Hosts: hosts, Iterations: iters,
+			Scheme: reliability.SelectiveRepeat{NACK: true}, Core: coreConfig(2 * monotime.Millisecond)})
+	}
+	once, err := run(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thrice, err := run(nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum monotime.Duration
+	for i, it := range thrice.Iterations {
+		sum += it
+		if it < once.Time*95/100 || it > once.Time*105/100 {
+			t.Errorf("iteration %d took %v, want the %v of one run within 5%%", i, it, once.Time)
+		}
+	}
+	if len(thrice.Iterations) != 3 || sum != thrice.Time || !slices.Equal(once.Iterations, []monotime.Duration{once.Time}) {
+		t.Errorf("iterations %v add to %v, run %v; one run's %v, want [%v]", thrice.Iterations, sum, thrice.Time, once.Iterations, once.Time)
+	}
+	if thrice.Compute[0] != 3*once.Compute[0] {
+		t.Errorf("compute %v in three iterations, %v in one", thrice.Compute[0], once.Compute[0])
+	}
+	// Hosts 0 and 1 are on one site, 2 and 3 on the other.
+	across, err := run([]int{0, 2, 1, 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("one iteration %v; three %v; ring across the trunk %v", once.Time, thrice.Iterations, across.Time)
+	if across.Time <= once.Time {
+		t.Errorf("every ring hop across the trunk: %v, two hops: %v", across.Time, once.Time)
+	}
+	if _, err := run([]int{0, 1, 1, 3}, 1); err == nil {
+		t.Error("a host taken twice was accepted")
 	}
 }

@@ -195,8 +195,8 @@ func emitRun(cmd *cobra.Command, out string, r *report.Run, note string) error {
 	return nil
 }
 
-// writeOutputs writes the run's files into dir, removing a tiers.csv an
-// earlier run of a fabric scenario left there, and returns their names.
+// writeOutputs writes the run's files into dir, removing a tiers.csv or
+// timelines an earlier run left there, and returns their names.
 func writeOutputs(dir string, r *report.Run) ([]string, error) {
 	var names []string
 	for _, file := range report.Files(r) {
@@ -213,8 +213,13 @@ func writeOutputs(dir string, r *report.Run) ([]string, error) {
 		}
 		names = append(names, file.Name)
 	}
-	if !slices.Contains(names, "tiers.csv") {
-		if err := os.Remove(filepath.Join(dir, "tiers.csv")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	stale, _ := filepath.Glob(filepath.Join(dir, "timeline-*.json"))
+	stale = append(stale, filepath.Join(dir, "tiers.csv"))
+	for _, path := range stale {
+		if slices.Contains(names, filepath.Base(path)) {
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 	}
@@ -246,7 +251,7 @@ func printSummary(w io.Writer, cells []scenario.Cell) {
 	// Messages are timed twice: at the receiver (every byte in place) and
 	// at the sender (the last ACK back, the paper's T); the model is
 	// compared with the latter where there is one.
-	fmt.Fprintln(tw, "cell\truns\tmean\tp99.9\tsender mean\tsender p99.9\tgoodput|busbw\tretx\tparity\tmodel mean\tsim/model\t")
+	fmt.Fprintln(tw, "cell\truns\tmean\tp99.9\tsender mean\tsender p99.9\tgoodput|busbw|exposed\tretx\tparity\tmodel mean\tsim/model\t")
 	for _, c := range cells {
 		model, ratio := "-", "-"
 		if c.Model != nil && c.Model.Mean > 0 {
@@ -268,6 +273,9 @@ func printSummary(w io.Writer, cells []scenario.Cell) {
 		rate := units.FormatRate(c.GoodputBps)
 		if c.BusBWBps > 0 {
 			rate = "busbw " + units.FormatRate(c.BusBWBps)
+		}
+		if c.Training != nil {
+			rate = fmt.Sprintf("exposed %.0f%%", 100*c.Training.ExposedShare)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Label, c.Runs, fmtSeconds(c.Mean), p999,
 			sMean, sP999, rate, units.FormatSize(int64(c.RetxBytes)), units.FormatSize(int64(c.ParityBytes)), model, ratio)

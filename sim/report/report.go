@@ -5,6 +5,7 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -68,11 +69,19 @@ type File struct {
 }
 
 // Files lists the files a run writes: the results as CSV and JSON, the
-// fabric tiers as CSV where a cell ran on a fabric, and the report.
+// fabric tiers as CSV where a cell ran on a fabric, each training cell's
+// timeline (a Chrome trace, named after the cell's index), and the
+// report.
 func Files(r *Run) []File {
 	out := []File{{"results.csv", WriteCSV}, {"results.json", WriteJSON}}
 	if slices.ContainsFunc(r.Cells, func(c scenario.Cell) bool { return len(c.Tiers) > 0 }) {
 		out = append(out, File{"tiers.csv", WriteTiersCSV})
+	}
+	for _, c := range r.Cells {
+		if c.Training != nil && c.Training.Timeline != nil {
+			res := c.Training.Timeline
+			out = append(out, File{fmt.Sprintf("timeline-%d.json", c.Index), func(w io.Writer, _ *Run) error { return res.WriteTimeline(w) }})
+		}
 	}
 	return append(out, File{"report.html", WriteHTML})
 }
@@ -185,7 +194,13 @@ func WriteCSV(w io.Writer, r *Run) error {
 		row = append(row, strconv.Itoa(c.Runs), f(c.Mean), f(c.StdErr), f(c.P50), fq(c.P99, c.Runs, 0.99), fq(c.P999, c.Runs, 0.999),
 			f(c.Min), f(c.Max))
 		row = append(row, sender...)
-		row = append(row, f(c.GoodputBps), f(c.BusBWBps), u(c.DataBytes), u(c.RetxBytes), u(c.ParityBytes), u(c.Recovered),
+		training := []string{"", "", ""}
+		if t := c.Training; t != nil {
+			training = []string{f(t.ComputeSec), f(t.ExposedSec), f(t.ExposedShare)}
+		}
+		row = append(row, f(c.GoodputBps), f(c.BusBWBps))
+		row = append(row, training...)
+		row = append(row, u(c.DataBytes), u(c.RetxBytes), u(c.ParityBytes), u(c.Recovered),
 			u(c.Fallbacks), u(c.RTOs), u(c.TrunkLost), strconv.Itoa(c.QueueMaxBytes), f(c.QueueMeanBytes),
 			f(c.QueueP99Bytes), f(c.UtilP10), f(c.UtilP50), f(c.UtilP90), f(c.UtilP99), f(c.UtilMax), u(c.Drops), u(c.Marked), u(c.Pauses),
 			u(c.WatchdogTrips), u(c.OutOfOrder), f(c.ReorderMean), u(c.ReorderMax), f(c.CtrlWaitP50),
@@ -202,7 +217,7 @@ func WriteCSV(w io.Writer, r *Run) error {
 // csvMetrics names results.csv's metric columns, after the parameters;
 // docs/reports.md says what each is.
 var csvMetrics = []string{"runs", "mean_s", "stderr_s", "p50_s", "p99_s", "p999_s", "min_s", "max_s",
-	"sender_mean_s", "sender_stderr_s", "sender_p99_s", "sender_p999_s", "goodput_bps", "busbw_bps", "data_bytes", "retx_bytes",
+	"sender_mean_s", "sender_stderr_s", "sender_p99_s", "sender_p999_s", "goodput_bps", "busbw_bps", "compute_s", "exposed_s", "exposed_share", "data_bytes", "retx_bytes",
 	"parity_bytes", "recovered_packets", "fallbacks", "rtos", "trunk_lost", "queue_max_bytes", "queue_mean_bytes",
 	"queue_p99_bytes", "util_p10", "util_p50", "util_p90", "util_p99", "util_max", "drops", "ecn_marked", "pfc_pauses",
 	"pfc_watchdog_trips", "out_of_order", "reorder_mean_pkts", "reorder_max_pkts", "ctrl_wait_p50_s",

@@ -176,6 +176,16 @@ func modelOf(get func(scenario.Prediction) float64) func(scenario.Cell) (float64
 	}
 }
 
+// trainingOf reads a training cell's figure; other cells have none.
+func trainingOf(get func(scenario.TrainingMetrics) float64) func(scenario.Cell) (float64, bool) {
+	return func(c scenario.Cell) (float64, bool) {
+		if c.Training == nil {
+			return 0, false
+		}
+		return get(*c.Training), true
+	}
+}
+
 // resultsTable is the report's table of every cell: the outcomes first,
 // then the parameters that vary in the grid.
 func resultsTable(cells []scenario.Cell) table {
@@ -190,6 +200,9 @@ func resultsTable(cells []scenario.Cell) table {
 		numberColumn(cells, "sender p99.9", timeUnit, atSender(func(t scenario.Timing) float64 { return t.P999 }, 0.999)),
 		numberColumn(cells, "goodput", gbps, always(func(c scenario.Cell) float64 { return c.GoodputBps })),
 		numberColumn(cells, "bus bw", gbps, always(func(c scenario.Cell) float64 { return c.BusBWBps })),
+		numberColumn(cells, "GPU compute", timeUnit, trainingOf(func(t scenario.TrainingMetrics) float64 { return t.ComputeSec })),
+		numberColumn(cells, "exposed comm.", timeUnit, trainingOf(func(t scenario.TrainingMetrics) float64 { return t.ExposedSec })),
+		numberColumn(cells, "exposed share", percent, trainingOf(func(t scenario.TrainingMetrics) float64 { return t.ExposedShare })),
 		numberColumn(cells, "resent", byteUnit, always(func(c scenario.Cell) float64 { return float64(c.RetxBytes) })),
 		numberColumn(cells, "parity", byteUnit, always(func(c scenario.Cell) float64 { return float64(c.ParityBytes) })),
 		numberColumn(cells, "fallbacks", plain, always(func(c scenario.Cell) float64 { return float64(c.Fallbacks) })),

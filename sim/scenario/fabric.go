@@ -9,6 +9,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/sim"
+	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
@@ -199,7 +200,7 @@ func fabricFlows(eng *engine.Engine, v *values, f *sim.Fabric, group []int) ([]s
 // workload.placement_seed), so every cell of a grid compares routing and
 // transport on the same job and the same failures; a list of placement
 // seeds repeats the comparison on other placements.
-func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint64) (sim.TransferStats, []monotime.Duration, error) {
+func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint64, job *chakra.Job) (sim.TransferStats, []monotime.Duration, error) {
 	placement := scenarioSeed
 	if ps := uint64(v.int("workload.placement_seed")); ps != 0 {
 		placement = ps
@@ -216,13 +217,20 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 	if v.pt.Values["topology.kind"] == "fattree" {
 		perRack = v.int("topology.k") / 2
 	}
-	group := placeGroup(rng, f, v.int("workload.hosts"), v.pt.Values["workload.placement"] == "fragmented", perRack)
-	if len(group) < 2 {
-		return sim.TransferStats{}, nil, fmt.Errorf("workload.hosts %d: need at least 2 hosts in the fabric", len(group))
+	ranks := v.int("workload.hosts")
+	if job != nil {
+		ranks = len(job.Ranks)
 	}
-	flows, iterEnds, err := fabricFlows(eng, v, f, group)
-	if err != nil {
-		return sim.TransferStats{}, nil, err
+	group := placeGroup(rng, f, ranks, v.pt.Values["workload.placement"] == "fragmented", perRack)
+	if len(group) < 2 || len(group) < ranks {
+		return sim.TransferStats{}, nil, fmt.Errorf("%d ranks on a fabric of %d hosts: need at least 2, and a host for each", ranks, len(f.Hosts))
+	}
+	var flows []sim.Flow
+	var iterEnds []int
+	if job == nil {
+		if flows, iterEnds, err = fabricFlows(eng, v, f, group); err != nil {
+			return sim.TransferStats{}, nil, err
+		}
 	}
 	jobFlows := len(flows)
 	flows = append(flows, background(eng, v, f, group)...)
@@ -251,6 +259,18 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 	var sampler *sim.QueueSampler
 	if every := v.duration("metrics.queue_sample"); every > 0 {
 		sampler = sim.SampleQueues(eng, f, every)
+	}
+	if job != nil {
+		if fc.QPs > 1 || fc.Admission > 0 {
+			return sim.TransferStats{}, nil, fmt.Errorf("transport.qps %d, transport.admission %d: a training job runs one connection per rank pair, without admission, for now; set 1 and 0", fc.QPs, fc.Admission)
+		}
+		fc.Core.Select = sel
+		res, err := runTraining(&f.Topology, v, job, group, fc.Core, cell)
+		if err != nil {
+			return res.Stats, nil, err
+		}
+		fabricMetrics(f, sampler, res.Reordering, eng.Now(), cell)
+		return res.Stats, res.Iterations, nil
 	}
 	res, err := sim.RunFlows(&f.Topology, flows, fc)
 	if err != nil {
@@ -282,7 +302,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 			times = append(times, res.FCT(i))
 		}
 	}
-	fabricMetrics(f, sampler, res, eng.Now(), cell)
+	fabricMetrics(f, sampler, res.Reordering, eng.Now(), cell)
 	if v.pt.Values["workload.kind"] == "allreduce" && len(times) > 0 {
 		var sum monotime.Duration
 		for _, d := range times {
@@ -395,7 +415,7 @@ func scheduleFailures(eng *engine.Engine, rng *rand.Rand, v *values, f *sim.Fabr
 // PFC pauses, reordering at the receivers, and the same broken down by
 // tier, with queue depths over time where sampled. A tier's pauses are
 // those of the ports sending into it (host NICs in the host tier).
-func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.FlowsResult, now monotime.Time, cell *Cell) {
+func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.Reordering, now monotime.Time, cell *Cell) {
 	var maxes, utils []float64
 	tierUtils := make([][]float64, len(f.Tiers))
 	cell.Tiers = make([]TierMetrics, len(f.Tiers))

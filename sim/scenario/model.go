@@ -25,6 +25,8 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 	switch {
 	case chooser != nil:
 		why = "auto picks a scheme per message; compare it with the fixed schemes' cells"
+	case kind == "training":
+		why = "no analytic model for a training iteration; its compute alone is the floor (compute_s)"
 	case kind != "messages":
 		why = "model covers point-to-point messages; a ring AllReduce is bounded below by (2N-2) steps"
 	case v.float("topology.burst") > 0:

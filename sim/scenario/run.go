@@ -16,6 +16,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim"
+	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
@@ -111,6 +112,9 @@ type Cell struct {
 	// time it at the receiver, when every byte is in place. Messages
 	// workloads only.
 	AtSender *Timing `json:"at_sender"`
+
+	// Training is a training job's figures; nil for other workloads.
+	Training *TrainingMetrics `json:"training"`
 
 	// Model is the analytic prediction for the cell, where one applies.
 	Model *Prediction `json:"model"`
@@ -391,13 +395,23 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	if kind == "allreduce" { // the ring spans the sites, an equal share on each
 		tcfg.HostsPerSite = (v.int("workload.hosts") + sites - 1) / sites
 	}
+	var job *chakra.Job
+	if kind == "training" {
+		var err error
+		if job, err = trainingJob(s, v); err != nil {
+			return cell, err
+		}
+		if !isFabric(v.pt.Values["topology.kind"]) { // ranks in order, an equal share of them at each site
+			tcfg.HostsPerSite = (len(job.Ranks) + sites - 1) / sites
+		}
+	}
 	if v.err != nil {
 		return cell, v.err
 	}
 	eng := engine.New(seed)
 	if isFabric(v.pt.Values["topology.kind"]) {
 		start := time.Now()
-		stats, times, err := runFabricPoint(eng, v, &cell, s.Seed)
+		stats, times, err := runFabricPoint(eng, v, &cell, s.Seed, job)
 		if err != nil {
 			return cell, err
 		}
@@ -448,6 +462,12 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		}
 		completions, stats = res.Completions, res.Stats
 		cell.BusBWBps = res.BusBandwidth
+	case "training":
+		res, err := runTraining(top, v, job, nil, ccfg, &cell)
+		if err != nil {
+			return cell, err
+		}
+		completions, stats = res.Iterations, res.Stats
 	}
 	cell.WallSec = time.Since(start).Seconds()
 	cell.Runs = len(completions)
@@ -456,7 +476,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		t := timing(atSender)
 		cell.AtSender = &t
 	}
-	if cell.Mean > 0 {
+	if cell.Mean > 0 && kind != "training" {
 		cell.GoodputBps = float64(size) * 8 / cell.Mean
 	}
 	if streamed > 0 {

@@ -154,6 +154,9 @@ func balancer(s string) (any, error) {
 	return nil, fmt.Errorf("want ecmp, e-ecmp, pinned, flowlet or te")
 }
 
+// text is any string, as a file name.
+func text(s string) (any, error) { return s, nil }
+
 func fraction(s string) (any, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v < 0 || v > 1 {
@@ -222,7 +225,13 @@ var schema = map[string]field{
 	"transport.scheme":          {"sr", scheme},
 	"transport.mtu":             {"4096", size(64, 65000)},
 	"transport.chunk":           {"64KiB", size(64, 1<<30)},
-	"workload.kind":             {"messages", oneOf("messages", "allreduce", "permutation", "alltoall", "incast")},
+	"workload.kind":             {"messages", oneOf("messages", "allreduce", "permutation", "alltoall", "incast", "training")},
+	"workload.trace":            {"", text},
+	"workload.layers":           {"8", intIn(1, 1<<16)},
+	"workload.forward":          {"100us", duration},
+	"workload.backward":         {"200us", duration},
+	"workload.overlap":          {"on", oneOf("on", "off")},
+	"metrics.timeline":          {"on", oneOf("on", "off")},
 	"workload.size":             {"1MiB", size(1, 4<<30)},
 	"workload.count":            {"10", intIn(1, 1_000_000)},
 	"workload.bytes":            {"0", size(0, 1<<50)},

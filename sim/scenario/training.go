@@ -1,0 +1,112 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/sim"
+	"github.com/sdrnet/sdrnet/sim/chakra"
+)
+
+// TrainingMetrics is what a training cell measured beside its iteration
+// times, each a mean over ranks and iterations, seconds: the GPU's
+// compute, the part of an iteration it sat idle with communication
+// under way, and that part's share of the mean iteration.
+type TrainingMetrics struct {
+	Ranks        int     `json:"ranks"`
+	ComputeSec   float64 `json:"compute_s"`
+	ExposedSec   float64 `json:"exposed_s"`
+	ExposedShare float64 `json:"exposed_share"`
+	// Timeline is every node's run, for the report's timeline file; not
+	// in results.json, where a large job's would drown the figures.
+	Timeline *sim.TrainingResult `json:"-"`
+}
+
+// trainingJob is the point's job: the Chakra traces workload.trace names
+// (PREFIX.0.et, PREFIX.1.et, ... beside the scenario file where the
+// prefix is relative), or else the data-parallel iteration the workload
+// section describes, one rank per workload.hosts.
+func trainingJob(s *Scenario, v *values) (*chakra.Job, error) {
+	prefix, _ := v.get("workload.trace").(string)
+	if prefix == "" {
+		traces, err := chakra.DataParallel{Ranks: v.int("workload.hosts"), Layers: v.int("workload.layers"),
+			ForwardMicros:  uint64(v.duration("workload.forward") / monotime.Microsecond),
+			BackwardMicros: uint64(v.duration("workload.backward") / monotime.Microsecond),
+			GradientBytes:  int64(v.int("workload.size")), Overlap: v.pt.Values["workload.overlap"] == "on"}.Traces()
+		if err != nil {
+			return nil, err
+		}
+		return chakra.NewJob(traces)
+	}
+	if !filepath.IsAbs(prefix) && s.File != "" {
+		prefix = filepath.Join(filepath.Dir(s.File), prefix)
+	}
+	var traces []*chakra.Trace
+	for r := 0; ; r++ {
+		name := fmt.Sprintf("%s.%d.et", prefix, r)
+		f, err := os.Open(name)
+		if errors.Is(err, fs.ErrNotExist) && r > 0 {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("workload.trace: rank %d's trace: %w (want PREFIX.0.et, PREFIX.1.et, ... one per rank)", r, err)
+		}
+		tr, err := chakra.Read(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("workload.trace: %s: %w", name, err)
+		}
+		traces = append(traces, tr)
+	}
+	if s.setsParam("workload.hosts") && v.int("workload.hosts") != len(traces) {
+		return nil, fmt.Errorf("workload.hosts %d: the trace has %d ranks (%s.0.et to %s.%d.et); set %d, or leave workload.hosts out", v.int("workload.hosts"), len(traces), prefix, prefix, len(traces)-1, len(traces))
+	}
+	return chakra.NewJob(traces)
+}
+
+// setsParam reports whether the scenario itself sets path (not its
+// default).
+func (s *Scenario) setsParam(path string) bool {
+	for _, p := range s.Params {
+		if p.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// runTraining replays job on top, rank r on hosts[r], for
+// workload.count iterations, and fills the cell's training figures.
+func runTraining(top *sim.Topology, v *values, job *chakra.Job, hosts []int, ccfg core.Config, cell *Cell) (sim.TrainingResult, error) {
+	if v.float("workload.background") > 0 {
+		return sim.TrainingResult{}, fmt.Errorf("workload.background: a training job runs alone for now; set it to 0")
+	}
+	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {
+		return sim.TrainingResult{}, fmt.Errorf("routing.balancer te: traffic engineering plans flows, and a training job's are not known ahead; use e-ecmp or another balancer")
+	}
+	scheme, _ := v.scheme() // auto's chooser is in ccfg
+	res, err := sim.RunTraining(top, sim.TrainingConfig{Job: job, Hosts: hosts, Iterations: v.int("workload.count"),
+		Scheme: scheme, Core: ccfg, Limit: v.duration("workload.limit")})
+	if err != nil {
+		return res, err
+	}
+	n, iters := float64(len(job.Ranks)), float64(len(res.Iterations))
+	m := &TrainingMetrics{Ranks: len(job.Ranks)}
+	for r := range res.Compute {
+		m.ComputeSec += res.Compute[r].Seconds() / n / iters
+		m.ExposedSec += res.Exposed[r].Seconds() / n / iters
+	}
+	if res.Time > 0 {
+		m.ExposedShare = m.ExposedSec / (res.Time.Seconds() / iters)
+	}
+	if v.pt.Values["metrics.timeline"] == "on" {
+		m.Timeline = &res
+	}
+	cell.Training = m
+	return res, nil
+}

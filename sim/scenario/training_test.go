@@ -1,0 +1,145 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sdrnet/sdrnet/sim/chakra"
+)
+
+// trainingYAML is a four-rank data-parallel job across two sites 100 km
+// apart; %s adds to its workload section.
+const trainingYAML = `name: t
+topology:
+  kind: longhaul
+  distance: 100km
+  host_rate: 100Gbps
+  trunk_rate: 400Gbps
+transport:
+  scheme: sr-nack
+workload:
+  kind: training
+  count: 3
+  layers: 4
+  forward: 100us
+  backward: 200us
+  size: 4MiB
+%s`
+
+func runYAML(t *testing.T, file, yaml string) ([]Cell, error) {
+	t.Helper()
+	s, err := Parse(file, []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run(s, Options{})
+}
+
+// TestTrainingScenario: a training cell reports one completion per
+// iteration, each at least the compute on a GPU; overlapping the
+// all-reduces with the backward pass shortens the iteration and exposes
+// less of the communication.
+func TestTrainingScenario(t *testing.T) {
+	cells, err := runYAML(t, "t.yaml", strings.Replace(trainingYAML, "%s", "  hosts: 4\n  overlap: [on, off]\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, off := cells[0], cells[1]
+	for _, c := range cells {
+		tr := c.Training
+		if tr == nil || c.Runs != 3 || tr.Ranks != 4 {
+			t.Fatalf("%s: %d runs, training %+v; want 3 iterations of 4 ranks", c.Label, c.Runs, tr)
+		}
+		t.Logf("%s: iteration %.3f ms (p99 %.3f), compute %.3f ms, exposed %.3f ms (%.0f%%)", c.Label,
+			1e3*c.Mean, 1e3*c.P99, 1e3*tr.ComputeSec, 1e3*tr.ExposedSec, 100*tr.ExposedShare)
+		if tr.ComputeSec < 1.2e-3*0.999 || tr.ComputeSec > 1.2e-3*1.001 || c.Min < tr.ComputeSec {
+			t.Errorf("%s: compute %g s per rank and iteration (want 4 x 300us), fastest iteration %g s", c.Label, tr.ComputeSec, c.Min)
+		}
+		if tr.ExposedShare <= 0 || tr.ExposedShare >= 1 || c.Model == nil || c.Model.Mean != 0 {
+			t.Errorf("%s: exposed share %g, model %+v", c.Label, tr.ExposedShare, c.Model)
+		}
+	}
+	if on.Mean >= off.Mean || on.Training.ExposedSec >= off.Training.ExposedSec {
+		t.Errorf("overlap: iteration %g s, exposed %g s; without: %g s, %g s", on.Mean, on.Training.ExposedSec, off.Mean, off.Training.ExposedSec)
+	}
+}
+
+// TestTrainingTrace: the generator's job written as Chakra files beside
+// the scenario and replayed from them gives the generator's results, to
+// the bit; a trace prefix that names no file, and workload.hosts at odds
+// with the trace's ranks, are errors that say so.
+func TestTrainingTrace(t *testing.T) {
+	dir := t.TempDir()
+	traces, err := chakra.DataParallel{Ranks: 4, Layers: 4, ForwardMicros: 100, BackwardMicros: 200, GradientBytes: 4 << 20, Overlap: true}.Traces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, tr := range traces {
+		f, err := os.Create(filepath.Join(dir, "job."+string(rune('0'+r))+".et"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chakra.Write(f, tr); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	generated, err := runYAML(t, "t.yaml", strings.Replace(trainingYAML, "%s", "  hosts: 4\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed, err := runYAML(t, filepath.Join(dir, "t.yaml"), strings.Replace(trainingYAML, "%s", "  trace: job\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(generated[0].Timing, replayed[0].Timing) || generated[0].Training.ExposedSec != replayed[0].Training.ExposedSec {
+		t.Errorf("from the trace files %+v, %+v; generated %+v, %+v", replayed[0].Timing, replayed[0].Training, generated[0].Timing, generated[0].Training)
+	}
+	for _, c := range []struct{ extra, want string }{
+		{"  trace: nothing\n", "nothing.0.et"},
+		{"  trace: job\n  hosts: 3\n", "the trace has 4 ranks"},
+		{"  hosts: 4\n  background: 0.5\n", "workload.background"},
+	} {
+		_, err := runYAML(t, filepath.Join(dir, "t.yaml"), strings.Replace(trainingYAML, "%s", c.extra, 1))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming %q", c.extra, err, c.want)
+		}
+	}
+}
+
+// TestTrainingFabric: a training job placed on a leaf-spine fabric,
+// packed or across racks, runs and reports the fabric's figures; across
+// racks its ring crosses the spines and is no faster.
+func TestTrainingFabric(t *testing.T) {
+	cells, err := runYAML(t, "f.yaml", `name: f
+topology:
+  kind: leafspine
+  leaves: 4
+  spines: 2
+  hosts_per_leaf: 4
+  host_rate: 100Gbps
+workload:
+  kind: training
+  hosts: 8
+  count: 2
+  layers: 2
+  size: 8MiB
+  placement: [packed, fragmented]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, frag := cells[0], cells[1]
+	for _, c := range cells {
+		t.Logf("%s: iteration %.3f ms, exposed %.0f%%, fabric utilization max %.2f", c.Label, 1e3*c.Mean, 100*c.Training.ExposedShare, c.UtilMax)
+		if c.Runs != 2 || len(c.Tiers) == 0 || c.DataBytes == 0 {
+			t.Errorf("%s: %d iterations, %d tiers, %d data bytes", c.Label, c.Runs, len(c.Tiers), c.DataBytes)
+		}
+	}
+	if frag.Mean < packed.Mean || frag.UtilMax == 0 {
+		t.Errorf("across racks %g s (fabric utilization %g), packed %g s", frag.Mean, frag.UtilMax, packed.Mean)
+	}
+}
