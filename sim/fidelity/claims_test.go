@@ -21,7 +21,8 @@ var update = flag.Bool("update", false, "rewrite testdata/claims.json from this 
 // can afford, keeping every claim judged. A scenario not named runs its
 // quick grid as it is.
 var reduced = map[string][]string{
-	"sdr-longhaul": {"workload.size=[128KiB, 16MiB]", "workload.bytes=1GiB"},
+	"sdr-longhaul":  {"workload.size=[128KiB, 16MiB]", "workload.bytes=1GiB"},
+	"stellar-spray": {"workload.placement_seed=1"},
 }
 
 // magnitudeDrift is how far a claim's ratio (worse over better, least and

@@ -89,6 +89,6 @@ func TestLongHaulControllersIgnoreRandomLoss(t *testing.T) {
 		checked++
 	}
 	if checked != 3*len(none) {
-		t.Errorf("compared %d cells, want %d", checked, 2*len(none))
+		t.Errorf("compared %d cells, want %d", checked, 3*len(none))
 	}
 }
