@@ -32,7 +32,7 @@ func collNode(id uint64, typ chakra.CollectiveType, size int64, deps ...uint64) 
 		Attrs: []chakra.Attr{chakra.IntAttr("comm_type", int64(typ)), chakra.IntAttr("comm_size", size)}}
 }
 
-func replay(t *testing.T, hosts int, ranks ...[]chakra.Node) TrainingResult {
+func replayNodes(t *testing.T, hosts int, ranks ...[]chakra.Node) TrainingResult {
 	t.Helper()
 	traces := make([]*chakra.Trace, len(ranks))
 	for i, nodes := range ranks {
@@ -56,7 +56,7 @@ func replay(t *testing.T, hosts int, ranks ...[]chakra.Node) TrainingResult {
 // iteration is the longest rank's chain.
 func TestTrainingCompute(t *testing.T) {
 	us := monotime.Microsecond
-	res := replay(t, 2,
+	res := replayNodes(t, 2,
 		[]chakra.Node{compNode(1, 100), compNode(2, 50, 1), compNode(3, 20)}, // 3 waits for the GPU
 		[]chakra.Node{compNode(1, 30)})
 	if res.Time != 170*us || res.Compute[0] != 170*us || res.Compute[1] != 30*us || res.Exposed[0] != 0 {
@@ -75,7 +75,7 @@ func TestTrainingCompute(t *testing.T) {
 func TestTrainingSendRecv(t *testing.T) {
 	us := monotime.Microsecond
 	const size = 1 << 20
-	res := replay(t, 2,
+	res := replayNodes(t, 2,
 		[]chakra.Node{compNode(1, 100), p2pNode(2, chakra.CommSendNode, 1, size, 1)},
 		[]chakra.Node{p2pNode(1, chakra.CommRecvNode, 0, size), compNode(2, 10, 1)})
 	d := DelayForDistance(200)
@@ -98,13 +98,13 @@ func TestTrainingAllReduce(t *testing.T) {
 	for r := range ranks {
 		ranks[r] = []chakra.Node{collNode(1, chakra.AllReduce, size)}
 	}
-	res := replay(t, n, ranks...)
+	res := replayNodes(t, n, ranks...)
 	perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
 	bound := monotime.Duration(2*(n-1)*(size/n/4096))*perPacket + 3*DelayForDistance(200)
 	if res.Time < bound || res.Time > bound*11/10 {
 		t.Errorf("all-reduce took %v; the ring's lower bound is %v, want within 10%% of it", res.Time, bound)
 	}
-	if again := replay(t, n, ranks...); !reflect.DeepEqual(res, again) {
+	if again := replayNodes(t, n, ranks...); !reflect.DeepEqual(res, again) {
 		t.Errorf("a second replay differs: %+v, then %+v", res, again)
 	}
 }
@@ -120,7 +120,7 @@ func TestTrainingCollectives(t *testing.T) {
 		pair[r] = []chakra.Node{collNode(1, chakra.ReduceScatter, size), collNode(2, chakra.AllGather, size, 1)}
 		ar[r] = []chakra.Node{collNode(1, chakra.AllReduce, size)}
 	}
-	p, a := replay(t, n, pair...), replay(t, n, ar...)
+	p, a := replayNodes(t, n, pair...), replayNodes(t, n, ar...)
 	if ratio := p.Time.Seconds() / a.Time.Seconds(); ratio < 0.95 || ratio > 1.3 {
 		t.Errorf("reduce-scatter then all-gather %v, all-reduce %v: ratio %.2f, want 0.95..1.3", p.Time, a.Time, ratio)
 	}
@@ -157,7 +157,7 @@ func TestTrainingDataParallel(t *testing.T) {
 		for i, tr := range traces {
 			nodes[i] = tr.Nodes
 		}
-		return replay(t, 4, nodes...)
+		return replayNodes(t, 4, nodes...)
 	}
 	serial, overlapped := run(false), run(true)
 	saved := serial.Time - overlapped.Time
@@ -175,7 +175,7 @@ func TestTrainingDataParallel(t *testing.T) {
 func TestTrainingTimeline(t *testing.T) {
 	us := monotime.Microsecond
 	const size = 1 << 20
-	res := replay(t, 2,
+	res := replayNodes(t, 2,
 		[]chakra.Node{compNode(1, 100), compNode(2, 20), p2pNode(3, chakra.CommSendNode, 1, size, 1)},
 		[]chakra.Node{p2pNode(1, chakra.CommRecvNode, 0, size)})
 	want := map[string][2]monotime.Duration{"gemm": {0, 100 * us}}
@@ -276,5 +276,52 @@ func TestTrainingIterations(t *testing.T) {
 	}
 	if _, err := run([]int{0, 1, 1, 3}, 1); err == nil {
 		t.Error("a host taken twice was accepted")
+	}
+}
+
+// TestTrainingGroups: two process groups, one per site, all-reduce at
+// once on links they do not share, each as fast as alone; an all-to-all
+// among four ranks on two sites takes a trunk crossing after each rank's
+// NIC has sent its three segments.
+func TestTrainingGroups(t *testing.T) {
+	const size = 8 << 20
+	run := func(groups chakra.Groups, ranks ...[]chakra.Node) TrainingResult {
+		t.Helper()
+		traces := make([]*chakra.Trace, len(ranks))
+		for i, nodes := range ranks {
+			traces[i] = &chakra.Trace{Nodes: nodes}
+		}
+		job, err := chakra.NewGroupJob(traces, groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := RunTraining(ringTopology(engine.New(1), 4, 0), TrainingConfig{Job: job, Scheme: reliability.SelectiveRepeat{NACK: true},
+			Core: coreConfig(2 * monotime.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	in := func(g string, n chakra.Node) []chakra.Node {
+		n.Attrs = append(n.Attrs, chakra.TextAttr("pg_name", g))
+		return []chakra.Node{n}
+	}
+	sites := chakra.Groups{"1": {0, 1}, "2": {2, 3}}
+	both := run(sites, in("1", collNode(1, chakra.AllReduce, size)), in("1", collNode(1, chakra.AllReduce, size)),
+		in("2", collNode(1, chakra.AllReduce, size)), in("2", collNode(1, chakra.AllReduce, size)))
+	alone := run(sites, in("1", collNode(1, chakra.AllReduce, size)), in("1", collNode(1, chakra.AllReduce, size)), nil, nil)
+	if both.Time < alone.Time*99/100 || both.Time > alone.Time*101/100 {
+		t.Errorf("two groups at once %v, one alone %v", both.Time, alone.Time)
+	}
+	a2a := make([][]chakra.Node, 4)
+	for r := range a2a {
+		a2a[r] = []chakra.Node{collNode(1, chakra.AllToAll, size)}
+	}
+	got := run(nil, a2a...)
+	seg := monotime.TransmitTime(size/4, 100e9)
+	bound := 3*seg + DelayForDistance(200)
+	t.Logf("all-reduce in a site's group: %v (both at once %v); all-to-all of 4: %v, bound %v", alone.Time, both.Time, got.Time, bound)
+	if got.Time < bound || got.Time > bound*115/100 {
+		t.Errorf("all-to-all took %v, want within 15%% above %v", got.Time, bound)
 	}
 }

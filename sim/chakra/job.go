@@ -28,11 +28,17 @@ type Job struct {
 	// Traces converted from PyTorch carry them, and ASTRA-sim runs such
 	// nodes as if the dependency were met; so does a replay.
 	MissingDeps int
+	// Groups are the job's process groups, all ranks under AllRanks.
+	Groups Groups
 }
 
-// NewJob checks ranks for replay. An error names the rank, the node and
-// the problem.
-func NewJob(ranks []*Trace) (*Job, error) {
+// NewJob checks ranks for replay, every collective among all ranks. An
+// error names the rank, the node and the problem.
+func NewJob(ranks []*Trace) (*Job, error) { return NewGroupJob(ranks, nil) }
+
+// NewGroupJob checks ranks for replay, with the process groups the
+// collectives' pg_name attributes name.
+func NewGroupJob(ranks []*Trace, groups Groups) (*Job, error) {
 	j := &Job{Ranks: ranks, Order: make([][]int, len(ranks)), Waits: make([][]int, len(ranks)), Children: make([][][]int, len(ranks))}
 	sends, recvs := map[channel][]int64{}, map[channel][]int64{}
 	where := map[channel]string{}
@@ -106,6 +112,9 @@ func NewJob(ranks []*Trace) (*Job, error) {
 			return nil, fmt.Errorf("chakra: %s: rank %d sends %v bytes to rank %d with tag %d, and rank %d receives %v",
 				where[ch], ch.src, s, ch.dst, ch.tag, ch.dst, v)
 		}
+	}
+	if err := j.checkGroups(groups); err != nil {
+		return nil, err
 	}
 	return j, nil
 }

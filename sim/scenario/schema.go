@@ -227,6 +227,7 @@ var schema = map[string]field{
 	"transport.chunk":           {"64KiB", size(64, 1<<30)},
 	"workload.kind":             {"messages", oneOf("messages", "allreduce", "permutation", "alltoall", "incast", "training")},
 	"workload.trace":            {"", text},
+	"workload.groups":           {"", text},
 	"workload.layers":           {"8", intIn(1, 1<<16)},
 	"workload.forward":          {"100us", duration},
 	"workload.backward":         {"200us", duration},

@@ -29,7 +29,8 @@ type TrainingMetrics struct {
 
 // trainingJob is the point's job: the Chakra traces workload.trace names
 // (PREFIX.0.et, PREFIX.1.et, ... beside the scenario file where the
-// prefix is relative), or else the data-parallel iteration the workload
+// prefix is relative), with the process groups of workload.groups, or
+// else the data-parallel iteration the workload
 // section describes, one rank per workload.hosts.
 func trainingJob(s *Scenario, v *values) (*chakra.Job, error) {
 	prefix, _ := v.get("workload.trace").(string)
@@ -43,8 +44,18 @@ func trainingJob(s *Scenario, v *values) (*chakra.Job, error) {
 		}
 		return chakra.NewJob(traces)
 	}
-	if !filepath.IsAbs(prefix) && s.File != "" {
-		prefix = filepath.Join(filepath.Dir(s.File), prefix)
+	prefix = s.beside(prefix)
+	var groups chakra.Groups
+	if name, _ := v.get("workload.groups").(string); name != "" {
+		f, err := os.Open(s.beside(name))
+		if err != nil {
+			return nil, fmt.Errorf("workload.groups: %w", err)
+		}
+		groups, err = chakra.ReadGroups(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("workload.groups: %s: %w", name, err)
+		}
 	}
 	var traces []*chakra.Trace
 	for r := 0; ; r++ {
@@ -66,7 +77,16 @@ func trainingJob(s *Scenario, v *values) (*chakra.Job, error) {
 	if s.setsParam("workload.hosts") && v.int("workload.hosts") != len(traces) {
 		return nil, fmt.Errorf("workload.hosts %d: the trace has %d ranks (%s.0.et to %s.%d.et); set %d, or leave workload.hosts out", v.int("workload.hosts"), len(traces), prefix, prefix, len(traces)-1, len(traces))
 	}
-	return chakra.NewJob(traces)
+	return chakra.NewGroupJob(traces, groups)
+}
+
+// beside is a file the scenario names: relative to the scenario file's
+// folder, unless absolute.
+func (s *Scenario) beside(name string) string {
+	if filepath.IsAbs(name) || s.File == "" {
+		return name
+	}
+	return filepath.Join(filepath.Dir(s.File), name)
 }
 
 // setsParam reports whether the scenario itself sets path (not its

@@ -100,6 +100,7 @@ func TestTrainingTrace(t *testing.T) {
 	}
 	for _, c := range []struct{ extra, want string }{
 		{"  trace: nothing\n", "nothing.0.et"},
+		{"  trace: job\n  groups: none.json\n", "workload.groups: open"},
 		{"  trace: job\n  hosts: 3\n", "the trace has 4 ranks"},
 		{"  hosts: 4\n  background: 0.5\n", "workload.background"},
 	} {

@@ -1,0 +1,287 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/sim/chakra"
+)
+
+// member is one rank's part in a process group: its collectives there,
+// one at a time, over the group's connections. All-reduce,
+// reduce-scatter and all-gather run as NCCL's ring: a step's segment
+// goes to the next member once the previous step's has come in from the
+// one before. All-to-all sends every other member its share at once.
+type member struct {
+	rk    *rank
+	group string
+	pos   int   // place in the group's ring
+	ranks []int // the group, in ring order
+	seq   []int // the rank's collectives in the group, node indices, in Order
+	ready map[int]bool
+	// startK and postK count the collectives of seq started and whose
+	// receives are posted; posted holds those posted, not started.
+	startK, postK int
+	posted        []postedColl
+	next, prev    *core.Conn   // the ring: to the next member, from the one before
+	to, from      []*core.Conn // all-to-all: to and from each member, by position (nil for itself)
+	// The collective under way: its node (-1: none), its receives, which
+	// have come in, and the ring steps sent.
+	coll       int
+	cur        postedColl
+	got        []bool
+	gotN, sent int
+	arrived    map[collArrival]bool // receives done, not yet taken by a collective
+}
+
+// postedColl is a collective's receives, posted ahead: for the ring
+// steps messages of seg bytes from the member before, the first at
+// handle base; for all-to-all one from each member, at bases[position].
+type postedColl struct {
+	typ        chakra.CollectiveType
+	steps, seg int
+	base       uint32
+	bases      []uint32
+}
+
+type collArrival struct {
+	c *core.Conn
+	h uint32
+}
+
+// ringSteps is how many ring steps a collective takes among n ranks,
+// each moving a segment of a rank's share of its size; 0 when the ring
+// does not run it.
+func ringSteps(c chakra.CollectiveType, n int) int {
+	switch c {
+	case chakra.AllReduce:
+		return 2 * (n - 1)
+	case chakra.ReduceScatter, chakra.AllGather:
+		return n - 1
+	}
+	return 0
+}
+
+// joinGroups makes each rank a member of the groups it runs collectives
+// in, and opens each group's ring. Groups come in name order, all ranks
+// first, so connection ids do not depend on map order.
+func (rp *replay) joinGroups() error {
+	byGroup := map[string][]*member{}
+	for _, rk := range rp.ranks {
+		for _, i := range rp.job.Order[rk.id] {
+			nd := &rk.trace.Nodes[i]
+			if nd.Type != chakra.CommCollNode {
+				continue
+			}
+			g := rp.job.GroupOf(nd)
+			typ := chakra.CollectiveType(attrInt(nd, "comm_type"))
+			if ringSteps(typ, 2) == 0 && typ != chakra.AllToAll {
+				return fmt.Errorf("training: rank %d node %d (%q): %v is not replayed yet (all-reduce, reduce-scatter, all-gather and all-to-all are)", rk.id, nd.ID, nd.Name, typ)
+			}
+			m := rk.groups[g]
+			if m == nil {
+				ranks := rp.job.Groups[g]
+				m = &member{rk: rk, group: g, pos: slices.Index(ranks, rk.id), ranks: ranks, ready: map[int]bool{}, coll: -1, arrived: map[collArrival]bool{}}
+				rk.groups[g] = m
+				byGroup[g] = append(byGroup[g], m)
+			}
+			m.seq = append(m.seq, i)
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		ms := byGroup[g]
+		rp.members = append(rp.members, ms...)
+		n := len(ms)
+		if n == 1 {
+			continue
+		}
+		slices.SortFunc(ms, func(a, b *member) int { return a.pos - b.pos })
+		// A ring connection holds the receives of two collectives at
+		// once: the one under way and the next, posted ahead.
+		cfg := rp.cfg
+		if cfg.MaxMsgs == 0 {
+			cfg.MaxMsgs = core.DefaultMaxMsgs
+		}
+		for cfg.MaxMsgs < 2*ringSteps(chakra.AllReduce, n) {
+			cfg.MaxMsgs *= 2
+		}
+		for i, m := range ms {
+			nx := ms[(i+1)%n]
+			a, b, err := rp.connect(m.rk.id, nx.rk.id, cfg)
+			if err != nil {
+				return err
+			}
+			m.next, nx.prev = a, b
+			nx.rk.rx[b] = nx
+		}
+	}
+	return nil
+}
+
+// openAllToAll opens the connections between every two members of m's
+// group, on the first all-to-all of any of them.
+func (m *member) openAllToAll() error {
+	if m.to != nil {
+		return nil
+	}
+	rp := m.rk.rp
+	ms := make([]*member, len(m.ranks))
+	for i, r := range m.ranks {
+		ms[i] = rp.ranks[r].groups[m.group]
+		ms[i].to, ms[i].from = make([]*core.Conn, len(m.ranks)), make([]*core.Conn, len(m.ranks))
+	}
+	for i, a := range ms {
+		for j, b := range ms {
+			if i == j {
+				continue
+			}
+			ca, cb, err := rp.connect(a.rk.id, b.rk.id, rp.cfg)
+			if err != nil {
+				return err
+			}
+			a.to[j], b.from[i] = ca, cb
+			b.rk.rx[cb] = b
+		}
+	}
+	return nil
+}
+
+// post posts the receives of the next collective not yet posted: the
+// first before the iteration starts, each next one when the one before
+// starts, as NCCL's buffers are in place before a collective begins, so
+// no step waits for the receiver's clear-to-send.
+func (m *member) post() {
+	n := len(m.ranks)
+	if n == 1 || m.postK >= len(m.seq) {
+		return
+	}
+	rp := m.rk.rp
+	nd := &m.rk.trace.Nodes[m.seq[m.postK]]
+	m.postK++
+	pc := postedColl{typ: chakra.CollectiveType(attrInt(nd, "comm_type")), seg: max((int(attrInt(nd, "comm_size"))+n-1)/n, 1)}
+	fail := func(err error) {
+		rp.fail(fmt.Errorf("training: rank %d: node %d (%q): a collective's receive: %w", m.rk.id, nd.ID, nd.Name, err))
+	}
+	if pc.typ == chakra.AllToAll {
+		if err := m.openAllToAll(); err != nil {
+			fail(err)
+			return
+		}
+		pc.steps, pc.bases = n-1, make([]uint32, n)
+		for j, c := range m.from {
+			if c == nil {
+				continue
+			}
+			h, err := c.PostRecvVirtual(pc.seg)
+			if err != nil {
+				fail(err)
+				return
+			}
+			pc.bases[j] = uint32(h)
+		}
+	} else {
+		pc.steps = ringSteps(pc.typ, n)
+		for s := range pc.steps {
+			h, err := m.prev.PostRecvVirtual(pc.seg)
+			if err != nil {
+				fail(err)
+				return
+			}
+			if s == 0 {
+				pc.base = uint32(h)
+			}
+		}
+	}
+	m.posted = append(m.posted, pc)
+	m.rk.host.Wake()
+}
+
+// start begins the member's next collective if it is ready and none is
+// under way.
+func (m *member) start() {
+	if m.coll >= 0 || m.startK >= len(m.seq) || !m.ready[m.seq[m.startK]] {
+		return
+	}
+	i := m.seq[m.startK]
+	m.startK++
+	rk := m.rk
+	rk.began[i] = rk.rp.eng.Now()
+	if len(m.ranks) == 1 {
+		rk.commEnded(rk.rp.eng.Now())
+		rk.finish(i)
+		m.start()
+		return
+	}
+	if len(m.posted) == 0 {
+		return // post failed: the run is stopping
+	}
+	m.cur, m.posted = m.posted[0], m.posted[1:]
+	m.coll, m.got, m.gotN, m.sent = i, make([]bool, m.cur.steps), 0, 0
+	m.post()
+	if m.cur.typ == chakra.AllToAll {
+		for _, c := range m.to {
+			if c != nil {
+				m.send(c)
+			}
+		}
+	} else {
+		m.send(m.next)
+	}
+	m.advance()
+}
+
+func (m *member) send(c *core.Conn) {
+	m.sent++
+	if _, err := c.SendVirtual(m.cur.seg, nil); err != nil {
+		m.rk.rp.fail(fmt.Errorf("training: rank %d: a collective's send: %w", m.rk.id, err))
+	}
+	m.rk.host.Wake()
+}
+
+// arrive takes a collective's receive, done on connection c; a member a
+// collective ahead may send before this one starts it.
+func (m *member) arrive(c *core.Conn, h uint32) {
+	m.arrived[collArrival{c, h}] = true
+	m.advance()
+}
+
+// advance takes the receives of the collective under way that have come
+// in, forwards the ring steps they free, and finishes the collective
+// once every receive is in.
+func (m *member) advance() {
+	if m.coll < 0 {
+		return
+	}
+	take := func(s int, a collArrival) {
+		if m.arrived[a] {
+			delete(m.arrived, a)
+			m.got[s] = true
+			m.gotN++
+		}
+	}
+	if m.cur.typ == chakra.AllToAll {
+		s := 0
+		for j, c := range m.from {
+			if c != nil {
+				take(s, collArrival{c, m.cur.bases[j]})
+				s++
+			}
+		}
+	} else {
+		for s := range m.cur.steps {
+			take(s, collArrival{m.prev, m.cur.base + uint32(s)})
+		}
+		for m.sent < m.cur.steps && m.got[m.sent-1] {
+			m.send(m.next)
+		}
+	}
+	if m.gotN == m.cur.steps {
+		i := m.coll
+		m.coll = -1
+		m.rk.commEnded(m.rk.rp.eng.Now())
+		m.rk.finish(i)
+		m.start()
+	}
+}

@@ -1,0 +1,265 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/sim/chakra"
+	"github.com/sdrnet/sdrnet/sim/engine"
+)
+
+// replay is RunTraining's state: the ranks, the process groups' members,
+// and the connections.
+type replay struct {
+	eng     *engine.Engine
+	job     *chakra.Job
+	cfg     core.Config
+	ranks   []*rank
+	members []*member // every rank's membership of every group it runs collectives in
+	nextID  uint64    // the next connection id
+	conns   [][2]*core.Conn
+	p2p     map[p2pChannel][2]*core.Conn
+	perIter []int // nodes per iteration, by rank
+	iterEnd []monotime.Time
+	start   monotime.Time
+	spans   []Span
+	failure error
+}
+
+// p2pChannel is where a send and its receive meet.
+type p2pChannel struct {
+	src, dst int
+	tag      int64
+}
+
+// rank is one rank's replay state.
+type rank struct {
+	rp       *replay
+	id       int
+	host     *Host
+	trace    *chakra.Trace
+	waiting  []int   // per node: unfinished dependencies
+	children [][]int // per node: the nodes waiting for it
+	done     int
+	// The GPU: compute nodes ready to run, whether one runs, and the
+	// time spent on them.
+	computeQ    []int
+	busy        bool
+	compute     monotime.Duration
+	computeDone engine.Handler
+	// groups is the rank's membership of each group, by name; rx the
+	// member a collective's receiving connection belongs to.
+	groups       map[string]*member
+	rx           map[*core.Conn]*member
+	commOpen     int           // communication nodes under way
+	idleSince    monotime.Time // when the GPU last went idle
+	exposed      monotime.Duration
+	sends, recvs map[*core.Conn]map[uint32]int // point to point: handle -> node
+	finishedAt   monotime.Time
+	began        []monotime.Time // per node: when it started
+}
+
+func (rp *replay) fail(err error) {
+	if rp.failure == nil {
+		rp.failure = err
+	}
+	rp.eng.Stop()
+}
+
+// connect opens a connection from rank a to rank b.
+func (rp *replay) connect(a, b int, cfg core.Config) (*core.Conn, *core.Conn, error) {
+	ca, cb, err := Connect(rp.ranks[a].host, rp.ranks[b].host, rp.nextID+1, cfg)
+	rp.nextID++
+	if err == nil {
+		rp.conns = append(rp.conns, [2]*core.Conn{ca, cb})
+	}
+	return ca, cb, err
+}
+
+// p2pConn is the connection of a point-to-point channel, opened on its
+// first use.
+func (rp *replay) p2pConn(ch p2pChannel) ([2]*core.Conn, error) {
+	if c, ok := rp.p2p[ch]; ok {
+		return c, nil
+	}
+	a, b, err := rp.connect(ch.src, ch.dst, rp.cfg)
+	if err != nil {
+		return [2]*core.Conn{}, err
+	}
+	rp.p2p[ch] = [2]*core.Conn{a, b}
+	return rp.p2p[ch], nil
+}
+
+// newRank is rank id of the job on host h.
+func (rp *replay) newRank(id int, h *Host) *rank {
+	tr := rp.job.Ranks[id]
+	rk := &rank{rp: rp, id: id, host: h, trace: tr, waiting: slices.Clone(rp.job.Waits[id]), children: rp.job.Children[id],
+		began: make([]monotime.Time, len(tr.Nodes)), groups: map[string]*member{}, rx: map[*core.Conn]*member{},
+		sends: map[*core.Conn]map[uint32]int{}, recvs: map[*core.Conn]map[uint32]int{}}
+	rk.computeDone = engine.HandlerFunc(func(_ *engine.Engine, arg uint64) {
+		rk.busy = false
+		rk.gpuIdle(rp.eng.Now())
+		rk.finish(int(arg))
+		rk.runCompute()
+	})
+	return rk
+}
+
+func attrInt(nd *chakra.Node, name string) int64 {
+	a, _ := nd.Attr(name)
+	v, _ := a.Int()
+	return v
+}
+
+// dispatch starts node i, which has no unfinished dependency.
+func (rk *rank) dispatch(i int) {
+	rp := rk.rp
+	nd := &rk.trace.Nodes[i]
+	rk.began[i] = rp.eng.Now() // a compute node's and a collective's start come later
+	switch nd.Type {
+	case chakra.CompNode:
+		rk.computeQ = append(rk.computeQ, i)
+		rk.runCompute()
+	case chakra.CommSendNode, chakra.CommRecvNode:
+		if err := rk.startP2P(i); err != nil {
+			rp.fail(fmt.Errorf("training: rank %d node %d (%q): %w", rk.id, nd.ID, nd.Name, err))
+			return
+		}
+		rk.commStarted(rp.eng.Now())
+		rk.host.Wake()
+	case chakra.CommCollNode:
+		m := rk.groups[rp.job.GroupOf(nd)]
+		m.ready[i] = true
+		rk.commStarted(rp.eng.Now())
+		m.start()
+	default:
+		rk.finish(i) // metadata and memory nodes take no time here
+	}
+}
+
+// startP2P sends or posts the receive of point-to-point node i.
+func (rk *rank) startP2P(i int) error {
+	nd := &rk.trace.Nodes[i]
+	size := int(attrInt(nd, "comm_size"))
+	tag := attrInt(nd, "comm_tag")
+	m := rk.sends
+	var h uint32
+	var c *core.Conn
+	if nd.Type == chakra.CommSendNode {
+		cs, err := rk.rp.p2pConn(p2pChannel{rk.id, int(attrInt(nd, "comm_dst")), tag})
+		if err != nil {
+			return err
+		}
+		c = cs[0]
+		sh, err := c.SendVirtual(size, nil)
+		if err != nil {
+			return err
+		}
+		h = uint32(sh)
+	} else {
+		cs, err := rk.rp.p2pConn(p2pChannel{int(attrInt(nd, "comm_src")), rk.id, tag})
+		if err != nil {
+			return err
+		}
+		c, m = cs[1], rk.recvs
+		rh, err := c.PostRecvVirtual(size)
+		if err != nil {
+			return err
+		}
+		h = uint32(rh)
+	}
+	if m[c] == nil {
+		m[c] = map[uint32]int{}
+	}
+	m[c][h] = i
+	return nil
+}
+
+// finish ends node i and starts those that waited only for it.
+func (rk *rank) finish(i int) {
+	rp := rk.rp
+	now := rp.eng.Now()
+	rk.done++
+	rk.finishedAt = now
+	if rp.perIter[rk.id] > 0 {
+		k := i / rp.perIter[rk.id]
+		rp.iterEnd[k] = max(rp.iterEnd[k], now)
+	}
+	nd := &rk.trace.Nodes[i]
+	rp.spans = append(rp.spans, Span{Rank: rk.id, Name: nd.Name, Type: nd.Type,
+		Start: rk.began[i].Sub(rp.start), End: now.Sub(rp.start)})
+	for _, c := range rk.children[i] {
+		if rk.waiting[c]--; rk.waiting[c] == 0 {
+			rk.dispatch(c)
+		}
+	}
+}
+
+// runCompute gives the GPU to the next compute node, if it is free.
+func (rk *rank) runCompute() {
+	if rk.busy || len(rk.computeQ) == 0 {
+		return
+	}
+	i := rk.computeQ[0]
+	rk.computeQ = rk.computeQ[1:]
+	rk.busy = true
+	now := rk.rp.eng.Now()
+	rk.began[i] = now
+	rk.gpuBusy(now)
+	d := monotime.Duration(rk.trace.Nodes[i].DurationMicros) * monotime.Microsecond
+	rk.compute += d
+	rk.rp.eng.After(d, rk.computeDone, uint64(i))
+}
+
+// handle takes the core's events for the rank's host.
+func (rk *rank) handle(_ *Host, ev core.Event) {
+	rp := rk.rp
+	switch ev.Kind {
+	case core.EventRecvDone:
+		if err := ev.Conn.Complete(core.RecvHandle(ev.Msg)); err != nil {
+			rp.fail(err)
+			return
+		}
+		if m := rk.rx[ev.Conn]; m != nil {
+			m.arrive(ev.Conn, ev.Msg)
+			return
+		}
+		if i, ok := rk.recvs[ev.Conn][ev.Msg]; ok {
+			delete(rk.recvs[ev.Conn], ev.Msg)
+			rk.commEnded(rp.eng.Now())
+			rk.finish(i)
+		}
+	case core.EventSendDone:
+		if i, ok := rk.sends[ev.Conn][ev.Msg]; ok {
+			delete(rk.sends[ev.Conn], ev.Msg)
+			rk.commEnded(rp.eng.Now())
+			rk.finish(i)
+		}
+	case core.EventRecvFailed, core.EventSendFailed:
+		rp.fail(fmt.Errorf("training: rank %d: %v: %w", rk.id, ev.Kind, ev.Err))
+	}
+}
+
+// The GPU's exposed communication: time it sits idle while a
+// communication node of its rank is under way.
+func (rk *rank) commStarted(now monotime.Time) {
+	if rk.commOpen++; rk.commOpen == 1 && !rk.busy {
+		rk.idleSince = now
+	}
+}
+
+func (rk *rank) commEnded(now monotime.Time) {
+	if rk.commOpen--; rk.commOpen == 0 && !rk.busy {
+		rk.exposed += now.Sub(rk.idleSince)
+	}
+}
+
+func (rk *rank) gpuBusy(now monotime.Time) {
+	if rk.commOpen > 0 {
+		rk.exposed += now.Sub(rk.idleSince)
+	}
+}
+
+func (rk *rank) gpuIdle(now monotime.Time) { rk.idleSince = now }
