@@ -325,3 +325,36 @@ func TestTrainingGroups(t *testing.T) {
 		t.Errorf("all-to-all took %v, want within 15%% above %v", got.Time, bound)
 	}
 }
+
+// TestTrainingMegatronPipeline: a two-stage 1F1B pipeline of four
+// micro-batches takes (micro-batches + stages - 1) forward-and-backward
+// steps of a stage, the pipeline's bubble included, plus the activations'
+// and gradients' trips on its critical path (within 3%).
+func TestTrainingMegatronPipeline(t *testing.T) {
+	m := chakra.Megatron{Layers: 4, Hidden: 4096, SeqLen: 2048, MicroBatch: 1, MicroBatches: 4, TP: 1, PP: 2, DP: 1, EP: 1, GPUFlops: 100e12}
+	traces, groups, err := m.Traces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := chakra.NewGroupJob(traces, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := TwoSites(engine.New(1), TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
+		TrunkRate: 400e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() LossModel { return Bernoulli{} }})
+	res, err := RunTraining(top, TrainingConfig{Job: job, Scheme: reliability.SelectiveRepeat{NACK: true}, Core: coreConfig(20 * monotime.Microsecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stage monotime.Duration // one micro-batch's forward and backward on a stage
+	for _, n := range traces[0].Nodes {
+		stage += monotime.Duration(n.DurationMicros) * monotime.Microsecond
+	}
+	stage /= monotime.Duration(m.MicroBatches)
+	xfer := monotime.TransmitTime(1*2048*4096*2, 100e9)
+	bound := monotime.Duration(m.MicroBatches+m.PP-1)*stage + 2*xfer
+	t.Logf("iteration %v, bound %v (stage %v, transfer %v)", res.Time, bound, stage, xfer)
+	if res.Time < bound || res.Time > bound*103/100 {
+		t.Errorf("iteration %v, want within 3%% above %v", res.Time, bound)
+	}
+}

@@ -30,10 +30,20 @@ type TrainingMetrics struct {
 // trainingJob is the point's job: the Chakra traces workload.trace names
 // (PREFIX.0.et, PREFIX.1.et, ... beside the scenario file where the
 // prefix is relative), with the process groups of workload.groups, or
-// else the data-parallel iteration the workload
-// section describes, one rank per workload.hosts.
+// else the job workload.model generates, one rank per workload.hosts.
 func trainingJob(s *Scenario, v *values) (*chakra.Job, error) {
 	prefix, _ := v.get("workload.trace").(string)
+	if prefix == "" && v.pt.Values["workload.model"] == "megatron" {
+		m := megatron(v)
+		if ranks := v.int("workload.hosts"); ranks%(m.TP*m.PP) != 0 {
+			return nil, fmt.Errorf("workload.hosts %d: a Megatron job's ranks are TP x PP x DP; %d is not a multiple of workload.tp %d x workload.pp %d", ranks, ranks, m.TP, m.PP)
+		}
+		traces, groups, err := m.Traces()
+		if err != nil {
+			return nil, err
+		}
+		return chakra.NewGroupJob(traces, groups)
+	}
 	if prefix == "" {
 		traces, err := chakra.DataParallel{Ranks: v.int("workload.hosts"), Layers: v.int("workload.layers"),
 			ForwardMicros:  uint64(v.duration("workload.forward") / monotime.Microsecond),
@@ -78,6 +88,17 @@ func trainingJob(s *Scenario, v *values) (*chakra.Job, error) {
 		return nil, fmt.Errorf("workload.hosts %d: the trace has %d ranks (%s.0.et to %s.%d.et); set %d, or leave workload.hosts out", v.int("workload.hosts"), len(traces), prefix, prefix, len(traces)-1, len(traces))
 	}
 	return chakra.NewGroupJob(traces, groups)
+}
+
+// megatron is the point's Megatron job: data parallel over the hosts
+// the tensor and pipeline degrees leave.
+func megatron(v *values) chakra.Megatron {
+	m := chakra.Megatron{Layers: v.int("workload.layers"), Hidden: v.int("workload.hidden"), SeqLen: v.int("workload.seq_len"),
+		MicroBatch: v.int("workload.micro_batch"), MicroBatches: v.int("workload.micro_batches"),
+		TP: v.int("workload.tp"), PP: v.int("workload.pp"), EP: v.int("workload.ep"),
+		GPUFlops: v.float("workload.gpu_tflops") * 1e12, Overlap: v.pt.Values["workload.overlap"] == "on"}
+	m.DP = max(v.int("workload.hosts")/max(m.TP*m.PP, 1), 1)
+	return m
 }
 
 // beside is a file the scenario names: relative to the scenario file's

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -77,16 +78,7 @@ func TestTrainingTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for r, tr := range traces {
-		f, err := os.Create(filepath.Join(dir, "job."+string(rune('0'+r))+".et"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := chakra.Write(f, tr); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	writeJob(t, dir, traces)
 	generated, err := runYAML(t, "t.yaml", strings.Replace(trainingYAML, "%s", "  hosts: 4\n", 1))
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +99,23 @@ func TestTrainingTrace(t *testing.T) {
 		_, err := runYAML(t, filepath.Join(dir, "t.yaml"), strings.Replace(trainingYAML, "%s", c.extra, 1))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one naming %q", c.extra, err, c.want)
+		}
+	}
+}
+
+// writeJob writes traces as dir/job.RANK.et.
+func writeJob(t *testing.T, dir string, traces []*chakra.Trace) {
+	t.Helper()
+	for r, tr := range traces {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("job.%d.et", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chakra.Write(f, tr); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -142,5 +151,63 @@ workload:
 	}
 	if frag.Mean < packed.Mean || frag.UtilMax == 0 {
 		t.Errorf("across racks %g s (fabric utilization %g), packed %g s", frag.Mean, frag.UtilMax, packed.Mean)
+	}
+}
+
+// TestTrainingMegatronScenario: the Megatron job in a scenario, on a
+// leaf-spine with tensor groups inside a rack, and written out as Chakra
+// files with its groups and replayed from them, gives the same results;
+// hosts that tensor and pipeline degrees do not divide are refused.
+func TestTrainingMegatronScenario(t *testing.T) {
+	const yaml = `name: m
+topology:
+  kind: leafspine
+  leaves: 2
+  spines: 2
+  hosts_per_leaf: 4
+  host_rate: 100Gbps
+workload:
+  kind: training
+  count: 2
+  layers: 4
+  hidden: 1024
+  seq_len: 512
+  micro_batches: 4
+  tp: 2
+  pp: 2
+%s`
+	gen, err := runYAML(t, "m.yaml", strings.Replace(yaml, "%s", "  model: megatron\n  hosts: 8\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gen[0]
+	t.Logf("iteration %.3f ms, compute %.3f ms, exposed %.0f%%", 1e3*c.Mean, 1e3*c.Training.ComputeSec, 100*c.Training.ExposedShare)
+	if c.Runs != 2 || c.Training.Ranks != 8 || c.Mean < c.Training.ComputeSec {
+		t.Errorf("%d iterations of %d ranks, %g s against %g s of compute", c.Runs, c.Training.Ranks, c.Mean, c.Training.ComputeSec)
+	}
+	dir := t.TempDir()
+	traces, groups, err := chakra.Megatron{Layers: 4, Hidden: 1024, SeqLen: 512, MicroBatch: 1, MicroBatches: 4, TP: 2, PP: 2, DP: 2, EP: 1,
+		GPUFlops: 400e12, Overlap: true}.Traces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeJob(t, dir, traces)
+	f, err := os.Create(filepath.Join(dir, "groups.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groups.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	replayed, err := runYAML(t, filepath.Join(dir, "m.yaml"), strings.Replace(yaml, "%s", "  trace: job\n  groups: groups.json\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Timing, replayed[0].Timing) {
+		t.Errorf("from the trace files %+v; generated %+v", replayed[0].Timing, c.Timing)
+	}
+	if _, err := runYAML(t, "m.yaml", strings.Replace(yaml, "%s", "  model: megatron\n  hosts: 6\n", 1)); err == nil || !strings.Contains(err.Error(), "workload.hosts 6") {
+		t.Errorf("6 hosts for tp 2 x pp 2: %v", err)
 	}
 }
