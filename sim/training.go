@@ -10,7 +10,6 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/chakra"
-	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // TrainingConfig replays a Chakra job (one trace per rank) on a
@@ -32,9 +31,33 @@ type TrainingConfig struct {
 	// Iterations runs the job that many times in a row (chakra.Repeat),
 	// on the same connections; 0 is once.
 	Iterations int
-	Scheme     reliability.Scheme
-	Core       core.Config
-	Limit      monotime.Duration // simulated time allowed; 0: an hour
+	// Servers joins every Servers.GPUs consecutive hosts by NVLink-class
+	// links; zero: none.
+	Servers ServerLinks
+	Scheme  reliability.Scheme
+	Core    core.Config
+	Limit   monotime.Duration // simulated time allowed; 0: an hour
+}
+
+// ServerLinks are the links among the GPUs of a server (NVLink and
+// NVSwitch): a collective whose group is inside one server, and a
+// transfer between two of its GPUs, take what their bytes need at Rate
+// plus Latency per step, as ASTRA-sim's analytical network does for a
+// scale-up domain, without packets: such traffic never meets the
+// fabric, and at hundreds of GB/s it would cost most of the events.
+// Host h is in server h / GPUs.
+type ServerLinks struct {
+	GPUs    int
+	Rate    float64 // bits/s per GPU, each way
+	Latency monotime.Duration
+}
+
+// same reports whether hosts a and b are in one server.
+func (s ServerLinks) same(a, b int) bool { return s.GPUs > 1 && a/s.GPUs == b/s.GPUs }
+
+// transfer is how long size bytes take, steps times in a row.
+func (s ServerLinks) transfer(size, steps int) monotime.Duration {
+	return monotime.Duration(steps) * (monotime.TransmitTime(size, s.Rate) + s.Latency)
 }
 
 // TrainingResult is what a replay measured.
@@ -101,8 +124,12 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 			return TrainingResult{}, fmt.Errorf("training: %w", err)
 		}
 	}
+	if cfg.Servers.GPUs > 1 && !(cfg.Servers.Rate > 0) {
+		return TrainingResult{}, fmt.Errorf("training: servers of %d GPUs with links of %g bit/s", cfg.Servers.GPUs, cfg.Servers.Rate)
+	}
 	rp := &replay{eng: t.Net.Eng, job: job, cfg: cfg.Core, perIter: perIter, iterEnd: make([]monotime.Time, iters),
-		p2p: map[p2pChannel][2]*core.Conn{}}
+		p2p: map[p2pChannel][2]*core.Conn{}, servers: cfg.Servers, hosts: hosts,
+		local: map[localKey][]*member{}, localP2P: map[p2pChannel]*localQueue{}}
 	rp.cfg.Scheme = cfg.Scheme
 	rp.ranks = make([]*rank, n)
 	for r := range n {
@@ -113,6 +140,9 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	}
 	for _, rk := range rp.ranks {
 		rk.host.Handle = rk.handle
+		if len(rk.trace.Nodes) == 0 {
+			rp.ranksDone++
+		}
 	}
 	// The first collectives' receives are posted a one-way trip before
 	// the iteration starts, so their grants have arrived by then.
@@ -135,16 +165,9 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	if limit == 0 {
 		limit = 3600 * monotime.Second
 	}
-	// Stop once every rank is done.
-	rp.eng.OnProgress(1024, func(e *engine.Engine) {
-		for _, rk := range rp.ranks {
-			if rk.done < len(rk.trace.Nodes) {
-				return
-			}
-		}
-		e.Stop()
-	})
-	rp.eng.RunUntil(rp.eng.Now().Add(limit))
+	if rp.ranksDone < len(rp.ranks) {
+		rp.eng.RunUntil(rp.eng.Now().Add(limit)) // finish stops it once every rank is done
+	}
 	return rp.result(limit)
 }
 

@@ -17,6 +17,7 @@ import (
 type member struct {
 	rk    *rank
 	group string
+	local bool  // the group is inside one server
 	pos   int   // place in the group's ring
 	ranks []int // the group, in ring order
 	seq   []int // the rank's collectives in the group, node indices, in Order
@@ -94,7 +95,14 @@ func (rp *replay) joinGroups() error {
 		ms := byGroup[g]
 		rp.members = append(rp.members, ms...)
 		n := len(ms)
-		if n == 1 {
+		local := true
+		for _, m := range ms {
+			local = local && rp.servers.same(rp.hosts[m.rk.id], rp.hosts[ms[0].rk.id])
+		}
+		if n == 1 || local {
+			for _, m := range ms {
+				m.local = n > 1
+			}
 			continue
 		}
 		slices.SortFunc(ms, func(a, b *member) int { return a.pos - b.pos })
@@ -154,7 +162,7 @@ func (m *member) openAllToAll() error {
 // no step waits for the receiver's clear-to-send.
 func (m *member) post() {
 	n := len(m.ranks)
-	if n == 1 || m.postK >= len(m.seq) {
+	if n == 1 || m.local || m.postK >= len(m.seq) {
 		return
 	}
 	rp := m.rk.rp
@@ -212,6 +220,11 @@ func (m *member) start() {
 		rk.commEnded(rk.rp.eng.Now())
 		rk.finish(i)
 		m.start()
+		return
+	}
+	if m.local {
+		m.coll = i
+		m.startLocal()
 		return
 	}
 	if len(m.posted) == 0 {
@@ -284,4 +297,37 @@ func (m *member) advance() {
 		m.rk.finish(i)
 		m.start()
 	}
+}
+
+// startLocal counts m in its group's collective inside a server; with
+// the last member there, all of them finish when the server's links
+// have moved it: the ring's steps one after another, an all-to-all's
+// shares at once through the GPU's links.
+func (m *member) startLocal() {
+	rp := m.rk.rp
+	key := localKey{m.group, m.startK - 1}
+	rp.local[key] = append(rp.local[key], m)
+	ms := rp.local[key]
+	if len(ms) < len(m.ranks) {
+		return
+	}
+	delete(rp.local, key)
+	nd := &m.rk.trace.Nodes[m.coll]
+	n := len(m.ranks)
+	typ := chakra.CollectiveType(attrInt(nd, "comm_type"))
+	seg := max((int(attrInt(nd, "comm_size"))+n-1)/n, 1)
+	d := rp.servers.transfer(seg, ringSteps(typ, n))
+	if typ == chakra.AllToAll {
+		d = rp.servers.transfer(seg*(n-1), 1)
+	}
+	rp.eng.After(d, startFunc(func() {
+		now := rp.eng.Now()
+		for _, x := range ms {
+			i := x.coll
+			x.coll = -1
+			x.rk.commEnded(now)
+			x.rk.finish(i)
+			x.start()
+		}
+	}), 0)
 }

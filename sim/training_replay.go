@@ -26,7 +26,26 @@ type replay struct {
 	start   monotime.Time
 	spans   []Span
 	failure error
+	// ranksDone counts the ranks that finished every node.
+	ranksDone int
+	// Inside a server: the links, each rank's host, the members of a
+	// group that have reached its k-th collective, and the sends and
+	// receives of each channel waiting for their other end.
+	servers  ServerLinks
+	hosts    []int
+	local    map[localKey][]*member
+	localP2P map[p2pChannel]*localQueue
 }
+
+// localKey names a group's k-th collective.
+type localKey struct {
+	group string
+	k     int
+}
+
+// localQueue is a channel's sends and receives inside a server, nodes
+// by rank, waiting for their other end.
+type localQueue struct{ sends, recvs []int }
 
 // p2pChannel is where a send and its receive meet.
 type p2pChannel struct {
@@ -123,11 +142,14 @@ func (rk *rank) dispatch(i int) {
 		rk.computeQ = append(rk.computeQ, i)
 		rk.runCompute()
 	case chakra.CommSendNode, chakra.CommRecvNode:
+		rk.commStarted(rp.eng.Now())
+		if rk.localP2P(i) {
+			return
+		}
 		if err := rk.startP2P(i); err != nil {
 			rp.fail(fmt.Errorf("training: rank %d node %d (%q): %w", rk.id, nd.ID, nd.Name, err))
 			return
 		}
-		rk.commStarted(rp.eng.Now())
 		rk.host.Wake()
 	case chakra.CommCollNode:
 		m := rk.groups[rp.job.GroupOf(nd)]
@@ -177,12 +199,55 @@ func (rk *rank) startP2P(i int) error {
 	return nil
 }
 
+// localP2P runs point-to-point node i over the server's links if its
+// peer is in the rank's server: once the other end is there too, both
+// finish when the bytes have crossed.
+func (rk *rank) localP2P(i int) bool {
+	rp := rk.rp
+	nd := &rk.trace.Nodes[i]
+	ch := p2pChannel{rk.id, int(attrInt(nd, "comm_dst")), attrInt(nd, "comm_tag")}
+	if nd.Type == chakra.CommRecvNode {
+		ch = p2pChannel{int(attrInt(nd, "comm_src")), rk.id, attrInt(nd, "comm_tag")}
+	}
+	if !rp.servers.same(rp.hosts[ch.src], rp.hosts[ch.dst]) {
+		return false
+	}
+	q := rp.localP2P[ch]
+	if q == nil {
+		q = &localQueue{}
+		rp.localP2P[ch] = q
+	}
+	if nd.Type == chakra.CommSendNode {
+		q.sends = append(q.sends, i)
+	} else {
+		q.recvs = append(q.recvs, i)
+	}
+	if len(q.sends) > 0 && len(q.recvs) > 0 {
+		send, recv := q.sends[0], q.recvs[0]
+		q.sends, q.recvs = q.sends[1:], q.recvs[1:]
+		src, dst := rp.ranks[ch.src], rp.ranks[ch.dst]
+		rp.eng.After(rp.servers.transfer(int(attrInt(nd, "comm_size")), 1), startFunc(func() {
+			now := rp.eng.Now()
+			src.commEnded(now)
+			src.finish(send)
+			dst.commEnded(now)
+			dst.finish(recv)
+		}), 0)
+	}
+	return true
+}
+
 // finish ends node i and starts those that waited only for it.
 func (rk *rank) finish(i int) {
 	rp := rk.rp
 	now := rp.eng.Now()
 	rk.done++
 	rk.finishedAt = now
+	if rk.done == len(rk.trace.Nodes) {
+		if rp.ranksDone++; rp.ranksDone == len(rp.ranks) {
+			rp.eng.Stop()
+		}
+	}
 	if rp.perIter[rk.id] > 0 {
 		k := i / rp.perIter[rk.id]
 		rp.iterEnd[k] = max(rp.iterEnd[k], now)

@@ -51,6 +51,26 @@ func replayNodes(t *testing.T, hosts int, ranks ...[]chakra.Node) TrainingResult
 	return res
 }
 
+// replayGroups replays one trace per rank, with process groups and
+// server links, on the two sites of ringTopology.
+func replayGroups(t *testing.T, groups chakra.Groups, servers ServerLinks, ranks ...[]chakra.Node) TrainingResult {
+	t.Helper()
+	traces := make([]*chakra.Trace, len(ranks))
+	for i, nodes := range ranks {
+		traces[i] = &chakra.Trace{Nodes: nodes}
+	}
+	job, err := chakra.NewGroupJob(traces, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunTraining(ringTopology(engine.New(1), len(ranks), 0), TrainingConfig{Job: job, Servers: servers,
+		Scheme: reliability.SelectiveRepeat{NACK: true}, Core: coreConfig(2 * monotime.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestTrainingCompute: compute nodes hold their rank's GPU one at a
 // time for their traced durations, after their dependencies: the
 // iteration is the longest rank's chain.
@@ -286,21 +306,7 @@ func TestTrainingIterations(t *testing.T) {
 func TestTrainingGroups(t *testing.T) {
 	const size = 8 << 20
 	run := func(groups chakra.Groups, ranks ...[]chakra.Node) TrainingResult {
-		t.Helper()
-		traces := make([]*chakra.Trace, len(ranks))
-		for i, nodes := range ranks {
-			traces[i] = &chakra.Trace{Nodes: nodes}
-		}
-		job, err := chakra.NewGroupJob(traces, groups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := RunTraining(ringTopology(engine.New(1), 4, 0), TrainingConfig{Job: job, Scheme: reliability.SelectiveRepeat{NACK: true},
-			Core: coreConfig(2 * monotime.Millisecond)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return replayGroups(t, groups, ServerLinks{}, ranks...)
 	}
 	in := func(g string, n chakra.Node) []chakra.Node {
 		n.Attrs = append(n.Attrs, chakra.TextAttr("pg_name", g))
@@ -356,5 +362,37 @@ func TestTrainingMegatronPipeline(t *testing.T) {
 	t.Logf("iteration %v, bound %v (stage %v, transfer %v)", res.Time, bound, stage, xfer)
 	if res.Time < bound || res.Time > bound*103/100 {
 		t.Errorf("iteration %v, want within 3%% above %v", res.Time, bound)
+	}
+}
+
+// TestTrainingServers: inside a server of two GPUs an all-reduce takes
+// its two ring steps over the server's links and a send its one
+// transfer, exactly; a group across servers still goes through the
+// network.
+func TestTrainingServers(t *testing.T) {
+	servers := ServerLinks{GPUs: 2, Rate: 3600e9, Latency: 2 * monotime.Microsecond}
+	run := func(groups chakra.Groups, ranks ...[]chakra.Node) TrainingResult {
+		return replayGroups(t, groups, servers, ranks...)
+	}
+	const size = 8 << 20
+	pair := chakra.Groups{"1": {0, 1}}
+	ar := func(g string) []chakra.Node {
+		n := collNode(1, chakra.AllReduce, size)
+		n.Attrs = append(n.Attrs, chakra.TextAttr("pg_name", g))
+		return []chakra.Node{n}
+	}
+	local := run(pair, ar("1"), ar("1"), nil, nil)
+	if want := 2 * (monotime.TransmitTime(size/2, servers.Rate) + servers.Latency); local.Time != want {
+		t.Errorf("all-reduce inside a server: %v, want %v", local.Time, want)
+	}
+	sent := run(nil, []chakra.Node{compNode(1, 10), p2pNode(2, chakra.CommSendNode, 1, 1<<20, 1)},
+		[]chakra.Node{p2pNode(1, chakra.CommRecvNode, 0, 1<<20)}, nil, nil)
+	if want := 10*monotime.Microsecond + monotime.TransmitTime(1<<20, servers.Rate) + servers.Latency; sent.Time != want {
+		t.Errorf("a send inside a server: %v, want %v", sent.Time, want)
+	}
+	across := run(nil, ar(""), ar(""), ar(""), ar(""))
+	t.Logf("inside a server %v; send %v; across servers %v (%d data bytes)", local.Time, sent.Time, across.Time, across.Stats.DataBytes)
+	if across.Stats.DataBytes == 0 || local.Stats.DataBytes != 0 {
+		t.Errorf("bytes through the network: %d across servers, %d inside one", across.Stats.DataBytes, local.Stats.DataBytes)
 	}
 }

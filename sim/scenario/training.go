@@ -131,7 +131,9 @@ func runTraining(top *sim.Topology, v *values, job *chakra.Job, hosts []int, ccf
 		return sim.TrainingResult{}, fmt.Errorf("routing.balancer te: traffic engineering plans flows, and a training job's are not known ahead; use e-ecmp or another balancer")
 	}
 	scheme, _ := v.scheme() // auto's chooser is in ccfg
-	res, err := sim.RunTraining(top, sim.TrainingConfig{Job: job, Hosts: hosts, Iterations: v.int("workload.count"),
+	servers := sim.ServerLinks{GPUs: v.int("topology.gpus_per_server"), Rate: v.float("topology.nvlink_rate"),
+		Latency: v.duration("topology.nvlink_latency")}
+	res, err := sim.RunTraining(top, sim.TrainingConfig{Job: job, Hosts: hosts, Iterations: v.int("workload.count"), Servers: servers,
 		Scheme: scheme, Core: ccfg, Limit: v.duration("workload.limit")})
 	if err != nil {
 		return res, err
