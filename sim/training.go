@@ -44,8 +44,11 @@ type TrainingConfig struct {
 // transfer between two of its GPUs, take what their bytes need at Rate
 // plus Latency per step, as ASTRA-sim's analytical network does for a
 // scale-up domain, without packets: such traffic never meets the
-// fabric, and at hundreds of GB/s it would cost most of the events.
-// Host h is in server h / GPUs.
+// fabric, and at hundreds of GB/s it would cost most of the events. A
+// group across servers takes its hops inside a server (ring neighbours,
+// all-to-all pairs) the same way, and the network between servers.
+// Concurrent transfers do not share a GPU's links. Host h is in server
+// h / GPUs.
 type ServerLinks struct {
 	GPUs    int
 	Rate    float64 // bits/s per GPU, each way

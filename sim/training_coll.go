@@ -26,8 +26,18 @@ type member struct {
 	// receives are posted; posted holds those posted, not started.
 	startK, postK int
 	posted        []postedColl
-	next, prev    *core.Conn   // the ring: to the next member, from the one before
-	to, from      []*core.Conn // all-to-all: to and from each member, by position (nil for itself)
+	next, prev    *core.Conn // the ring: to the next member, from the one before
+	// A ring hop inside a server goes over its links: nextLocal is the
+	// next member when it is in this one's server (next is nil), and
+	// prevLocal says the one before is (prev is nil). Such a hop's
+	// messages are numbered in order, as a connection's handles are:
+	// localSent counts those sent, localPosted those expected.
+	nextLocal              *member
+	prevLocal              bool
+	localSent, localPosted uint32
+	to, from               []*core.Conn // all-to-all: to and from each member, by position (nil for itself and its server)
+	peers                  []*member    // all-to-all: every member, by position
+	a2aK, a2aN             uint32       // the all-to-all under way: which of the member's; how many it has started
 	// The collective under way: its node (-1: none), its receives, which
 	// have come in, and the ring steps sent.
 	coll       int
@@ -117,6 +127,10 @@ func (rp *replay) joinGroups() error {
 		}
 		for i, m := range ms {
 			nx := ms[(i+1)%n]
+			if rp.servers.same(rp.hosts[m.rk.id], rp.hosts[nx.rk.id]) {
+				m.nextLocal, nx.prevLocal = nx, true // this hop stays in the server
+				continue
+			}
 			a, b, err := rp.connect(m.rk.id, nx.rk.id, cfg)
 			if err != nil {
 				return err
@@ -141,9 +155,10 @@ func (m *member) openAllToAll() error {
 		ms[i].to, ms[i].from = make([]*core.Conn, len(m.ranks)), make([]*core.Conn, len(m.ranks))
 	}
 	for i, a := range ms {
+		a.peers = ms
 		for j, b := range ms {
-			if i == j {
-				continue
+			if i == j || rp.servers.same(rp.hosts[a.rk.id], rp.hosts[b.rk.id]) {
+				continue // a pair inside a server sends over its links
 			}
 			ca, cb, err := rp.connect(a.rk.id, b.rk.id, rp.cfg)
 			if err != nil {
@@ -180,7 +195,7 @@ func (m *member) post() {
 		pc.steps, pc.bases = n-1, make([]uint32, n)
 		for j, c := range m.from {
 			if c == nil {
-				continue
+				continue // itself, or a peer in its server
 			}
 			h, err := c.PostRecvVirtual(pc.seg)
 			if err != nil {
@@ -189,6 +204,10 @@ func (m *member) post() {
 			}
 			pc.bases[j] = uint32(h)
 		}
+	} else if m.prevLocal {
+		pc.steps = ringSteps(pc.typ, n)
+		pc.base = m.localPosted
+		m.localPosted += uint32(pc.steps)
 	} else {
 		pc.steps = ringSteps(pc.typ, n)
 		for s := range pc.steps {
@@ -234,15 +253,41 @@ func (m *member) start() {
 	m.coll, m.got, m.gotN, m.sent = i, make([]bool, m.cur.steps), 0, 0
 	m.post()
 	if m.cur.typ == chakra.AllToAll {
-		for _, c := range m.to {
-			if c != nil {
+		m.a2aK, m.a2aN = m.a2aN, m.a2aN+1
+		rp := m.rk.rp
+		for j, c := range m.to {
+			switch {
+			case c != nil:
 				m.send(c)
+			case j != m.pos:
+				m.sent++
+				peer, key := m.peers[j], localAllToAll(m.a2aK, m.pos)
+				rp.eng.After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { peer.arrive(nil, key) }), 0)
 			}
 		}
 	} else {
-		m.send(m.next)
+		m.sendStep()
 	}
 	m.advance()
+}
+
+// localAllToAll numbers the share member from sends in its k-th
+// all-to-all to a member of its server.
+func localAllToAll(k uint32, from int) uint32 { return k<<16 | uint32(from) }
+
+// sendStep sends the ring's next step to the next member: over the
+// server's links when it shares this one's server.
+func (m *member) sendStep() {
+	nx := m.nextLocal
+	if nx == nil {
+		m.send(m.next)
+		return
+	}
+	m.sent++
+	h := m.localSent
+	m.localSent++
+	rp := m.rk.rp
+	rp.eng.After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { nx.arrive(nil, h) }), 0)
 }
 
 func (m *member) send(c *core.Conn) {
@@ -277,17 +322,22 @@ func (m *member) advance() {
 	if m.cur.typ == chakra.AllToAll {
 		s := 0
 		for j, c := range m.from {
-			if c != nil {
+			switch {
+			case c != nil:
 				take(s, collArrival{c, m.cur.bases[j]})
-				s++
+			case j != m.pos:
+				take(s, collArrival{nil, localAllToAll(m.a2aK, j)})
+			default:
+				continue
 			}
+			s++
 		}
 	} else {
 		for s := range m.cur.steps {
 			take(s, collArrival{m.prev, m.cur.base + uint32(s)})
 		}
 		for m.sent < m.cur.steps && m.got[m.sent-1] {
-			m.send(m.next)
+			m.sendStep()
 		}
 	}
 	if m.gotN == m.cur.steps {

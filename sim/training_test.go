@@ -367,8 +367,8 @@ func TestTrainingMegatronPipeline(t *testing.T) {
 
 // TestTrainingServers: inside a server of two GPUs an all-reduce takes
 // its two ring steps over the server's links and a send its one
-// transfer, exactly; a group across servers still goes through the
-// network.
+// transfer, exactly; a group across servers sends over the network only
+// between servers, as NCCL's rings and all-to-alls do.
 func TestTrainingServers(t *testing.T) {
 	servers := ServerLinks{GPUs: 2, Rate: 3600e9, Latency: 2 * monotime.Microsecond}
 	run := func(groups chakra.Groups, ranks ...[]chakra.Node) TrainingResult {
@@ -390,9 +390,23 @@ func TestTrainingServers(t *testing.T) {
 	if want := 10*monotime.Microsecond + monotime.TransmitTime(1<<20, servers.Rate) + servers.Latency; sent.Time != want {
 		t.Errorf("a send inside a server: %v, want %v", sent.Time, want)
 	}
+	// Across the two servers the ring's hops 0-1 and 2-3 stay inside
+	// them: half its bytes reach the network; an all-to-all's shares
+	// between the two GPUs of a server, a third of them.
 	across := run(nil, ar(""), ar(""), ar(""), ar(""))
-	t.Logf("inside a server %v; send %v; across servers %v (%d data bytes)", local.Time, sent.Time, across.Time, across.Stats.DataBytes)
-	if across.Stats.DataBytes == 0 || local.Stats.DataBytes != 0 {
-		t.Errorf("bytes through the network: %d across servers, %d inside one", across.Stats.DataBytes, local.Stats.DataBytes)
+	flat := replayGroups(t, nil, ServerLinks{}, ar(""), ar(""), ar(""), ar(""))
+	a2a := make([][]chakra.Node, 4)
+	for r := range a2a {
+		a2a[r] = []chakra.Node{collNode(1, chakra.AllToAll, size)}
+	}
+	a2aServers, a2aFlat := run(nil, a2a...), replayGroups(t, nil, ServerLinks{}, a2a...)
+	t.Logf("inside a server %v; send %v; all-reduce across servers %v, all in the network %v; all-to-all %v, all in the network %v",
+		local.Time, sent.Time, across.Time, flat.Time, a2aServers.Time, a2aFlat.Time)
+	if local.Stats.DataBytes != 0 || 2*across.Stats.DataBytes != flat.Stats.DataBytes || 3*a2aServers.Stats.DataBytes != 2*a2aFlat.Stats.DataBytes {
+		t.Errorf("bytes through the network: all-reduce inside a server %d, across servers %d against %d, all-to-all %d against %d",
+			local.Stats.DataBytes, across.Stats.DataBytes, flat.Stats.DataBytes, a2aServers.Stats.DataBytes, a2aFlat.Stats.DataBytes)
+	}
+	if across.Time >= flat.Time || a2aServers.Time > a2aFlat.Time {
+		t.Errorf("with servers' links: all-reduce %v (without %v), all-to-all %v (without %v)", across.Time, flat.Time, a2aServers.Time, a2aFlat.Time)
 	}
 }
