@@ -62,6 +62,6 @@ simulator.`,
 	}
 	root.SetVersionTemplate("sdrnet {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newDemoCmd(), newSimCmd(), newSweepCmd(), newModelCmd(), newSendCmd(), newRecvCmd(), newBenchCmd(), newLinkemCmd())
+	root.AddCommand(newDemoCmd(), newSimCmd(), newJobCmd(), newSweepCmd(), newModelCmd(), newSendCmd(), newRecvCmd(), newBenchCmd(), newLinkemCmd())
 	return root
 }

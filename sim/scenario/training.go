@@ -110,6 +110,21 @@ func (s *Scenario) beside(name string) string {
 	return filepath.Join(filepath.Dir(s.File), name)
 }
 
+// Job is the training job grid point pt runs: the traces it reads or
+// the job its workload section generates; an error where the point is
+// not a training workload.
+func Job(s *Scenario, pt Point) (*chakra.Job, error) {
+	v := &values{pt: pt}
+	if k := v.pt.Values["workload.kind"]; k != "training" {
+		return nil, fmt.Errorf("workload.kind %s: not a training job", k)
+	}
+	job, err := trainingJob(s, v)
+	if err == nil {
+		err = v.err
+	}
+	return job, err
+}
+
 // setsParam reports whether the scenario itself sets path (not its
 // default).
 func (s *Scenario) setsParam(path string) bool {
