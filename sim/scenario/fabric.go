@@ -261,10 +261,10 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 		sampler = sim.SampleQueues(eng, f, every)
 	}
 	if job != nil {
-		if fc.QPs > 1 || fc.Admission > 0 {
-			return sim.TransferStats{}, nil, fmt.Errorf("transport.qps %d, transport.admission %d: a training job runs one connection per rank pair, without admission, for now; set 1 and 0", fc.QPs, fc.Admission)
+		if fc.Admission > 0 {
+			return sim.TransferStats{}, nil, fmt.Errorf("transport.admission %d: a training job runs without admission for now; set 0", fc.Admission)
 		}
-		fc.Core.Select = sel
+		fc.Core.Paths, fc.Core.Select = max(fc.QPs, 1), sel // as RunFlows spreads a connection
 		res, err := runTraining(&f.Topology, v, job, group, fc.Core, cell)
 		if err != nil {
 			return res.Stats, nil, err

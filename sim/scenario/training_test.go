@@ -211,3 +211,36 @@ workload:
 		t.Errorf("6 hosts for tp 2 x pp 2: %v", err)
 	}
 }
+
+// TestTrainingSprayed: a training job's connections spray over several
+// paths as flows' do (transport.qps, transport.select), which reorders
+// packets at the receivers, as a single path does not.
+func TestTrainingSprayed(t *testing.T) {
+	cells, err := runYAML(t, "s.yaml", `name: s
+topology:
+  kind: leafspine
+  leaves: 4
+  spines: 4
+  hosts_per_leaf: 2
+  host_rate: 100Gbps
+transport:
+  qps: 8
+  select: [obs, single]
+workload:
+  kind: training
+  hosts: 8
+  placement: fragmented
+  count: 1
+  layers: 2
+  size: 4MiB
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cells {
+		t.Logf("%s: iteration %.3f ms, %d packets out of order", c.Label, 1e3*c.Mean, c.OutOfOrder)
+	}
+	if cells[0].OutOfOrder == 0 || cells[1].OutOfOrder != 0 {
+		t.Errorf("out of order: %d sprayed, %d on one path", cells[0].OutOfOrder, cells[1].OutOfOrder)
+	}
+}
