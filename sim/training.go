@@ -74,8 +74,9 @@ type TrainingResult struct {
 	// Compute is each rank's GPU time on compute nodes; Exposed the part
 	// of Time its GPU spent waiting with a communication node unfinished.
 	Compute, Exposed []monotime.Duration
-	// Spans is every node's run, in the order they finished: the
-	// iteration's timeline (WriteTimeline).
+	// Spans is every node's run in the last iteration (the first ones
+	// warm the connections up), in the order they finished: the
+	// iteration's timeline (WriteTimeline), from the run's start.
 	Spans []Span
 	Stats TransferStats
 	Reordering

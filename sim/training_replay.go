@@ -248,13 +248,16 @@ func (rk *rank) finish(i int) {
 			rp.eng.Stop()
 		}
 	}
+	k := 0 // the node's iteration
 	if rp.perIter[rk.id] > 0 {
-		k := i / rp.perIter[rk.id]
+		k = i / rp.perIter[rk.id]
 		rp.iterEnd[k] = max(rp.iterEnd[k], now)
 	}
-	nd := &rk.trace.Nodes[i]
-	rp.spans = append(rp.spans, Span{Rank: rk.id, Name: nd.Name, Type: nd.Type,
-		Start: rk.began[i].Sub(rp.start), End: now.Sub(rp.start)})
+	if k == len(rp.iterEnd)-1 { // the timeline is the last, warm, iteration's
+		nd := &rk.trace.Nodes[i]
+		rp.spans = append(rp.spans, Span{Rank: rk.id, Name: nd.Name, Type: nd.Type,
+			Start: rk.began[i].Sub(rp.start), End: now.Sub(rp.start)})
+	}
 	for _, c := range rk.children[i] {
 		if rk.waiting[c]--; rk.waiting[c] == 0 {
 			rk.dispatch(c)

@@ -282,6 +282,9 @@ func TestTrainingIterations(t *testing.T) {
 	if len(thrice.Iterations) != 3 || sum != thrice.Time || !slices.Equal(once.Iterations, []monotime.Duration{once.Time}) {
 		t.Errorf("iterations %v add to %v, run %v; one run's %v, want [%v]", thrice.Iterations, sum, thrice.Time, once.Iterations, once.Time)
 	}
+	if len(thrice.Spans) != len(once.Spans) || thrice.Spans[0].Start < thrice.Iterations[0]+thrice.Iterations[1]-once.Time {
+		t.Errorf("timeline of %d spans from %v, want the last iteration's %d", len(thrice.Spans), thrice.Spans[0].Start, len(once.Spans))
+	}
 	if thrice.Compute[0] != 3*once.Compute[0] {
 		t.Errorf("compute %v in three iterations, %v in one", thrice.Compute[0], once.Compute[0])
 	}
