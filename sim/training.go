@@ -17,9 +17,9 @@ import (
 // for its traced duration, one at a time; a send or receive moves its
 // bytes through the core on a connection of its own per (source,
 // destination, tag); a collective runs among the members of its process
-// group (chakra.Job's Groups), all-reduce, reduce-scatter and
-// all-gather as NCCL's ring and all-to-all as a message to every other
-// member, each member's collectives in a group one at a time in the
+// group (chakra.Job's Groups), all-reduce as NCCL's ring or tree,
+// reduce-scatter and all-gather as its ring and all-to-all as a message
+// to every other member, each member's collectives in a group one at a time in the
 // order of chakra.Job's Order (a group's k-th is the same collective on
 // every member; different groups' run at once). Every node starts once
 // its dependencies have finished.
@@ -31,6 +31,9 @@ type TrainingConfig struct {
 	// Iterations runs the job that many times in a row (chakra.Repeat),
 	// on the same connections; 0 is once.
 	Iterations int
+	// Tree runs all-reduce by NCCL's tree algorithm (training_tree.go)
+	// instead of its ring.
+	Tree bool
 	// Servers joins every Servers.GPUs consecutive hosts by NVLink-class
 	// links; zero: none.
 	Servers ServerLinks
@@ -132,7 +135,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		return TrainingResult{}, fmt.Errorf("training: servers of %d GPUs with links of %g bit/s", cfg.Servers.GPUs, cfg.Servers.Rate)
 	}
 	rp := &replay{eng: t.Net.Eng, job: job, cfg: cfg.Core, perIter: perIter, iterEnd: make([]monotime.Time, iters),
-		p2p: map[p2pChannel][2]*core.Conn{}, servers: cfg.Servers, hosts: hosts,
+		p2p: map[p2pChannel][2]*core.Conn{}, servers: cfg.Servers, hosts: hosts, tree: cfg.Tree,
 		local: map[localKey][]*member{}, localP2P: map[p2pChannel]*localQueue{}}
 	rp.cfg.Scheme = cfg.Scheme
 	rp.ranks = make([]*rank, n)

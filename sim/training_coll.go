@@ -38,6 +38,11 @@ type member struct {
 	to, from               []*core.Conn // all-to-all: to and from each member, by position (nil for itself and its server)
 	peers                  []*member    // all-to-all: every member, by position
 	a2aK, a2aN             uint32       // the all-to-all under way: which of the member's; how many it has started
+	// tree is the member's place in its group's tree (NCCL's tree
+	// all-reduce), nil where all-reduce runs as a ring; treeRun a tree
+	// all-reduce's progress.
+	tree    *treeLinks
+	treeRun treeState
 	// The collective under way: its node (-1: none), its receives, which
 	// have come in, and the ring steps sent.
 	coll       int
@@ -116,6 +121,11 @@ func (rp *replay) joinGroups() error {
 			continue
 		}
 		slices.SortFunc(ms, func(a, b *member) int { return a.pos - b.pos })
+		if rp.tree {
+			if err := rp.openTree(ms); err != nil {
+				return err
+			}
+		}
 		// A ring connection holds the receives of two collectives at
 		// once: the one under way and the next, posted ahead.
 		cfg := rp.cfg
@@ -204,6 +214,11 @@ func (m *member) post() {
 			}
 			pc.bases[j] = uint32(h)
 		}
+	} else if m.usesTree(pc.typ) {
+		if err := m.postTree(&pc, int(attrInt(nd, "comm_size"))); err != nil {
+			fail(err)
+			return
+		}
 	} else if m.prevLocal {
 		pc.steps = ringSteps(pc.typ, n)
 		pc.base = m.localPosted
@@ -251,8 +266,11 @@ func (m *member) start() {
 	}
 	m.cur, m.posted = m.posted[0], m.posted[1:]
 	m.coll, m.got, m.gotN, m.sent = i, make([]bool, m.cur.steps), 0, 0
+	m.treeRun = treeState{}
 	m.post()
-	if m.cur.typ == chakra.AllToAll {
+	if m.usesTree(m.cur.typ) {
+		// advance sends what the member's leaves-first position allows
+	} else if m.cur.typ == chakra.AllToAll {
 		m.a2aK, m.a2aN = m.a2aN, m.a2aN+1
 		rp := m.rk.rp
 		for j, c := range m.to {
@@ -319,7 +337,11 @@ func (m *member) advance() {
 			m.gotN++
 		}
 	}
-	if m.cur.typ == chakra.AllToAll {
+	if m.usesTree(m.cur.typ) {
+		if m.advanceTree() {
+			m.gotN = m.cur.steps
+		}
+	} else if m.cur.typ == chakra.AllToAll {
 		s := 0
 		for j, c := range m.from {
 			switch {

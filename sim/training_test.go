@@ -413,3 +413,39 @@ func TestTrainingServers(t *testing.T) {
 		t.Errorf("with servers' links: all-reduce %v (without %v), all-to-all %v (without %v)", across.Time, flat.Time, a2aServers.Time, a2aFlat.Time)
 	}
 }
+
+// TestTrainingTree: NCCL's tree all-reduce among 16 ranks on two sites
+// 1 ms apart moves as many bytes as the ring (each tree edge the buffer
+// up and down, each ring step a sixteenth of it), and for a small buffer
+// ends sooner: its chunks cross the trunk once up and once down, where
+// the ring's 30 steps cross it about four times.
+func TestTrainingTree(t *testing.T) {
+	run := func(tree bool, size int64) TrainingResult {
+		ranks := make([]*chakra.Trace, 16)
+		for r := range ranks {
+			ranks[r] = &chakra.Trace{Nodes: []chakra.Node{collNode(1, chakra.AllReduce, size)}}
+		}
+		job, err := chakra.NewJob(ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := TwoSites(engine.New(1), TwoSitesConfig{HostsPerSite: 8, HostRate: 100e9, HostDelay: monotime.Microsecond,
+			TrunkRate: 400e9, TrunkDelay: monotime.Millisecond, TrunkLoss: func() LossModel { return Bernoulli{} }})
+		res, err := RunTraining(top, TrainingConfig{Job: job, Tree: tree, Scheme: reliability.SelectiveRepeat{NACK: true},
+			Core: coreConfig(2 * monotime.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, size := range []int64{64 << 10, 64 << 20} {
+		ring, tree := run(false, size), run(true, size)
+		t.Logf("%d KiB: ring %v, tree %v", size>>10, ring.Time, tree.Time)
+		if ring.Stats.DataBytes != tree.Stats.DataBytes {
+			t.Errorf("%d bytes: the ring moved %d bytes, the tree %d", size, ring.Stats.DataBytes, tree.Stats.DataBytes)
+		}
+		if size == 64<<10 && (tree.Time >= ring.Time || tree.Time < 2*monotime.Millisecond) {
+			t.Errorf("64 KiB: tree %v, ring %v; want the tree sooner, but after two trunk crossings", tree.Time, ring.Time)
+		}
+	}
+}
