@@ -4,9 +4,10 @@ package scenarios
 
 import "embed"
 
-// FS holds every scenario file of this directory.
+// FS holds every scenario file of this directory, and the traces the
+// training scenarios replay.
 //
-//go:embed *.yaml
+//go:embed *.yaml traces
 var FS embed.FS
 
 // Default is the scenario `sdrnet sim` runs when given none.

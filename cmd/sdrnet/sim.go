@@ -97,7 +97,11 @@ func loadScenario(args []string) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return scenario.Parse("scenarios/"+name+" (built in)", data)
+	s, err := scenario.Parse("scenarios/"+name+" (built in)", data)
+	if s != nil {
+		s.Files = scenarios.FS
+	}
+	return s, err
 }
 
 // builtinNames lists the embedded scenarios by name.

@@ -68,6 +68,7 @@ func TestClaimsHold(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		s.Files = scenarios.FS
 		for _, kv := range reduced[s.Name] {
 			if err := s.Set(kv); err != nil {
 				t.Fatalf("%s: %v", s.Name, err)

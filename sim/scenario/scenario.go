@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"io/fs"
 	"fmt"
 	"os"
 	"slices"
@@ -46,6 +47,9 @@ type Scenario struct {
 	// Source is the YAML the scenario was parsed from, so that a sweep
 	// can carry it to other machines and parse it again there.
 	Source []byte
+	// Files holds the files a built-in scenario names (a training
+	// trace), by their names in it; nil: they are beside File.
+	Files fs.FS
 }
 
 // Error is a scenario mistake, placed in the file and saying the fix.

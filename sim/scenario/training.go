@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/sdrnet/sdrnet/internal/core"
@@ -54,10 +55,9 @@ func trainingJob(s *Scenario, v *values) (*chakra.Job, error) {
 		}
 		return chakra.NewJob(traces)
 	}
-	prefix = s.beside(prefix)
 	var groups chakra.Groups
 	if name, _ := v.get("workload.groups").(string); name != "" {
-		f, err := os.Open(s.beside(name))
+		f, err := s.open(name)
 		if err != nil {
 			return nil, fmt.Errorf("workload.groups: %w", err)
 		}
@@ -70,7 +70,7 @@ func trainingJob(s *Scenario, v *values) (*chakra.Job, error) {
 	var traces []*chakra.Trace
 	for r := 0; ; r++ {
 		name := fmt.Sprintf("%s.%d.et", prefix, r)
-		f, err := os.Open(name)
+		f, err := s.open(name)
 		if errors.Is(err, fs.ErrNotExist) && r > 0 {
 			break
 		}
@@ -101,13 +101,16 @@ func megatron(v *values) chakra.Megatron {
 	return m
 }
 
-// beside is a file the scenario names: relative to the scenario file's
-// folder, unless absolute.
-func (s *Scenario) beside(name string) string {
-	if filepath.IsAbs(name) || s.File == "" {
-		return name
+// open opens a file the scenario names: in Files for a built-in
+// scenario, else relative to the scenario file's folder unless absolute.
+func (s *Scenario) open(name string) (fs.File, error) {
+	if s.Files != nil {
+		return s.Files.Open(path.Clean(name))
 	}
-	return filepath.Join(filepath.Dir(s.File), name)
+	if !filepath.IsAbs(name) && s.File != "" {
+		name = filepath.Join(filepath.Dir(s.File), name)
+	}
+	return os.Open(name)
 }
 
 // Job is the training job grid point pt runs: the traces it reads or
