@@ -78,6 +78,15 @@ if s:
     lines.append("- **A directory of 10,000 small files** against one file of the same bytes, `sdrnet send`/`recv` "
                  "with every default: %s of the file's rate (`bash bench/transfer-dir.sh`, %s)" % (", ".join(parts), at(head)))
 
+s = section("bench/training-scale.sh")
+if s:
+    text, head, rows = s
+    hdr = rows[0]
+    parts = ["%s GPUs (%s) in %s of wall time and %s" % (r[0], r[1], r[hdr.index("wall")], r[hdr.index("peak memory")])
+             for r in rows[1:]]
+    lines.append("- **Training at scale**, one Megatron-style iteration on a fat-tree, simulated with one worker: %s "
+                 "(`bash bench/training-scale.sh`, %s)" % ("; ".join(parts), at(head)))
+
 block = "<!-- glance begin: written by bash bench/glance.sh from docs/performance.md -->\n" + "\n".join(lines) + "\n<!-- glance end -->"
 readme = open("README.md").read()
 pat = re.compile(r"<!-- glance begin.*?<!-- glance end -->", re.S)

@@ -4,8 +4,8 @@
 package scenario
 
 import (
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"sort"
