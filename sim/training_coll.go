@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/sim/chakra"
 )
 
@@ -62,9 +63,13 @@ type postedColl struct {
 	bases      []uint32
 }
 
+// collArrival is a receive a member took: on connection c (nil: over
+// the server's links) with handle h. A share of an all-to-all inside a
+// server is numbered apart (share), so it never reads as a ring step.
 type collArrival struct {
-	c *core.Conn
-	h uint32
+	c     *core.Conn
+	h     uint32
+	share bool
 }
 
 // ringSteps is how many ring steps a collective takes among n ranks,
@@ -126,15 +131,7 @@ func (rp *replay) joinGroups() error {
 				return err
 			}
 		}
-		// A ring connection holds the receives of two collectives at
-		// once: the one under way and the next, posted ahead.
-		cfg := rp.cfg
-		if cfg.MaxMsgs == 0 {
-			cfg.MaxMsgs = core.DefaultMaxMsgs
-		}
-		for cfg.MaxMsgs < 2*ringSteps(chakra.AllReduce, n) {
-			cfg.MaxMsgs *= 2
-		}
+		cfg := rp.holding(ringSteps(chakra.AllReduce, n))
 		for i, m := range ms {
 			nx := ms[(i+1)%n]
 			if rp.servers.same(rp.hosts[m.rk.id], rp.hosts[nx.rk.id]) {
@@ -150,6 +147,20 @@ func (rp *replay) joinGroups() error {
 		}
 	}
 	return nil
+}
+
+// holding is the connection configuration for collectives of up to
+// msgs receives each: slots for two of them at once, the one under way
+// and the next, posted ahead.
+func (rp *replay) holding(msgs int) core.Config {
+	cfg := rp.cfg
+	if cfg.MaxMsgs == 0 {
+		cfg.MaxMsgs = core.DefaultMaxMsgs
+	}
+	for cfg.MaxMsgs < 2*msgs {
+		cfg.MaxMsgs *= 2
+	}
+	return cfg
 }
 
 // openAllToAll opens the connections between every two members of m's
@@ -268,9 +279,9 @@ func (m *member) start() {
 	m.coll, m.got, m.gotN, m.sent = i, make([]bool, m.cur.steps), 0, 0
 	m.treeRun = treeState{}
 	m.post()
-	if m.usesTree(m.cur.typ) {
-		// advance sends what the member's leaves-first position allows
-	} else if m.cur.typ == chakra.AllToAll {
+	switch {
+	case m.usesTree(m.cur.typ): // advance sends what the children have given
+	case m.cur.typ == chakra.AllToAll:
 		m.a2aK, m.a2aN = m.a2aN, m.a2aN+1
 		rp := m.rk.rp
 		for j, c := range m.to {
@@ -279,19 +290,21 @@ func (m *member) start() {
 				m.send(c)
 			case j != m.pos:
 				m.sent++
-				peer, key := m.peers[j], localAllToAll(m.a2aK, m.pos)
-				rp.eng.After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { peer.arrive(nil, key) }), 0)
+				peer, key := m.peers[j], localShare(m.a2aK, m.pos)
+				rp.eng.After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { peer.arrived[key] = true; peer.advance() }), 0)
 			}
 		}
-	} else {
+	default:
 		m.sendStep()
 	}
 	m.advance()
 }
 
-// localAllToAll numbers the share member from sends in its k-th
-// all-to-all to a member of its server.
-func localAllToAll(k uint32, from int) uint32 { return k<<16 | uint32(from) }
+// localShare is the share member from sends in its k-th all-to-all to
+// a member of its server.
+func localShare(k uint32, from int) collArrival {
+	return collArrival{h: k<<16 | uint32(from), share: true}
+}
 
 // sendStep sends the ring's next step to the next member: over the
 // server's links when it shares this one's server.
@@ -319,7 +332,7 @@ func (m *member) send(c *core.Conn) {
 // arrive takes a collective's receive, done on connection c; a member a
 // collective ahead may send before this one starts it.
 func (m *member) arrive(c *core.Conn, h uint32) {
-	m.arrived[collArrival{c, h}] = true
+	m.arrived[collArrival{c: c, h: h}] = true
 	m.advance()
 }
 
@@ -337,38 +350,49 @@ func (m *member) advance() {
 			m.gotN++
 		}
 	}
-	if m.usesTree(m.cur.typ) {
-		if m.advanceTree() {
-			m.gotN = m.cur.steps
-		}
-	} else if m.cur.typ == chakra.AllToAll {
+	done := false
+	switch {
+	case m.usesTree(m.cur.typ):
+		done = m.advanceTree()
+	case m.cur.typ == chakra.AllToAll:
 		s := 0
 		for j, c := range m.from {
 			switch {
 			case c != nil:
-				take(s, collArrival{c, m.cur.bases[j]})
+				take(s, collArrival{c: c, h: m.cur.bases[j]})
 			case j != m.pos:
-				take(s, collArrival{nil, localAllToAll(m.a2aK, j)})
+				take(s, localShare(m.a2aK, j))
 			default:
 				continue
 			}
 			s++
 		}
-	} else {
-		for s := range m.cur.steps {
-			take(s, collArrival{m.prev, m.cur.base + uint32(s)})
+		done = m.gotN == m.cur.steps
+	default:
+		// The arrivals waiting are few (this collective's newest, the
+		// next one's early steps): look at them, not at every step.
+		for a := range m.arrived {
+			if s := a.h - m.cur.base; a.c == m.prev && !a.share && s < uint32(m.cur.steps) {
+				take(int(s), a)
+			}
 		}
 		for m.sent < m.cur.steps && m.got[m.sent-1] {
 			m.sendStep()
 		}
+		done = m.gotN == m.cur.steps
 	}
-	if m.gotN == m.cur.steps {
-		i := m.coll
-		m.coll = -1
-		m.rk.commEnded(m.rk.rp.eng.Now())
-		m.rk.finish(i)
-		m.start()
+	if done {
+		m.complete(m.rk.rp.eng.Now())
 	}
+}
+
+// complete ends the collective under way and starts the next.
+func (m *member) complete(now monotime.Time) {
+	i := m.coll
+	m.coll = -1
+	m.rk.commEnded(now)
+	m.rk.finish(i)
+	m.start()
 }
 
 // startLocal counts m in its group's collective inside a server; with
@@ -393,13 +417,8 @@ func (m *member) startLocal() {
 		d = rp.servers.transfer(seg*(n-1), 1)
 	}
 	rp.eng.After(d, startFunc(func() {
-		now := rp.eng.Now()
 		for _, x := range ms {
-			i := x.coll
-			x.coll = -1
-			x.rk.commEnded(now)
-			x.rk.finish(i)
-			x.start()
+			x.complete(rp.eng.Now())
 		}
 	}), 0)
 }

@@ -28,10 +28,10 @@ type replay struct {
 	failure error
 	// ranksDone counts the ranks that finished every node.
 	ranksDone int
+	tree      bool // all-reduce by NCCL's tree, not its ring
 	// Inside a server: the links, each rank's host, the members of a
 	// group that have reached its k-th collective, and the sends and
 	// receives of each channel waiting for their other end.
-	tree     bool // all-reduce by NCCL's tree, not its ring
 	servers  ServerLinks
 	hosts    []int
 	local    map[localKey][]*member

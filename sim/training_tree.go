@@ -39,13 +39,7 @@ type treeState struct {
 
 // openTree connects the group's members as a binary tree.
 func (rp *replay) openTree(ms []*member) error {
-	cfg := rp.cfg
-	if cfg.MaxMsgs == 0 {
-		cfg.MaxMsgs = core.DefaultMaxMsgs
-	}
-	for cfg.MaxMsgs < 2*maxTreeChunks { // two collectives' receives posted at once
-		cfg.MaxMsgs *= 2
-	}
+	cfg := rp.holding(maxTreeChunks)
 	for _, m := range ms {
 		m.tree = &treeLinks{}
 	}
@@ -132,14 +126,14 @@ func (m *member) advanceTree() bool {
 	}
 	for k, c := range t.fromKids {
 		for s := range n {
-			if !st.upGot[k][s] && take(collArrival{c, m.cur.bases[k] + uint32(s)}) {
+			if !st.upGot[k][s] && take(collArrival{c: c, h: m.cur.bases[k] + uint32(s)}) {
 				st.upGot[k][s] = true
 			}
 		}
 	}
 	if t.down != nil {
 		for s := range n {
-			if !st.downGot[s] && take(collArrival{t.down, m.cur.base + uint32(s)}) {
+			if !st.downGot[s] && take(collArrival{c: t.down, h: m.cur.base + uint32(s)}) {
 				st.downGot[s] = true
 			}
 		}

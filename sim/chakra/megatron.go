@@ -81,33 +81,26 @@ func (m Megatron) Traces() ([]*Trace, Groups, error) {
 	groups := Groups{}
 	tpGroup, dpGroup, epGroup := map[int]string{}, map[int]string{}, map[int]string{}
 	rank := func(tp, dp, pp int) int { return tp + m.TP*(dp+m.DP*pp) }
-	name := func() string { return strconv.Itoa(len(groups) + 1) }
+	// group names the next group (ids from 1, in the order made) of the
+	// n ranks at(0..n-1), recording it in of; one rank makes none.
+	group := func(of map[int]string, n int, at func(i int) int) {
+		if n < 2 {
+			return
+		}
+		g := strconv.Itoa(len(groups) + 1)
+		for i := range n {
+			groups[g] = append(groups[g], at(i))
+			of[at(i)] = g
+		}
+	}
 	for pp := range m.PP {
 		for dp := range m.DP {
-			if m.TP > 1 {
-				g := name()
-				for tp := range m.TP {
-					groups[g] = append(groups[g], rank(tp, dp, pp))
-					tpGroup[rank(tp, dp, pp)] = g
-				}
-			}
+			group(tpGroup, m.TP, func(tp int) int { return rank(tp, dp, pp) })
 		}
 		for tp := range m.TP {
-			if m.DP > 1 {
-				g := name()
-				for dp := range m.DP {
-					groups[g] = append(groups[g], rank(tp, dp, pp))
-					dpGroup[rank(tp, dp, pp)] = g
-				}
-			}
-			if m.EP > 1 {
-				for block := range m.DP / m.EP {
-					g := name()
-					for dp := block * m.EP; dp < (block+1)*m.EP; dp++ {
-						groups[g] = append(groups[g], rank(tp, dp, pp))
-						epGroup[rank(tp, dp, pp)] = g
-					}
-				}
+			group(dpGroup, m.DP, func(dp int) int { return rank(tp, dp, pp) })
+			for block := range m.DP / m.EP { // experts spread over EP consecutive DP ranks
+				group(epGroup, m.EP, func(i int) int { return rank(tp, block*m.EP+i, pp) })
 			}
 		}
 	}

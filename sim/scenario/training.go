@@ -23,7 +23,7 @@ type TrainingMetrics struct {
 	ComputeSec   float64 `json:"compute_s"`
 	ExposedSec   float64 `json:"exposed_s"`
 	ExposedShare float64 `json:"exposed_share"`
-	// Timeline is every node's run, for the report's timeline file; not
+	// Timeline is the last iteration's runs, for the timeline file; not
 	// in results.json, where a large job's would drown the figures.
 	Timeline *sim.TrainingResult `json:"-"`
 }
