@@ -223,7 +223,11 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 	}
 	group := placeGroup(rng, f, ranks, v.pt.Values["workload.placement"] == "fragmented", perRack)
 	if len(group) < 2 || len(group) < ranks {
-		return sim.TransferStats{}, nil, fmt.Errorf("%d ranks on a fabric of %d hosts: need at least 2, and a host for each", ranks, len(f.Hosts))
+		what := fmt.Sprintf("workload.hosts %d", ranks)
+		if job != nil {
+			what = fmt.Sprintf("the training job's %d ranks", ranks)
+		}
+		return sim.TransferStats{}, nil, fmt.Errorf("%s on a fabric of %d hosts: the job needs at least 2 hosts, and no more than the fabric has", what, len(f.Hosts))
 	}
 	var flows []sim.Flow
 	var iterEnds []int

@@ -244,3 +244,14 @@ workload:
 		t.Errorf("out of order: %d sprayed, %d on one path", cells[0].OutOfOrder, cells[1].OutOfOrder)
 	}
 }
+
+// TestJobLargerThanFabric: a job with more hosts than the fabric is an
+// error that says so, for flows and training alike, not a smaller job.
+func TestJobLargerThanFabric(t *testing.T) {
+	for _, kind := range []string{"allreduce", "training"} {
+		_, err := runYAML(t, "big.yaml", "name: big\ntopology:\n  kind: leafspine\n  leaves: 2\n  spines: 1\n  hosts_per_leaf: 2\nworkload:\n  kind: "+kind+"\n  hosts: 8\n  count: 1\n")
+		if err == nil || !strings.Contains(err.Error(), "on a fabric of 4 hosts") {
+			t.Errorf("%s of 8 hosts on 4: %v", kind, err)
+		}
+	}
+}
