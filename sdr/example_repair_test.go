@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
@@ -91,8 +90,9 @@ func sendRepaired(ctx context.Context, conn *sdr.Conn, msg []byte) error {
 const maxRuns = 64
 
 // recvRepaired receives one message into buf under the application's
-// scheme: whenever quiet passes with no new chunk, it reports what is
-// missing. It returns the message's length once every byte is in.
+// scheme: whenever quiet passes with no new chunk after the first, it
+// reports what is missing. It returns the message's length once every
+// byte is in, or ctx's error.
 func recvRepaired(ctx context.Context, conn *sdr.Conn, buf []byte, quiet time.Duration) (int, error) {
 	r, err := conn.PostRecv(buf)
 	if err != nil {
@@ -122,8 +122,9 @@ func recvRepaired(ctx context.Context, conn *sdr.Conn, buf []byte, quiet time.Du
 			if _, err := r.ChunkBitmap(&bm); err != nil {
 				return 0, err
 			}
-			if bm.Len() == 0 {
-				return 0, errors.New("nothing of the message arrived")
+			if bm.Len() == 0 { // nothing yet: the sender is late, not lossy
+				timer.Reset(quiet)
+				continue
 			}
 			report = binary.BigEndian.AppendUint32(report[:0], 0)
 			for i := bm.NextMissing(0); i < bm.Len() && len(report) < cap(report); {
