@@ -251,14 +251,10 @@ func TestE2EMultipathRecvBehindLinkem(t *testing.T) {
 	raddr, laddr := freePort(t), freePort(t)
 	recv := start(t, "recv", "--listen", raddr, "--paths", "4", "--out", out, "--msg", "1MiB")
 	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
-	start(t, "linkem", "--listen", laddr, "--target", raddr, "--spec", "delay=1ms,loss=1%")
-	waitFor(t, 10*time.Second, "linkem to listen", func() bool {
-		c, err := net.ListenPacket("udp", laddr)
-		if err == nil {
-			c.Close()
-		}
-		return err != nil // taken: linkem holds it
-	})
+	// linkem says so once its socket is bound. (Probing the port by
+	// binding it could take it from linkem as it started.)
+	em := start(t, "linkem", "--listen", laddr, "--target", raddr, "--spec", "delay=1ms,loss=1%")
+	waitFor(t, 10*time.Second, "linkem to listen", func() bool { return strings.Contains(em.stderr.String(), "sdrnet linkem: ") })
 	send := start(t, "send", laddr, in, "--paths", "4", "--msg", "1MiB")
 	if code, log := send.exit(t); code != 0 || !strings.Contains(log, "sent and verified") {
 		t.Fatalf("send exited %d:\n%s", code, log)
