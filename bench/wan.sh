@@ -96,6 +96,7 @@ sdr() {
     return
   fi
   f="$tmp/$name.json"
+  jnum "$f" mtu >>"$tmp/mtus"
   printf '%.0f %.2f %.2f %s\n' "$(calc "$(jnum "$f" goodput_bps) / 1e6")" \
     "$(calc "100 * $(jnum "$f" retransmitted_bytes) / $(jnum "$f" bytes)")" \
     "$(awk '{print $1 + $2}' "$tmp/$name.time")" "$srv_cpu"
@@ -168,7 +169,7 @@ share_rows=()
 if [ "$SHALLOW" = 1 ]; then
   sspec="$(link_spec shallow 20),shared=1"
   out=$("$tmp/tuntcp" -json -mtu 9000 -spec "$sspec" -cc cubic,bbr -t "$TCP_SECS" \
-    -sdrnet "$tmp/sdrnet" -sdrnet-args "--mtu 8192" 2>&1) || { share_rows+=("| - | failed: $(tail -1 <<<"$out") | | |"); failed=1; }
+    -sdrnet "$tmp/sdrnet" 2>&1) || { share_rows+=("| - | failed: $(tail -1 <<<"$out") | | |"); failed=1; }
   if grep -q '^tuntcp: skip' <<<"$out"; then
     share_rows+=("| - | skipped: $(grep '^tuntcp: skip' <<<"$out" | head -1) | | |")
   else
@@ -192,7 +193,7 @@ fi
   echo "Each cell: goodput in Mbit/s (resent %; sender + receiver CPU seconds)."
   echo
   if [ ${#share_rows[@]} -gt 0 ]; then
-    echo "Sharing the shallow bottleneck (\`${sspec:-}\`, tuntcp's TUN mode at MTU 9000, sdrnet --mtu 8192 and every other default, $TCP_SECS s per TCP flow): each side's share of the bytes the queue forwarded."
+    echo "Sharing the shallow bottleneck (\`${sspec:-}\`, tuntcp's TUN mode at MTU 9000, every sdrnet default, $TCP_SECS s per TCP flow): each side's share of the bytes the queue forwarded."
     echo
     echo "| kernel TCP | TCP share | sdrnet share | each at least 0.25 |"
     echo "|---|---|---|---|"
@@ -203,6 +204,7 @@ fi
   echo
   printf -- '- %s\n' "${goals[@]}"
 } >"$tmp/table"
+echo "sdrnet's MTU, from the route (bench --json): $(sort -u "$tmp/mtus" 2>/dev/null | paste -sd, -)" >>"$tmp/head"
 echo
 cat "$tmp/table"
 

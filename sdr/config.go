@@ -14,8 +14,8 @@ import (
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
-// Config sets up connections. The zero value works: one path, 4 KiB MTU,
-// 64 KiB chunks, selective repeat with NACKs, no pacing.
+// Config sets up connections. The zero value works: one path, the MTU the
+// route takes, 64 KiB chunks or near, selective repeat with NACKs, BBR.
 type Config struct {
 	// Scheme is the reliability scheme of messages sent: "sr" (SR-RTO),
 	// "sr-nack", "ec:K,M" (Reed-Solomon), "xor:K,M", "gbn", "csaud"
@@ -31,10 +31,14 @@ type Config struct {
 	// Select picks each packet's path: "obs" (oblivious spraying, the
 	// default with several paths), "rr", "bestrtt", "dwrr" or "single".
 	Select string
-	// MTU is the payload bytes per packet; zero means 4096. The two ends
-	// use the smaller of their MTUs.
+	// MTU is the payload bytes per packet. Zero means what the route to
+	// the peer carries unfragmented, at most MaxAutoMTU: the route's MTU
+	// (RouteMTU) less the IP, UDP and sdrnet headers; a Datagram endpoint,
+	// whose peers agree on it without a handshake, takes its interface's
+	// MTU instead. The two ends use the smaller of their MTUs.
 	MTU int
-	// ChunkSize is the bitmap granularity; zero means 64 KiB.
+	// ChunkSize is the bitmap granularity, a power-of-two multiple of the
+	// MTU; zero means the largest such within 64 KiB.
 	ChunkSize int
 	// MaxMsgs bounds messages in flight per direction (a power of two);
 	// zero means 1024.
@@ -115,6 +119,10 @@ func (c *Config) orDefault() Config {
 	return *c
 }
 
+// DefaultChunkSize bounds the chunk where Config.ChunkSize is zero: the
+// chunk is the largest power-of-two multiple of the MTU within it.
+const DefaultChunkSize = 64 << 10
+
 // DefaultAuth is the protection of the zero Config: everything sealed.
 const DefaultAuth = "full"
 
@@ -189,7 +197,7 @@ func (c Config) check() (core.Config, error) {
 	case window < 0:
 		window = 0
 	}
-	if chunk := int64(cmp.Or(c.ChunkSize, core.DefaultChunkSize)); window > 0 && window < chunk {
+	if chunk := int64(cmp.Or(c.ChunkSize, DefaultChunkSize)); window > 0 && window < chunk {
 		return core.Config{}, fmt.Errorf("sdr: Config.MaxBytesInFlight %d is below one chunk (%d bytes): no chunk could ever be sent", window, chunk)
 	}
 	minRTO := c.MinRTO
@@ -200,6 +208,12 @@ func (c Config) check() (core.Config, error) {
 		MaxBytesInFlight: window, Rate: c.Rate, Paths: c.Paths,
 		HandshakeTimeout: monotime.FromStd(c.HandshakeTimeout), IdleTimeout: monotime.FromStd(cmp.Or(c.IdleTimeout, DefaultIdleTimeout)),
 		MinRTO: monotime.FromStd(minRTO)}
+	if c.MTU == 0 {
+		if ch := c.ChunkSize; ch != 0 && (ch < MaxAutoMTU || ch&(ch-1) != 0) {
+			return cc, fmt.Errorf("sdr: Config.ChunkSize %d: with MTU zero (from the route, which may lower it and the chunk with it) want zero or a power of two of at least %d", ch, MaxAutoMTU)
+		}
+		cc.MTU, cc.PathMTU = MaxAutoMTU, routePayload
+	}
 	name := c.Scheme
 	if name == "" {
 		name = "sr-nack"

@@ -224,6 +224,13 @@ func (c *Conn) LocalAddr() netip.AddrPort { return c.e.local }
 // RemoteAddr returns the peer's address.
 func (c *Conn) RemoteAddr() netip.AddrPort { return c.core.Peer() }
 
+// MTU is the payload bytes per packet the two ends agreed on, and
+// ChunkSize the bitmap's chunk that goes with it.
+func (c *Conn) MTU() (mtu, chunkSize int) {
+	_ = c.e.call(func() { cfg := c.core.Config(); mtu, chunkSize = cfg.MTU, cfg.ChunkSize })
+	return mtu, chunkSize
+}
+
 // Stats returns the connection's counters.
 func (c *Conn) Stats() Stats {
 	var s Stats

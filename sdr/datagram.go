@@ -38,16 +38,19 @@ func ListenDatagram(addr string, cfg *Config) (*Datagram, error) {
 	if c.MaxMsgs == 0 {
 		c.MaxMsgs = core.DefaultDatagramWindow
 	}
-	cc, err := c.check()
-	if err != nil {
-		return nil, err
-	}
 	local, err := resolve(addr)
 	if err != nil {
 		return nil, err
 	}
 	if local.Addr().IsUnspecified() {
 		return nil, fmt.Errorf("sdr: listen datagram %s: name the address peers reach (they derive this endpoint's id from it), not %v", addr, local.Addr())
+	}
+	if c.MTU == 0 {
+		c.MTU = interfacePayload(local.Addr())
+	}
+	cc, err := c.check()
+	if err != nil {
+		return nil, err
 	}
 	e, err := newEndpoint(c.newBind(), local, c)
 	if err != nil {

@@ -51,6 +51,12 @@ func Dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cc.PathMTU != nil {
+		// Asked here, not on the endpoint's goroutine: the route is the
+		// caller's (its network namespace's).
+		m := cc.PathMTU(peer)
+		cc.PathMTU = func(netip.AddrPort) int { return m }
+	}
 	local := netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
 	if peer.Addr().Is6() && !peer.Addr().Is4In6() {
 		local = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)

@@ -98,7 +98,7 @@ func newEndpoint(bind udp.Bind, local netip.AddrPort, cfg Config) (*endpoint, er
 	// The negotiated MTU is never above our own.
 	mtu := cfg.MTU
 	if mtu == 0 {
-		mtu = core.DefaultMTU
+		mtu = MaxAutoMTU
 	}
 	for i := range e.txBufs {
 		e.txBufs[i] = make([]byte, mtu+wire.MaxHeaderLen+core.TrailerLen)

@@ -79,7 +79,7 @@ func main() {
 	tcpMem := flag.Int("tcp-mem", 32<<20, "max TCP send/receive buffer (bytes) set in both namespaces; 0 keeps the host's")
 	asJSON := flag.Bool("json", false, "print one JSON object per run instead of a text line")
 	sdrnet := flag.String("sdrnet", "", "an sdrnet binary: run sdrnet bench beside each TCP flow through the same tunnel (give the spec shared=1 for one bottleneck) and report both shares")
-	sdrArgs := flag.String("sdrnet-args", "--mtu 1024 --window 4MiB", "more flags for both sdrnet bench ends (space-separated)")
+	sdrArgs := flag.String("sdrnet-args", "", "flags for both sdrnet bench ends (space-separated); none: every default, the MTU from the tunnel's route")
 	sdrKeep := flag.String("sdrnet-json", "", "a folder to keep each sdrnet run's JSON in, as sdrnet-CC-N.json (give -sdrnet-args an -i 100ms for the controller's state over time)")
 	rt := flag.Int("rt", 10, "SCHED_FIFO priority of the emulator (1..99; 0 leaves it at the normal policy): a switch does not share its CPU with the hosts")
 	flag.BoolVar(&kernelQueue, "kernel-queue", false, "put the forward bottleneck (the spec's rate, burst and queue) in a tbf qdisc on a veth pair beside the tunnel, which then carries only the reverse direction with the whole round trip's delay: the kernel forwards the data, so a small machine's CPU does not decide the shares (they are then of the two flows' goodput)")
@@ -199,15 +199,19 @@ func prepareNamespaces(tun *linkem.Tunnel, tcpMem int) error {
 			return err
 		}
 	}
+	if tunnelMTU > 0 {
+		for _, side := range []linkem.Side{linkem.SideA, linkem.SideB} {
+			if err := tun.SetMTU(side, tunnelMTU); err != nil {
+				return err
+			}
+		}
+	}
 	for _, ns := range []string{nsA, nsB} {
 		var cmds [][]string
 		if tcpMem > 0 {
 			cmds = append(cmds, []string{"ip", "netns", "exec", ns, "sysctl", "-q", "-w",
 				fmt.Sprintf("net.ipv4.tcp_rmem=4096 131072 %d", tcpMem),
 				fmt.Sprintf("net.ipv4.tcp_wmem=4096 16384 %d", tcpMem)})
-		}
-		if tunnelMTU > 0 {
-			cmds = append(cmds, []string{"ip", "-n", ns, "link", "set", "linkem0", "mtu", fmt.Sprint(tunnelMTU)})
 		}
 		for _, c := range cmds {
 			if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {

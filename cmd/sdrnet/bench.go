@@ -25,6 +25,7 @@ import (
 type benchResult struct {
 	Scheme     string  `json:"scheme"`
 	Paths      int     `json:"paths"`
+	MTU        int     `json:"mtu"` // payload bytes per packet, as the ends agreed
 	MsgBytes   int64   `json:"message_bytes"`
 	Messages   int     `json:"messages"`
 	Bytes      int64   `json:"bytes"`
@@ -360,7 +361,8 @@ func benchClient(ctx context.Context, addr string, cfg *sdr.Config, tf transport
 	took := slices.Clone(times)
 	slices.Sort(times)
 	q := func(p float64) float64 { return times[min(int(p*float64(len(times))), len(times)-1)] }
-	res := &benchResult{Scheme: tf.scheme, Paths: tf.paths, MsgBytes: msgSize, Messages: count, Bytes: total,
+	mtu, _ := conn.MTU()
+	res := &benchResult{Scheme: tf.scheme, Paths: tf.paths, MTU: mtu, MsgBytes: msgSize, Messages: count, Bytes: total,
 		Seconds: elapsed.Seconds(), GoodputBps: float64(total) * 8 / elapsed.Seconds(),
 		Completion: latency{P50: q(0.5), P99: q(0.99), P999: q(0.999), Max: times[len(times)-1]},
 		RetxBytes:  st.RetxBytes, ParityBytes: st.ParityBytes, RTOs: st.RTOs, Probes: st.SilentProbes, SRTT: st.SmoothedRTT.Seconds(),
@@ -383,7 +385,7 @@ func printBench(w io.Writer, r *benchResult) {
 	d := func(s float64) string {
 		return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
 	}
-	fmt.Fprintf(w, "scheme %s, %d path(s): %s in %d messages of %s, %v\n", r.Scheme, r.Paths,
+	fmt.Fprintf(w, "scheme %s, %d path(s), MTU %d: %s in %d messages of %s, %v\n", r.Scheme, r.Paths, r.MTU,
 		units.FormatSize(r.Bytes), r.Messages, units.FormatSize(r.MsgBytes), d(r.Seconds))
 	fmt.Fprintf(w, "goodput %s\n", units.FormatRate(r.GoodputBps))
 	if r.OmitGoodput > 0 {

@@ -49,12 +49,20 @@ type sizeFlag struct {
 	n        int64
 	text     string
 	min, max int64
+	auto     bool // "auto" is a value too, n zero
 }
 
 func (f *sizeFlag) String() string { return f.text }
 func (f *sizeFlag) Type() string   { return "size" }
 func (f *sizeFlag) Set(s string) error {
 	want := fmt.Sprintf("want a size from %s to %s, like 64MiB, 4KiB or 1e6", units.FormatSize(f.min), units.FormatSize(f.max))
+	if f.auto {
+		if s == "auto" {
+			f.n, f.text = 0, s
+			return nil
+		}
+		want += ", or auto"
+	}
 	n, err := units.ParseSize(s)
 	if err != nil {
 		return fmt.Errorf("%v; %s", err, want)

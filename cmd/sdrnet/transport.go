@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -47,8 +48,8 @@ type transportFlags struct {
 }
 
 func (f *transportFlags) register(cmd *cobra.Command) {
-	f.mtu = sizeFlag{min: 64, max: 65000, n: 4096, text: "4096"}
-	f.chunk = sizeFlag{min: 64, max: 1 << 30, n: 64 << 10, text: "64KiB"}
+	f.mtu = sizeFlag{min: 64, max: 65000, text: "auto", auto: true}
+	f.chunk = sizeFlag{min: 64, max: 1 << 30, text: "auto", auto: true}
 	f.msg = sizeFlag{min: sdr.MinStreamMsgSize, max: 1 << 30, n: 8 << 20, text: "8MiB"}
 	f.handshake = durationFlag{max: time.Hour, d: 10 * time.Second, text: "10s"}
 	f.window = sizeFlag{min: 4096, max: 1 << 40}
@@ -59,8 +60,8 @@ func (f *transportFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.scheme, "scheme", "sr-nack", "reliability scheme: sr, sr-nack, ec:K,M, xor:K,M, gbn, csaud, none, or auto (SR-NACK or a Reed-Solomon code per message, from the measured loss, RTT and --rate)")
 	fl.IntVar(&f.paths, "paths", 1, "UDP source ports to spray each connection over (1..128)")
 	fl.StringVar(&f.sel, "select", "obs", "path selection: obs, rr, bestrtt, dwrr or single")
-	fl.Var(&f.mtu, "mtu", "payload bytes per packet (64..65000)")
-	fl.Var(&f.chunk, "chunk", "bitmap chunk size: a power-of-two multiple of the MTU")
+	fl.Var(&f.mtu, "mtu", "payload bytes per packet (64..65000), or auto: what the route to the peer carries in one IP packet, at most 8192")
+	fl.Var(&f.chunk, "chunk", "bitmap chunk size: a power-of-two multiple of the MTU, or auto: the largest within 64KiB")
 	fl.Var(&f.rate, "rate", "pace data to this rate (like 1Gbps); default: as fast as the socket takes it")
 	fl.Var(&f.msg, "msg", "message size a stream is cut into (the receiver's must be at least the sender's)")
 	fl.IntVar(&f.depth, "depth", sdr.DefaultStreamDepth, "messages in flight (1..512)")
@@ -115,12 +116,16 @@ func (f *transportFlags) config() (*sdr.Config, error) {
 	if f.depth < 1 || f.depth > 512 {
 		return nil, invalidFlag("depth", fmt.Sprint(f.depth), errors.New("want 1..512"))
 	}
-	if f.chunk.n%f.mtu.n != 0 || !pow2(f.chunk.n/f.mtu.n) {
+	switch {
+	case f.chunk.n == 0:
+	case f.mtu.n == 0 && (f.chunk.n < sdr.MaxAutoMTU || !pow2(f.chunk.n)):
+		return nil, invalidFlag("chunk", f.chunk.text, fmt.Errorf("want a power of two of at least %d under --mtu auto (the route may lower the MTU, and the chunk with it), or set --mtu", sdr.MaxAutoMTU))
+	case f.mtu.n != 0 && (f.chunk.n%f.mtu.n != 0 || !pow2(f.chunk.n/f.mtu.n)):
 		return nil, invalidFlag("chunk", f.chunk.text, fmt.Errorf("want a power-of-two multiple of --mtu %d", f.mtu.n))
 	}
 	window := f.window.n
-	if window != 0 && window < f.chunk.n {
-		return nil, invalidFlag("window", f.window.text, fmt.Errorf("want at least --chunk %s: a window below one chunk can never send one", f.chunk.text))
+	if chunk := cmp.Or(f.chunk.n, sdr.DefaultChunkSize); window != 0 && window < chunk {
+		return nil, invalidFlag("window", f.window.text, fmt.Errorf("want at least one chunk (--chunk %s, %s): a window below one chunk can never send one", f.chunk.text, units.FormatSize(chunk)))
 	}
 	if window == 0 && f.rate.bps > 0 {
 		// Enough for a 100 ms round trip at the paced rate.

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"math/bits"
+	"net/netip"
 
 	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -37,6 +38,11 @@ const (
 type Config struct {
 	// MTU is the payload bytes per packet (64 .. 65000).
 	MTU int
+	// PathMTU, where set, is the largest payload the route to peer carries
+	// unfragmented (the host's route table knows; a simulation does not
+	// ask). A dialed or accepted connection uses no larger MTU than it
+	// says, and chunks to match; an answer below MinMTU is ignored.
+	PathMTU func(peer netip.AddrPort) int
 	// ChunkSize is the bitmap granularity in bytes: a power-of-two
 	// multiple of the MTU.
 	ChunkSize int
@@ -102,6 +108,18 @@ type Config struct {
 	// ACKs by more than that should set more, or its timers fire for
 	// packets that are merely late.
 	MinRTO monotime.Duration
+}
+
+// fitPath lowers the MTU to what the route to peer carries, where
+// PathMTU says, keeping the chunk a power-of-two multiple of it.
+func (c *Config) fitPath(peer netip.AddrPort) {
+	if c.PathMTU == nil {
+		return
+	}
+	if m := c.PathMTU(peer); m >= MinMTU && m < c.MTU {
+		c.MTU = m
+		c.ChunkSize = chunkFor(m, c.ChunkSize)
+	}
 }
 
 // withDefaults fills zero fields and checks the rest.

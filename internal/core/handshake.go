@@ -89,6 +89,7 @@ func (e *Endpoint) Dial(now monotime.Time, peer netip.AddrPort, cfg Config) (*Co
 	if err != nil {
 		return nil, err
 	}
+	cfg.fitPath(peer)
 	c := newConn(e, nil, e.allocID(), 0, peer, cfg)
 	if err := c.initiateKeys(); err != nil {
 		return nil, err
@@ -112,6 +113,7 @@ func (e *Endpoint) admit(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 	cfg.MTU = min(cfg.MTU, int(h.MTU))
 	cfg.MaxMsgs = min(cfg.MaxMsgs, 1<<bits.TrailingZeros32(h.MaxMsgs))
 	cfg.ChunkSize = chunkFor(cfg.MTU, cfg.ChunkSize)
+	cfg.fitPath(from)
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return err

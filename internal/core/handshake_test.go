@@ -564,3 +564,41 @@ func TestRetryMultipath(t *testing.T) {
 		t.Fatalf("listener: %+v", st)
 	}
 }
+
+// TestPathMTU checks that each end's route caps the MTU both use, the
+// chunk following it down, and that a route that says nothing changes
+// nothing.
+func TestPathMTU(t *testing.T) {
+	route := func(mtu int) func(netip.AddrPort) int { return func(netip.AddrPort) int { return mtu } }
+	for _, tt := range []struct {
+		name               string
+		dialer, listener   func(netip.AddrPort) int
+		chunk              int
+		wantMTU, wantChunk int
+	}{
+		{"dialer's route", route(1400), nil, 0, 1400, 44800},
+		{"listener's route", nil, route(1000), 0, 1000, 64000},
+		{"both, the smaller", route(1400), route(1180), 0, 1180, 37760},
+		{"a chunk asked for", route(1400), nil, 1 << 20, 1400, 716800},
+		{"route says nothing", route(0), route(-1), 0, 8192, 65536},
+		{"route above the MTU", route(9000), route(65000), 0, 8192, 65536},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := core.Config{MTU: 8192, ChunkSize: tt.chunk, PathMTU: tt.dialer}
+			b := core.Config{MTU: 8192, ChunkSize: tt.chunk, PathMTU: tt.listener}
+			p, events := dialPair(t, testLink(), a, b)
+			if err := p.Drive(func() bool { return has(*events, core.EventEstablished) != nil }, coretest.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []*core.Conn{p.A.Conn, p.B.Conn} {
+				if cfg := c.Config(); cfg.MTU != tt.wantMTU || cfg.ChunkSize != tt.wantChunk {
+					t.Fatalf("MTU %d, chunk %d; want %d and %d", cfg.MTU, cfg.ChunkSize, tt.wantMTU, tt.wantChunk)
+				}
+			}
+			msg := message(1 << 20)
+			if _, err := p.Transfer(msg, len(msg), nil, coretest.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -244,6 +244,12 @@ func (t *Tunnel) Do(side Side, f func() error) error {
 	return <-errc
 }
 
+// SetMTU sets the MTU of side's tunnel device (TunnelMTU until then):
+// the largest IP packet the kernel sends through it unfragmented.
+func (t *Tunnel) SetMTU(side Side, mtu int) error {
+	return ip("-n", t.ns[side], "link", "set", tunDevice, "mtu", fmt.Sprint(mtu))
+}
+
 // Namespace returns the name of side's namespace, for ip netns exec.
 func (t *Tunnel) Namespace(side Side) string { return t.ns[side] }
 

@@ -1,0 +1,46 @@
+package sdr
+
+import (
+	"net/netip"
+
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/datapath/udp"
+	"github.com/sdrnet/sdrnet/internal/wire"
+)
+
+// MaxAutoMTU caps the MTU a connection takes from its route (Config.MTU
+// zero). Larger payloads buy little more per system call and cost more
+// per lost packet; this one, headers included, fits a 9000-byte jumbo
+// frame.
+const MaxAutoMTU = 8192
+
+// fallbackLinkMTU stands in where the system cannot say a route's MTU:
+// Ethernet's, the commonest, so that nothing is fragmented on it.
+const fallbackLinkMTU = 1500
+
+// routePayload is the MTU a connection to peer takes when Config.MTU is
+// zero: the largest payload that leaves in one IP packet on the route.
+func routePayload(peer netip.AddrPort) int {
+	mtu, err := udp.RouteMTU(peer)
+	if err != nil {
+		mtu = fallbackLinkMTU
+	}
+	return payloadFor(mtu, peer.Addr())
+}
+
+// interfacePayload is the MTU a Datagram endpoint on local takes when
+// Config.MTU is zero: its peers must agree on one without a handshake,
+// and hosts on one link share the link's MTU.
+func interfacePayload(local netip.Addr) int {
+	mtu, err := udp.InterfaceMTU(local)
+	if err != nil {
+		mtu = fallbackLinkMTU
+	}
+	return payloadFor(mtu, local)
+}
+
+// payloadFor is the payload one packet carries in an IP packet of
+// linkMTU bytes to or from addr, at most MaxAutoMTU.
+func payloadFor(linkMTU int, addr netip.Addr) int {
+	return max(core.MinMTU, min(MaxAutoMTU, linkMTU-udp.Overhead(addr)-wire.MaxHeaderLen-core.TrailerLen))
+}
