@@ -21,8 +21,9 @@ var update = flag.Bool("update", false, "rewrite testdata/claims.json from this 
 // can afford, keeping every claim judged. A scenario not named runs its
 // quick grid as it is.
 var reduced = map[string][]string{
-	"sdr-longhaul":  {"workload.size=[128KiB, 16MiB]", "workload.bytes=1GiB"},
-	"stellar-spray": {"workload.placement_seed=1"},
+	"sdr-longhaul":     {"workload.size=[128KiB, 16MiB]", "workload.bytes=1GiB"},
+	"stellar-spray":    {"workload.placement_seed=1"},
+	"training-routing": {"workload.count=1", "workload.layers=2", "workload.micro_batches=4"},
 }
 
 // magnitudeDrift is how far a claim's ratio (worse over better, least and

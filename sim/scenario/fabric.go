@@ -105,8 +105,11 @@ func uplinkRate(v *values, kind string) (float64, error) {
 // racks, the ring mostly inside racks), or n hosts drawn at random from
 // the whole fabric (fragmented: what a busy cluster's scheduler hands
 // out), ordered rack by rack in turn so every hop of the ring crosses the
-// fabric, as when a job's ranks are scattered.
-func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack int) []int {
+// fabric, as when a job's ranks are scattered. Where hosts are GPUs in
+// servers of perServer (more than 1), a scheduler hands out whole
+// servers: fragmented draws servers, and consecutive ranks fill each
+// one's GPUs, so a tensor-parallel group stays on its server's links.
+func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack, perServer int) []int {
 	hosts := len(f.Hosts)
 	n = min(n, hosts)
 	if !fragmented {
@@ -116,22 +119,26 @@ func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack i
 		}
 		return group
 	}
-	chosen := rng.Perm(hosts)[:n]
+	unit := max(perServer, 1)
+	units := (n + unit - 1) / unit
+	chosen := rng.Perm(hosts / unit)[:units]
 	slices.Sort(chosen)
 	racks := map[int][]int{}
 	var order []int
-	for _, h := range chosen {
-		r := h / max(perRack, 1)
+	for _, u := range chosen {
+		r := u * unit / max(perRack, 1)
 		if len(racks[r]) == 0 {
 			order = append(order, r)
 		}
-		racks[r] = append(racks[r], h)
+		racks[r] = append(racks[r], u)
 	}
 	group := make([]int, 0, n)
 	for len(group) < n {
 		for _, r := range order {
 			if len(racks[r]) > 0 {
-				group = append(group, racks[r][0])
+				for g := 0; g < unit && len(group) < n; g++ {
+					group = append(group, racks[r][0]*unit+g)
+				}
 				racks[r] = racks[r][1:]
 			}
 		}
@@ -221,7 +228,11 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 	if job != nil {
 		ranks = len(job.Ranks)
 	}
-	group := placeGroup(rng, f, ranks, v.pt.Values["workload.placement"] == "fragmented", perRack)
+	perServer := 1
+	if job != nil {
+		perServer = v.int("topology.gpus_per_server")
+	}
+	group := placeGroup(rng, f, ranks, v.pt.Values["workload.placement"] == "fragmented", perRack, perServer)
 	if len(group) < 2 || len(group) < ranks {
 		what := fmt.Sprintf("workload.hosts %d", ranks)
 		if job != nil {

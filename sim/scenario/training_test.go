@@ -2,13 +2,16 @@ package scenario
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/sdrnet/sdrnet/sim"
 	"github.com/sdrnet/sdrnet/sim/chakra"
+	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
 // trainingYAML is a four-rank data-parallel job across two sites 100 km
@@ -253,5 +256,47 @@ func TestJobLargerThanFabric(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "on a fabric of 4 hosts") {
 			t.Errorf("%s of 8 hosts on 4: %v", kind, err)
 		}
+	}
+}
+
+// TestPlaceGroup: a fragmented job's hosts are distinct and interleaved
+// rack by rack; with GPUs in servers, whole servers are drawn and each
+// server's GPUs hold consecutive ranks.
+func TestPlaceGroup(t *testing.T) {
+	f, err := sim.LeafSpine(engine.New(1), 4, 2, 8, sim.FabricConfig{HostRate: 100e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name          string
+		n, perServer  int
+		fragmented    bool
+		wantFirstRack bool // rank 1 in rank 0's rack
+	}{
+		{"packed", 16, 1, false, true},
+		{"fragmented hosts", 16, 1, true, false},
+		{"fragmented servers of 4", 16, 4, true, true},
+		{"fragmented servers of 4, a part server", 10, 4, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			group := placeGroup(rng, f, tt.n, tt.fragmented, 8, tt.perServer)
+			if len(group) != tt.n {
+				t.Fatalf("%d hosts, want %d", len(group), tt.n)
+			}
+			seen := map[int]bool{}
+			for r, h := range group {
+				if seen[h] || h < 0 || h >= len(f.Hosts) {
+					t.Fatalf("rank %d on host %d: taken or out of range (%v)", r, h, group)
+				}
+				seen[h] = true
+				if s := tt.perServer; s > 1 && (h/s != group[r/s*s]/s || h%s != r%s) {
+					t.Fatalf("rank %d on host %d: not GPU %d of rank %d's server (%v)", r, h, r%s, r/s*s, group)
+				}
+			}
+			if same := group[0]/8 == group[1]/8; same != tt.wantFirstRack {
+				t.Fatalf("ranks 0 and 1 in one rack: %v, want %v (%v)", same, tt.wantFirstRack, group)
+			}
+		})
 	}
 }
