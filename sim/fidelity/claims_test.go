@@ -24,6 +24,7 @@ var reduced = map[string][]string{
 	"sdr-longhaul":     {"workload.size=[128KiB, 16MiB]", "workload.bytes=1GiB"},
 	"stellar-spray":    {"workload.placement_seed=1"},
 	"training-routing": {"workload.count=1", "workload.layers=2", "workload.micro_batches=4"},
+	"csaud-training":   {"workload.count=1"},
 }
 
 // magnitudeDrift is how far a claim's ratio (worse over better, least and
