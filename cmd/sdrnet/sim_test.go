@@ -70,7 +70,7 @@ func TestSimErrors(t *testing.T) {
 	}{
 		{[]string{"sim", bad}, "bad.yaml:3:9: topology.loss"},
 		{[]string{"sim", filepath.Join(dir, "missing.yaml")}, "no such file"},
-		{[]string{"sim", "no-such-scenario"}, "nor a built-in scenario (those are: csaud, incast-buffers, megatron-trace, meta-cc, meta-control"},
+		{[]string{"sim", "no-such-scenario"}, "nor a built-in scenario (those are: csaud-training, csaud, incast-buffers, megatron-trace, meta-cc, meta-control"},
 		{[]string{"sim", "--set", "workload.count=0"}, "want an integer in 1..1000000"},
 		{[]string{"sim", "--set", "bogus=1"}, `unknown parameter "bogus"`},
 		{[]string{"sim", "-j", "0"}, "invalid --jobs 0"},
