@@ -14,7 +14,8 @@ import (
 // give most messages of the lossy span's second half an erasure code and
 // most of the last clean ones SR-NACK. (Which is faster is measured by
 // bench/auto-linkem.sh, not asserted here.) The chooser forgets the loss
-// when a whole block of 4096 packets (16 messages) contradicts it, and
+// when a whole block of 4096 packets (16 messages at the 4 KiB MTU the
+// test sets, not the route's) contradicts it, and
 // the block under way when the loss stops holds some of it: the clean
 // span before the last second is 3.5 s, about four blocks at an unloaded
 // run's 18 messages a second. A host loaded enough to drop packets on
@@ -24,7 +25,7 @@ import (
 func TestAutoThroughLinkem(t *testing.T) {
 	const size = 1 << 20
 	lossFrom, lossTo, end := 1*time.Second, 2500*time.Millisecond, 7*time.Second
-	l, err := Listen("127.0.0.1:0", &Config{Scheme: "auto"})
+	l, err := Listen("127.0.0.1:0", &Config{Scheme: "auto", MTU: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestAutoThroughLinkem(t *testing.T) {
 		}
 		accepted <- conn
 	}()
-	c, err := Dial(ctx, proxy.Addr().String(), &Config{Scheme: "auto", Rate: 400e6})
+	c, err := Dial(ctx, proxy.Addr().String(), &Config{Scheme: "auto", Rate: 400e6, MTU: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,9 @@ func ListenDatagram(addr string, cfg *Config) (*Datagram, error) {
 	}
 	if c.MTU == 0 {
 		c.MTU = interfacePayload(local.Addr())
+		if c.ChunkSize != 0 {
+			c.ChunkSize = core.ChunkFor(c.MTU, c.ChunkSize)
+		}
 	}
 	cc, err := c.check()
 	if err != nil {

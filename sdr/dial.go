@@ -8,6 +8,7 @@ import (
 	"net/netip"
 
 	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/datapath/udp"
 )
 
 var udpAddrZero netip.AddrPort
@@ -121,8 +122,17 @@ func Listen(addr string, cfg *Config) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
+	var probe *udp.RouteProbe
+	if cc.PathMTU != nil {
+		if probe, err = listenerRoutes(&cc); err != nil {
+			return nil, fmt.Errorf("sdr: listen %s: %w", addr, err)
+		}
+	}
 	e, err := newEndpoint(c.newBind(), local, c)
 	if err != nil {
+		if probe != nil {
+			probe.Close()
+		}
 		return nil, fmt.Errorf("sdr: listen %s: %w", addr, err)
 	}
 	e.accepted = make(chan *Conn, 64)
@@ -130,7 +140,10 @@ func Listen(addr string, cfg *Config) (*Listener, error) {
 	// peer before it proves its address): fresh for each listener.
 	lc := core.ListenConfig{Secret: make([]byte, 32), MaxConns: c.MaxConns, MaxHalfOpen: c.MaxHalfOpen}
 	_, _ = rand.Read(lc.Secret) // never fails (crypto/rand panics rather)
-	if cerr := e.call(func() { err = e.core.ListenWith(cc, lc) }); cerr != nil {
+	if cerr := e.call(func() { e.routes, err = probe, e.core.ListenWith(cc, lc) }); cerr != nil {
+		if probe != nil {
+			probe.Close()
+		}
 		return nil, cerr
 	}
 	if err != nil {

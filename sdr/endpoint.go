@@ -45,7 +45,8 @@ type endpoint struct {
 	tx     []udp.Message
 	txBufs [][]byte
 	pace   pacer
-	waker  *fineWaker // times the pacers' waits
+	waker  *fineWaker      // times the pacers' waits
+	routes *udp.RouteProbe // a listener's: the core asks it each peer's route MTU; the loop's, closed with it
 }
 
 // rxBatch is a batch of received datagrams; batches circulate between the
@@ -198,6 +199,11 @@ func (e *endpoint) loop() {
 	defer close(e.stopped)
 	defer e.codec.Close()
 	defer e.bind.Close()
+	defer func() {
+		if e.routes != nil {
+			e.routes.Close()
+		}
+	}()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {

@@ -28,6 +28,25 @@ func routePayload(peer netip.AddrPort) int {
 	return payloadFor(mtu, peer.Addr())
 }
 
+// listenerRoutes gives a listener's core the MTU of the route to each
+// peer that dials it, through a probe made on the caller's thread: the
+// core asks from the endpoint's loop, which may run in another network
+// namespace than the listener's sockets. The endpoint closes the probe.
+func listenerRoutes(cc *core.Config) (*udp.RouteProbe, error) {
+	probe, err := udp.NewRouteProbe()
+	if err != nil {
+		return nil, err
+	}
+	cc.PathMTU = func(peer netip.AddrPort) int {
+		mtu, err := probe.MTU(peer)
+		if err != nil {
+			mtu = fallbackLinkMTU
+		}
+		return payloadFor(mtu, peer.Addr())
+	}
+	return probe, nil
+}
+
 // interfacePayload is the MTU a Datagram endpoint on local takes when
 // Config.MTU is zero: its peers must agree on one without a handshake,
 // and hosts on one link share the link's MTU.

@@ -14,22 +14,26 @@ import (
 )
 
 // TestRouteMTU sends between two network namespaces whose link carries
-// 1280-byte IP packets. With the default MTU each packet must fit one IP
-// packet, so the sending namespace fragments nothing; with an MTU the
-// route cannot carry, it fragments (the check can fail). Every byte
-// arrives either way.
+// 1280-byte IP packets (the dialer's side, or the listener's alone). With
+// the default MTU each packet must fit one IP packet both ways, so the
+// sending namespace fragments nothing; with an MTU the route cannot
+// carry, it fragments (the check can fail). Every byte arrives either
+// way.
 func TestRouteMTU(t *testing.T) {
 	if err := linkem.TunnelSupported(); err != nil {
 		t.Skipf("no tunnel here: %v", err)
 	}
 	const linkMTU = 1280
 	for _, tt := range []struct {
-		name    string
-		mtu     int
-		wantMTU int
+		name      string
+		mtu       int
+		dialerMTU int // the dialer's link; the listener's is linkMTU
+		wantMTU   int
 	}{
-		{"default", 0, payloadFor(linkMTU, linkem.TunnelAddrA)},
-		{"too large for the route", 4096, 4096},
+		{"default", 0, linkMTU, payloadFor(linkMTU, linkem.TunnelAddrA)},
+		// The listener asks its own namespace's route, from its loop.
+		{"default, the listener's route the smaller", 0, linkem.TunnelMTU, payloadFor(linkMTU, linkem.TunnelAddrA)},
+		{"too large for the route", 4096, linkMTU, 4096},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tun, err := linkem.NewTunnel(linkem.Config{Seed: 1})
@@ -37,10 +41,11 @@ func TestRouteMTU(t *testing.T) {
 				t.Skipf("no tunnel here: %v", err)
 			}
 			defer tun.Close()
-			for _, side := range []linkem.Side{linkem.SideA, linkem.SideB} {
-				if err := tun.SetMTU(side, linkMTU); err != nil {
-					t.Fatal(err)
-				}
+			if err := tun.SetMTU(linkem.SideA, tt.dialerMTU); err != nil {
+				t.Fatal(err)
+			}
+			if err := tun.SetMTU(linkem.SideB, linkMTU); err != nil {
+				t.Fatal(err)
 			}
 			var l *Listener
 			if err := tun.Do(linkem.SideB, func() (err error) {

@@ -118,7 +118,7 @@ func (c *Config) fitPath(peer netip.AddrPort) {
 	}
 	if m := c.PathMTU(peer); m >= MinMTU && m < c.MTU {
 		c.MTU = m
-		c.ChunkSize = chunkFor(m, c.ChunkSize)
+		c.ChunkSize = ChunkFor(m, c.ChunkSize)
 	}
 }
 

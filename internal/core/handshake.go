@@ -112,7 +112,7 @@ func (e *Endpoint) admit(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 	cfg := *e.listen
 	cfg.MTU = min(cfg.MTU, int(h.MTU))
 	cfg.MaxMsgs = min(cfg.MaxMsgs, 1<<bits.TrailingZeros32(h.MaxMsgs))
-	cfg.ChunkSize = chunkFor(cfg.MTU, cfg.ChunkSize)
+	cfg.ChunkSize = ChunkFor(cfg.MTU, cfg.ChunkSize)
 	cfg.fitPath(from)
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -131,10 +131,11 @@ func (e *Endpoint) admit(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 	return nil
 }
 
-// chunkFor keeps a chunk a power-of-two multiple of mtu, no larger than
-// want (but at least one packet).
-func chunkFor(mtu, want int) int {
-	pk := max(want/mtu, 1)
+// ChunkFor is the chunk that keeps a chunk size asked for valid at mtu:
+// a power-of-two multiple of it, no larger than want, at least one
+// packet and at most 2^wire.MaxChunkShift.
+func ChunkFor(mtu, want int) int {
+	pk := min(max(want/mtu, 1), 1<<wire.MaxChunkShift)
 	return mtu << (bits.Len(uint(pk)) - 1)
 }
 
@@ -167,7 +168,7 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 	cfg := c.cfg
 	cfg.MTU = min(cfg.MTU, int(h.MTU))
 	cfg.MaxMsgs = min(cfg.MaxMsgs, 1<<bits.TrailingZeros32(h.MaxMsgs))
-	cfg.ChunkSize = chunkFor(cfg.MTU, cfg.ChunkSize)
+	cfg.ChunkSize = ChunkFor(cfg.MTU, cfg.ChunkSize)
 	if _, err := cfg.withDefaults(); err != nil {
 		return // an ACCEPT we cannot honour (MTU below MinMTU, a zero window) is not our peer's
 	}

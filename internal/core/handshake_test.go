@@ -580,6 +580,7 @@ func TestPathMTU(t *testing.T) {
 		{"listener's route", nil, route(1000), 0, 1000, 64000},
 		{"both, the smaller", route(1400), route(1180), 0, 1180, 37760},
 		{"a chunk asked for", route(1400), nil, 1 << 20, 1400, 716800},
+		{"a chunk too large for the route's MTU", route(1400), route(1400), 1 << 29, 1400, 1400 << 16},
 		{"route says nothing", route(0), route(-1), 0, 8192, 65536},
 		{"route above the MTU", route(9000), route(65000), 0, 8192, 65536},
 	} {

@@ -120,7 +120,7 @@ func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack, 
 		return group
 	}
 	unit := max(perServer, 1)
-	units := (n + unit - 1) / unit
+	units := min((n+unit-1)/unit, hosts/unit) // fewer than the job needs: the caller says so
 	chosen := rng.Perm(hosts / unit)[:units]
 	slices.Sort(chosen)
 	racks := map[int][]int{}
@@ -133,13 +133,14 @@ func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack, 
 		racks[r] = append(racks[r], u)
 	}
 	group := make([]int, 0, n)
-	for len(group) < n {
+	for left := units; left > 0 && len(group) < n; {
 		for _, r := range order {
 			if len(racks[r]) > 0 {
 				for g := 0; g < unit && len(group) < n; g++ {
 					group = append(group, racks[r][0]*unit+g)
 				}
 				racks[r] = racks[r][1:]
+				left--
 			}
 		}
 	}

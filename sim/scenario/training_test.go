@@ -277,10 +277,17 @@ func TestPlaceGroup(t *testing.T) {
 		{"fragmented hosts", 16, 1, true, false},
 		{"fragmented servers of 4", 16, 4, true, true},
 		{"fragmented servers of 4, a part server", 10, 4, true, true},
+		{"fragmented servers of 5, more than whole ones hold", 32, 5, true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			group := placeGroup(rng, f, tt.n, tt.fragmented, 8, tt.perServer)
+			if whole := len(f.Hosts) / tt.perServer * tt.perServer; tt.n > whole {
+				if len(group) != whole {
+					t.Fatalf("%d hosts placed, want the %d of whole servers (the caller says the job does not fit)", len(group), whole)
+				}
+				return
+			}
 			if len(group) != tt.n {
 				t.Fatalf("%d hosts, want %d", len(group), tt.n)
 			}
