@@ -233,11 +233,16 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 	if job != nil {
 		perServer = v.int("topology.gpus_per_server")
 	}
-	group := placeGroup(rng, f, ranks, v.pt.Values["workload.placement"] == "fragmented", perRack, perServer)
+	fragmented := v.pt.Values["workload.placement"] == "fragmented"
+	group := placeGroup(rng, f, ranks, fragmented, perRack, perServer)
 	if len(group) < 2 || len(group) < ranks {
 		what := fmt.Sprintf("workload.hosts %d", ranks)
 		if job != nil {
 			what = fmt.Sprintf("the training job's %d ranks", ranks)
+		}
+		if fragmented && perServer > 1 && ranks <= len(f.Hosts) {
+			return sim.TransferStats{}, nil, fmt.Errorf("%s on a fabric of %d hosts: a fragmented placement hands out whole servers of %d GPUs (topology.gpus_per_server), and the fabric holds %d of them, %d GPUs; use a larger fabric or packed placement",
+				what, len(f.Hosts), perServer, len(f.Hosts)/perServer, len(f.Hosts)/perServer*perServer)
 		}
 		return sim.TransferStats{}, nil, fmt.Errorf("%s on a fabric of %d hosts: the job needs at least 2 hosts, and no more than the fabric has", what, len(f.Hosts))
 	}

@@ -249,13 +249,18 @@ workload:
 }
 
 // TestJobLargerThanFabric: a job with more hosts than the fabric is an
-// error that says so, for flows and training alike, not a smaller job.
+// error that says so, for flows and training alike, not a smaller job;
+// so is a fragmented training job that whole servers cannot hold.
 func TestJobLargerThanFabric(t *testing.T) {
 	for _, kind := range []string{"allreduce", "training"} {
 		_, err := runYAML(t, "big.yaml", "name: big\ntopology:\n  kind: leafspine\n  leaves: 2\n  spines: 1\n  hosts_per_leaf: 2\nworkload:\n  kind: "+kind+"\n  hosts: 8\n  count: 1\n")
 		if err == nil || !strings.Contains(err.Error(), "on a fabric of 4 hosts") {
 			t.Errorf("%s of 8 hosts on 4: %v", kind, err)
 		}
+	}
+	_, err := runYAML(t, "servers.yaml", "name: servers\ntopology:\n  kind: leafspine\n  leaves: 3\n  spines: 1\n  hosts_per_leaf: 4\n  gpus_per_server: 8\nworkload:\n  kind: training\n  hosts: 10\n  count: 1\n  placement: fragmented\n")
+	if err == nil || !strings.Contains(err.Error(), "holds 1 of them, 8 GPUs") {
+		t.Errorf("10 GPUs in servers of 8 on 12 hosts: %v", err)
 	}
 }
 
