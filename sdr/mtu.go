@@ -22,10 +22,7 @@ const fallbackLinkMTU = 1500
 // zero: the largest payload that leaves in one IP packet on the route.
 func routePayload(peer netip.AddrPort) int {
 	mtu, err := udp.RouteMTU(peer)
-	if err != nil {
-		mtu = fallbackLinkMTU
-	}
-	return payloadFor(mtu, peer.Addr())
+	return payloadOr(mtu, err, peer.Addr())
 }
 
 // listenerRoutes gives a listener's core the MTU of the route to each
@@ -39,10 +36,7 @@ func listenerRoutes(cc *core.Config) (*udp.RouteProbe, error) {
 	}
 	cc.PathMTU = func(peer netip.AddrPort) int {
 		mtu, err := probe.MTU(peer)
-		if err != nil {
-			mtu = fallbackLinkMTU
-		}
-		return payloadFor(mtu, peer.Addr())
+		return payloadOr(mtu, err, peer.Addr())
 	}
 	return probe, nil
 }
@@ -52,10 +46,16 @@ func listenerRoutes(cc *core.Config) (*udp.RouteProbe, error) {
 // and hosts on one link share the link's MTU.
 func interfacePayload(local netip.Addr) int {
 	mtu, err := udp.InterfaceMTU(local)
+	return payloadOr(mtu, err, local)
+}
+
+// payloadOr is payloadFor a link MTU the system gave, or Ethernet's where
+// it could not (err).
+func payloadOr(linkMTU int, err error, addr netip.Addr) int {
 	if err != nil {
-		mtu = fallbackLinkMTU
+		linkMTU = fallbackLinkMTU
 	}
-	return payloadFor(mtu, local)
+	return payloadFor(linkMTU, addr)
 }
 
 // payloadFor is the payload one packet carries in an IP packet of
