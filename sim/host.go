@@ -37,6 +37,9 @@ type Host struct {
 	// (HostMemory): a packet leaves once its payload's translations are
 	// in, and a received one is handed on once they are.
 	Memory *HostMemory
+	// entropy is, per connection id, what its packets add to their path
+	// index for the switches to hash (SetEntropy); nil: nothing.
+	entropy map[uint64]uint16
 
 	buf     []byte
 	timer   engine.EventID
@@ -50,6 +53,17 @@ type Host struct {
 	rxFree    monotime.Time // the receive side is stalled until then
 	staged    []heldPacket  // with Memory: sends whose translations are under way
 	txWake    monotime.Time // a wake-up for the head of staged is due then
+}
+
+// SetEntropy makes the packets of connection id leave with base added
+// to their path's entropy, as a connection of its own (another QP, its
+// own UDP source ports) would: switches that hash entropy spread
+// connections between the same two hosts over different paths.
+func (h *Host) SetEntropy(id uint64, base uint16) {
+	if h.entropy == nil {
+		h.entropy = map[uint64]uint16{}
+	}
+	h.entropy[id] = base
 }
 
 // heldPacket is a packet the NIC holds and when it lets it go: received,
@@ -177,7 +191,11 @@ func (h *Host) poll(now monotime.Time) *Packet {
 	}
 	p := h.net.NewPacket(h.buf[:t.Len], t.Payload)
 	p.Src, p.Dst = h.ID, hostIndex(t.Conn.Peer())
-	p.Entropy = uint16(t.Path)
+	p.Path = uint16(t.Path)
+	p.Entropy = p.Path
+	if h.entropy != nil {
+		p.Entropy += h.entropy[t.Conn.ID()]
+	}
 	p.Control = !t.Data
 	h.drain()
 	return p
@@ -252,7 +270,7 @@ func (h *Host) deliver(p *Packet) {
 	if p.Control {
 		h.net.ControlWait.Add(int64(p.wait))
 	}
-	_ = h.EP.HandleDatagram(h.net.Eng.Now(), core.Received{Buf: p.Buf, Payload: p.Payload, Path: core.Path(p.Entropy), CE: p.ECN})
+	_ = h.EP.HandleDatagram(h.net.Eng.Now(), core.Received{Buf: p.Buf, Payload: p.Payload, Path: core.Path(p.Path), CE: p.ECN})
 	h.net.Free(p)
 	h.settle()
 }

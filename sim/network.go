@@ -17,6 +17,7 @@ type Packet struct {
 	Wire     int    // bytes on the wire: the datagram plus per-packet overhead
 	Src, Dst int32  // host indices
 	Entropy  uint16 // path entropy: the UDP source port on a real network
+	Path     uint16 // the sending core's path index (Entropy less the connection's base)
 	Control  bool   // ACK, NACK, CTS or CLOSE: may be queued ahead of data
 	ECN      bool   // congestion experienced
 	next     *Packet

@@ -34,6 +34,11 @@ type TrainingConfig struct {
 	// Tree runs all-reduce by NCCL's tree algorithm (training_tree.go)
 	// instead of its ring.
 	Tree bool
+	// Channels runs the collectives of a group across servers on that
+	// many channels, as NCCL does: each with an equal part of every
+	// buffer on rings (and trees) of its own connections; all-to-all on
+	// the first. 0 is one.
+	Channels int
 	// Servers joins every Servers.GPUs consecutive hosts by NVLink-class
 	// links; zero: none.
 	Servers ServerLinks
@@ -135,7 +140,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 		return TrainingResult{}, fmt.Errorf("training: servers of %d GPUs with links of %g bit/s", cfg.Servers.GPUs, cfg.Servers.Rate)
 	}
 	rp := &replay{eng: t.Net.Eng, job: job, cfg: cfg.Core, perIter: perIter, iterEnd: make([]monotime.Time, iters),
-		p2p: map[p2pChannel][2]*core.Conn{}, servers: cfg.Servers, hosts: hosts, tree: cfg.Tree,
+		p2p: map[p2pChannel][2]*core.Conn{}, servers: cfg.Servers, hosts: hosts, tree: cfg.Tree, channels: max(cfg.Channels, 1),
 		local: map[localKey][]*member{}, localP2P: map[p2pChannel]*localQueue{}}
 	rp.cfg.Scheme = cfg.Scheme
 	rp.ranks = make([]*rank, n)

@@ -10,11 +10,15 @@ import (
 	"github.com/sdrnet/sdrnet/sim/chakra"
 )
 
-// member is one rank's part in a process group: its collectives there,
-// one at a time, over the group's connections. All-reduce,
-// reduce-scatter and all-gather run as NCCL's ring: a step's segment
-// goes to the next member once the previous step's has come in from the
-// one before. All-to-all sends every other member its share at once.
+// member is one rank's part in a process group on one channel: its
+// collectives there, one at a time, over the channel's connections.
+// All-reduce, reduce-scatter and all-gather run as NCCL's ring: a step's
+// segment goes to the next member once the previous step's has come in
+// from the one before. All-to-all sends every other member its share at
+// once. As NCCL does, a group across servers may run its rings and
+// trees on several channels, each with a part of every buffer on
+// connections of its own (so on paths of its own where the fabric
+// hashes flows); all-to-all runs on the first.
 type member struct {
 	rk    *rank
 	group string
@@ -23,6 +27,10 @@ type member struct {
 	ranks []int // the group, in ring order
 	seq   []int // the rank's collectives in the group, node indices, in Order
 	ready map[int]bool
+	// lane is the member's channel of lanes; channels, on the first,
+	// is every channel's member (nil where there is one).
+	lane, lanes int
+	channels    []*member
 	// startK and postK count the collectives of seq started and whose
 	// receives are posted; posted holds those posted, not started.
 	startK, postK int
@@ -39,11 +47,9 @@ type member struct {
 	to, from               []*core.Conn // all-to-all: to and from each member, by position (nil for itself and its server)
 	peers                  []*member    // all-to-all: every member, by position
 	a2aK, a2aN             uint32       // the all-to-all under way: which of the member's; how many it has started
-	// tree is the member's place in its group's tree (NCCL's tree
-	// all-reduce), nil where all-reduce runs as a ring; treeRun a tree
-	// all-reduce's progress.
-	tree    *treeLinks
-	treeRun treeState
+	// trees is the member's place in its group's double tree (NCCL's
+	// tree all-reduce), nil where all-reduce runs as a ring.
+	trees *[2]treeLinks
 	// The collective under way: its node (-1: none), its receives, which
 	// have come in, and the ring steps sent.
 	coll       int
@@ -55,12 +61,14 @@ type member struct {
 
 // postedColl is a collective's receives, posted ahead: for the ring
 // steps messages of seg bytes from the member before, the first at
-// handle base; for all-to-all one from each member, at bases[position].
+// handle base; for all-to-all one from each member, at bases[position];
+// for the tree each tree's (and, once it runs, its progress).
 type postedColl struct {
 	typ        chakra.CollectiveType
 	steps, seg int
 	base       uint32
 	bases      []uint32
+	trees      [2]treeRun
 }
 
 // collArrival is a receive a member took: on connection c (nil: over
@@ -103,8 +111,7 @@ func (rp *replay) joinGroups() error {
 			}
 			m := rk.groups[g]
 			if m == nil {
-				ranks := rp.job.Groups[g]
-				m = &member{rk: rk, group: g, pos: slices.Index(ranks, rk.id), ranks: ranks, ready: map[int]bool{}, coll: -1, arrived: map[collArrival]bool{}}
+				m = rp.newMember(rk, g, 0, 1)
 				rk.groups[g] = m
 				byGroup[g] = append(byGroup[g], m)
 			}
@@ -126,27 +133,106 @@ func (rp *replay) joinGroups() error {
 			continue
 		}
 		slices.SortFunc(ms, func(a, b *member) int { return a.pos - b.pos })
-		if rp.tree {
-			if err := rp.openTree(ms); err != nil {
+		rp.addChannels(ms)
+		for l := range ms[0].lanes {
+			lane := make([]*member, n)
+			for i, m := range ms {
+				lane[i] = m.channel(l)
+			}
+			if l > 0 {
+				rp.members = append(rp.members, lane...)
+			}
+			if err := rp.openRing(lane); err != nil {
 				return err
 			}
-		}
-		cfg := rp.holding(ringSteps(chakra.AllReduce, n))
-		for i, m := range ms {
-			nx := ms[(i+1)%n]
-			if rp.servers.same(rp.hosts[m.rk.id], rp.hosts[nx.rk.id]) {
-				m.nextLocal, nx.prevLocal = nx, true // this hop stays in the server
-				continue
-			}
-			a, b, err := rp.connect(m.rk.id, nx.rk.id, cfg)
-			if err != nil {
-				return err
-			}
-			m.next, nx.prev = a, b
-			nx.rk.rx[b] = nx
 		}
 	}
 	return nil
+}
+
+func (rp *replay) newMember(rk *rank, g string, lane, lanes int) *member {
+	ranks := rp.job.Groups[g]
+	return &member{rk: rk, group: g, pos: slices.Index(ranks, rk.id), ranks: ranks, ready: map[int]bool{}, coll: -1,
+		arrived: map[collArrival]bool{}, lane: lane, lanes: lanes}
+}
+
+// addChannels gives each member of a group across servers its other
+// channels, where the replay runs several and the group has collectives
+// other than all-to-all.
+func (rp *replay) addChannels(ms []*member) {
+	if rp.channels <= 1 {
+		return
+	}
+	for _, m := range ms {
+		seq := slices.DeleteFunc(slices.Clone(m.seq), func(i int) bool {
+			return chakra.CollectiveType(attrInt(&m.rk.trace.Nodes[i], "comm_type")) == chakra.AllToAll
+		})
+		if len(seq) == 0 {
+			return // the same on every member: the group runs only all-to-alls
+		}
+		m.lanes, m.channels = rp.channels, []*member{m}
+		for l := 1; l < rp.channels; l++ {
+			c := rp.newMember(m.rk, m.group, l, rp.channels)
+			c.seq = seq
+			m.channels = append(m.channels, c)
+		}
+	}
+}
+
+// channel is the member's channel l.
+func (m *member) channel(l int) *member {
+	if m.channels == nil {
+		return m
+	}
+	return m.channels[l]
+}
+
+// openRing connects one channel of a group's members, in ring order,
+// as its tree (where all-reduce runs so) and its ring.
+func (rp *replay) openRing(ms []*member) error {
+	n := len(ms)
+	if rp.tree {
+		if err := rp.openTree(ms); err != nil {
+			return err
+		}
+	}
+	cfg := rp.holding(ringSteps(chakra.AllReduce, n))
+	for i, m := range ms {
+		nx := ms[(i+1)%n]
+		if rp.servers.same(rp.hosts[m.rk.id], rp.hosts[nx.rk.id]) {
+			m.nextLocal, nx.prevLocal = nx, true // this hop stays in the server
+			continue
+		}
+		a, b, err := rp.connect(m.rk.id, nx.rk.id, cfg, m.lane)
+		if err != nil {
+			return err
+		}
+		m.next, nx.prev = a, b
+		nx.rk.rx[b] = nx
+	}
+	return nil
+}
+
+// runners are the member's channels that run a collective of type typ.
+func (m *member) runners(typ chakra.CollectiveType) []*member {
+	if m.channels == nil || typ == chakra.AllToAll {
+		return []*member{m}
+	}
+	return m.channels
+}
+
+// part is the member's channel's part of a collective of size bytes:
+// all of an all-to-all, else an equal share, the first channels taking
+// a byte more where it does not divide.
+func (m *member) part(typ chakra.CollectiveType, size int) int {
+	if typ == chakra.AllToAll {
+		return size
+	}
+	p := size / m.lanes
+	if m.lane < size%m.lanes {
+		p++
+	}
+	return p
 }
 
 // holding is the connection configuration for collectives of up to
@@ -181,7 +267,7 @@ func (m *member) openAllToAll() error {
 			if i == j || rp.servers.same(rp.hosts[a.rk.id], rp.hosts[b.rk.id]) {
 				continue // a pair inside a server sends over its links
 			}
-			ca, cb, err := rp.connect(a.rk.id, b.rk.id, rp.cfg)
+			ca, cb, err := rp.connect(a.rk.id, b.rk.id, rp.cfg, 0)
 			if err != nil {
 				return err
 			}
@@ -204,7 +290,9 @@ func (m *member) post() {
 	rp := m.rk.rp
 	nd := &m.rk.trace.Nodes[m.seq[m.postK]]
 	m.postK++
-	pc := postedColl{typ: chakra.CollectiveType(attrInt(nd, "comm_type")), seg: max((int(attrInt(nd, "comm_size"))+n-1)/n, 1)}
+	typ := chakra.CollectiveType(attrInt(nd, "comm_type"))
+	size := m.part(typ, int(attrInt(nd, "comm_size")))
+	pc := postedColl{typ: typ, seg: max((size+n-1)/n, 1)}
 	fail := func(err error) {
 		rp.fail(fmt.Errorf("training: rank %d: node %d (%q): a collective's receive: %w", m.rk.id, nd.ID, nd.Name, err))
 	}
@@ -226,7 +314,7 @@ func (m *member) post() {
 			pc.bases[j] = uint32(h)
 		}
 	} else if m.usesTree(pc.typ) {
-		if err := m.postTree(&pc, int(attrInt(nd, "comm_size"))); err != nil {
+		if err := m.postTree(&pc, size); err != nil {
 			fail(err)
 			return
 		}
@@ -260,11 +348,12 @@ func (m *member) start() {
 	i := m.seq[m.startK]
 	m.startK++
 	rk := m.rk
-	rk.began[i] = rk.rp.eng.Now()
+	if m.lane == 0 {
+		rk.began[i] = rk.rp.eng.Now()
+	}
 	if len(m.ranks) == 1 {
-		rk.commEnded(rk.rp.eng.Now())
-		rk.finish(i)
-		m.start()
+		m.coll = i
+		m.complete(rk.rp.eng.Now())
 		return
 	}
 	if m.local {
@@ -277,7 +366,6 @@ func (m *member) start() {
 	}
 	m.cur, m.posted = m.posted[0], m.posted[1:]
 	m.coll, m.got, m.gotN, m.sent = i, make([]bool, m.cur.steps), 0, 0
-	m.treeRun = treeState{}
 	m.post()
 	switch {
 	case m.usesTree(m.cur.typ): // advance sends what the children have given
@@ -287,7 +375,7 @@ func (m *member) start() {
 		for j, c := range m.to {
 			switch {
 			case c != nil:
-				m.send(c)
+				m.send(c, m.cur.seg)
 			case j != m.pos:
 				m.sent++
 				peer, key := m.peers[j], localShare(m.a2aK, m.pos)
@@ -311,7 +399,7 @@ func localShare(k uint32, from int) collArrival {
 func (m *member) sendStep() {
 	nx := m.nextLocal
 	if nx == nil {
-		m.send(m.next)
+		m.send(m.next, m.cur.seg)
 		return
 	}
 	m.sent++
@@ -321,9 +409,10 @@ func (m *member) sendStep() {
 	rp.eng.After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { nx.arrive(nil, h) }), 0)
 }
 
-func (m *member) send(c *core.Conn) {
+// send sends size bytes of the collective under way on c.
+func (m *member) send(c *core.Conn, size int) {
 	m.sent++
-	if _, err := c.SendVirtual(m.cur.seg, nil); err != nil {
+	if _, err := c.SendVirtual(size, nil); err != nil {
 		m.rk.rp.fail(fmt.Errorf("training: rank %d: a collective's send: %w", m.rk.id, err))
 	}
 	m.rk.host.Wake()
@@ -386,12 +475,18 @@ func (m *member) advance() {
 	}
 }
 
-// complete ends the collective under way and starts the next.
+// complete ends the collective under way on the member's channel, and
+// the node once every channel running it has, and starts the channel's
+// next.
 func (m *member) complete(now monotime.Time) {
 	i := m.coll
 	m.coll = -1
-	m.rk.commEnded(now)
-	m.rk.finish(i)
+	rk := m.rk
+	if rk.collLeft[i]--; rk.collLeft[i] == 0 {
+		delete(rk.collLeft, i)
+		rk.commEnded(now)
+		rk.finish(i)
+	}
 	m.start()
 }
 

@@ -29,6 +29,7 @@ type replay struct {
 	// ranksDone counts the ranks that finished every node.
 	ranksDone int
 	tree      bool // all-reduce by NCCL's tree, not its ring
+	channels  int  // NCCL's channels for a group across servers
 	// Inside a server: the links, each rank's host, the members of a
 	// group that have reached its k-th collective, and the sends and
 	// receives of each channel waiting for their other end.
@@ -73,6 +74,7 @@ type rank struct {
 	// member a collective's receiving connection belongs to.
 	groups       map[string]*member
 	rx           map[*core.Conn]*member
+	collLeft     map[int]int   // per collective under way: channels still running it
 	commOpen     int           // communication nodes under way
 	idleSince    monotime.Time // when the GPU last went idle
 	exposed      monotime.Duration
@@ -88,12 +90,19 @@ func (rp *replay) fail(err error) {
 	rp.eng.Stop()
 }
 
-// connect opens a connection from rank a to rank b.
-func (rp *replay) connect(a, b int, cfg core.Config) (*core.Conn, *core.Conn, error) {
-	ca, cb, err := Connect(rp.ranks[a].host, rp.ranks[b].host, rp.nextID+1, cfg)
+// connect opens a connection from rank a to rank b for channel lane,
+// whose packets the switches see with entropy of its own.
+func (rp *replay) connect(a, b int, cfg core.Config, lane int) (*core.Conn, *core.Conn, error) {
+	ha, hb := rp.ranks[a].host, rp.ranks[b].host
+	ca, cb, err := Connect(ha, hb, rp.nextID+1, cfg)
 	rp.nextID++
 	if err == nil {
 		rp.conns = append(rp.conns, [2]*core.Conn{ca, cb})
+		if lane > 0 {
+			base := uint16(lane * max(cfg.Paths, 1))
+			ha.SetEntropy(ca.ID(), base)
+			hb.SetEntropy(cb.ID(), base)
+		}
 	}
 	return ca, cb, err
 }
@@ -104,7 +113,7 @@ func (rp *replay) p2pConn(ch p2pChannel) ([2]*core.Conn, error) {
 	if c, ok := rp.p2p[ch]; ok {
 		return c, nil
 	}
-	a, b, err := rp.connect(ch.src, ch.dst, rp.cfg)
+	a, b, err := rp.connect(ch.src, ch.dst, rp.cfg, 0)
 	if err != nil {
 		return [2]*core.Conn{}, err
 	}
@@ -116,7 +125,7 @@ func (rp *replay) p2pConn(ch p2pChannel) ([2]*core.Conn, error) {
 func (rp *replay) newRank(id int, h *Host) *rank {
 	tr := rp.job.Ranks[id]
 	rk := &rank{rp: rp, id: id, host: h, trace: tr, waiting: slices.Clone(rp.job.Waits[id]), children: rp.job.Children[id],
-		began: make([]monotime.Time, len(tr.Nodes)), groups: map[string]*member{}, rx: map[*core.Conn]*member{},
+		began: make([]monotime.Time, len(tr.Nodes)), groups: map[string]*member{}, rx: map[*core.Conn]*member{}, collLeft: map[int]int{},
 		sends: map[*core.Conn]map[uint32]int{}, recvs: map[*core.Conn]map[uint32]int{}}
 	rk.computeDone = engine.HandlerFunc(func(_ *engine.Engine, arg uint64) {
 		rk.busy = false
@@ -154,9 +163,13 @@ func (rk *rank) dispatch(i int) {
 		rk.host.Wake()
 	case chakra.CommCollNode:
 		m := rk.groups[rp.job.GroupOf(nd)]
-		m.ready[i] = true
+		chans := m.runners(chakra.CollectiveType(attrInt(nd, "comm_type")))
+		rk.collLeft[i] = len(chans)
 		rk.commStarted(rp.eng.Now())
-		m.start()
+		for _, c := range chans {
+			c.ready[i] = true
+			c.start()
+		}
 	default:
 		rk.finish(i) // metadata and memory nodes take no time here
 	}

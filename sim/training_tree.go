@@ -5,78 +5,148 @@ import (
 	"github.com/sdrnet/sdrnet/sim/chakra"
 )
 
-// NCCL's tree all-reduce: the members form a binary tree by position
-// (member p's children are 2p+1 and 2p+2), the buffer goes in chunks
-// up the tree, each member sending chunk c to its parent once its
-// children's chunk c is in (reduced with its own), and the root sends
-// each chunk down as it completes, every member forwarding it to its
-// children. Chunks pipeline, so a large buffer costs about twice its
-// time on a link and a small one 2 log2(n) hops, where the ring takes
-// 2(n-1) steps. Every tree edge goes through the network.
+// NCCL's tree all-reduce runs on a double binary tree: two trees over
+// the group's members, each carrying half the buffer, built so that a
+// member that forwards in one is a leaf in the other, and no member
+// sends much more than the ring would. In each tree the buffer goes up
+// in chunks, a member sending chunk c to its parent once its children's
+// chunk c is in (reduced with its own), and the root sends each chunk
+// down as it completes, every member forwarding it to its children.
+// Chunks pipeline, so a large buffer costs about its time on a link
+// twice, and a small one 2 log2(n) hops, where the ring takes 2(n-1)
+// steps. Every tree edge goes through the network.
 
-// treeChunk is the size of a tree all-reduce's pipelined chunks (the
-// buffer is cut in at most maxTreeChunks).
+// treeChunk is the size of a tree all-reduce's pipelined chunks (each
+// tree's half is cut in at most maxTreeChunks).
 const (
 	treeChunk     = 512 << 10
 	maxTreeChunks = 64
 )
 
-// treeLinks are a member's connections in its group's tree.
+// btree is NCCL's binary tree over n members, for member r: its parent
+// (-1 at the root, member 0) and its children (-1 where none). Odd
+// members are leaves; an even member's children lie half its lowest
+// set bit below and above it, so the tree is balanced for any n.
+func btree(n, r int) (up int, kids [2]int) {
+	bit := 1
+	for bit < n && bit&r == 0 {
+		bit <<= 1
+	}
+	if r == 0 {
+		kids = [2]int{-1, -1}
+		if n > 1 {
+			kids[1] = bit >> 1
+		}
+		return -1, kids
+	}
+	up = r ^ bit | bit<<1
+	if up >= n {
+		up = r ^ bit
+	}
+	low := bit >> 1
+	if low == 0 {
+		return up, [2]int{-1, -1}
+	}
+	kids = [2]int{r - low, r + low}
+	for kids[1] >= n {
+		if low >>= 1; low == 0 {
+			kids[1] = -1
+		} else {
+			kids[1] = r + low
+		}
+	}
+	return up, kids
+}
+
+// dtree is tree t (0 or 1) of NCCL's double binary tree for member r:
+// the first is btree; the second mirrors it (n even) or shifts it by one
+// member (n odd), so that the members forwarding in one are leaves in
+// the other.
+func dtree(n, r, t int) (up int, kids [2]int) {
+	if t == 0 {
+		return btree(n, r)
+	}
+	to, from := func(x int) int { return n - 1 - x }, func(x int) int { return n - 1 - x }
+	if n%2 == 1 {
+		to, from = func(x int) int { return (x + n - 1) % n }, func(x int) int { return (x + 1) % n }
+	}
+	up, kids = btree(n, to(r))
+	if up >= 0 {
+		up = from(up)
+	}
+	for i, k := range kids {
+		if k >= 0 {
+			kids[i] = from(k)
+		}
+	}
+	return up, kids
+}
+
+// treeLinks are a member's connections in one tree of its group's
+// double tree.
 type treeLinks struct {
 	up, down *core.Conn   // to and from the parent; nil at the root
 	toKids   []*core.Conn // to each child
 	fromKids []*core.Conn // from each child
 }
 
-// treeState is a tree all-reduce under way: which chunks came up from
-// each child and down from the parent, and how many went up (or, at the
-// root, were reduced) and down.
-type treeState struct {
+// treeRun is a tree all-reduce's half on one tree: its chunks (count
+// and size), the handles of its receives from the parent (base) and
+// from each child (bases), which chunks came up from each child and down
+// from the parent, and how many went up (or, at the root, were reduced)
+// and down.
+type treeRun struct {
+	steps, seg       int
+	base             uint32
+	bases            []uint32
 	upGot            [][]bool
 	downGot          []bool
 	upSent, downSent int
 }
 
-// openTree connects the group's members as a binary tree.
+// openTree connects the group's members, in ring order, as a double
+// binary tree.
 func (rp *replay) openTree(ms []*member) error {
 	cfg := rp.holding(maxTreeChunks)
 	for _, m := range ms {
-		m.tree = &treeLinks{}
+		m.trees = &[2]treeLinks{}
 	}
-	for p, m := range ms {
-		for _, c := range []int{2*p + 1, 2*p + 2} {
-			if c >= len(ms) {
-				continue
+	for t := range 2 {
+		for p, m := range ms {
+			_, kids := dtree(len(ms), p, t)
+			for _, c := range kids {
+				if c < 0 {
+					continue
+				}
+				kid := ms[c]
+				up, upRx, err := rp.connect(kid.rk.id, m.rk.id, cfg, m.lane)
+				if err != nil {
+					return err
+				}
+				down, downRx, err := rp.connect(m.rk.id, kid.rk.id, cfg, m.lane)
+				if err != nil {
+					return err
+				}
+				kt, mt := &kid.trees[t], &m.trees[t]
+				kt.up, kt.down = up, downRx
+				mt.toKids, mt.fromKids = append(mt.toKids, down), append(mt.fromKids, upRx)
+				m.rk.rx[upRx], kid.rk.rx[downRx] = m, kid
 			}
-			kid := ms[c]
-			up, upRx, err := rp.connect(kid.rk.id, m.rk.id, cfg)
-			if err != nil {
-				return err
-			}
-			down, downRx, err := rp.connect(m.rk.id, kid.rk.id, cfg)
-			if err != nil {
-				return err
-			}
-			kid.tree.up, kid.tree.down = up, downRx
-			m.tree.toKids, m.tree.fromKids = append(m.tree.toKids, down), append(m.tree.fromKids, upRx)
-			m.rk.rx[upRx], kid.rk.rx[downRx] = m, kid
 		}
 	}
 	return nil
 }
 
-// treeChunks is how many chunks a tree all-reduce of size bytes takes.
+// treeChunks is how many chunks a tree's half of size bytes takes.
 func treeChunks(size int) int { return min(max((size+treeChunk-1)/treeChunk, 1), maxTreeChunks) }
 
-// postTree posts a tree all-reduce's receives: its chunks from each
-// child and from the parent.
+// postTree posts a tree all-reduce's receives of size bytes: on each
+// tree, its half's chunks from each child and from the parent.
 func (m *member) postTree(pc *postedColl, size int) error {
-	pc.steps = treeChunks(size)
-	pc.seg = max((size+pc.steps-1)/pc.steps, 1)
-	post := func(c *core.Conn) (uint32, error) {
+	post := func(c *core.Conn, tr *treeRun) (uint32, error) {
 		var base uint32
-		for s := range pc.steps {
-			h, err := c.PostRecvVirtual(pc.seg)
+		for s := range tr.steps {
+			h, err := c.PostRecvVirtual(tr.seg)
 			if err != nil {
 				return 0, err
 			}
@@ -86,36 +156,54 @@ func (m *member) postTree(pc *postedColl, size int) error {
 		}
 		return base, nil
 	}
-	pc.bases = make([]uint32, len(m.tree.fromKids))
-	for k, c := range m.tree.fromKids {
-		b, err := post(c)
-		if err != nil {
-			return err
+	half := (size + 1) / 2
+	for t := range pc.trees {
+		if t == 1 {
+			half = size - half
 		}
-		pc.bases[k] = b
-	}
-	if m.tree.down != nil {
-		b, err := post(m.tree.down)
-		if err != nil {
-			return err
+		links, tr := &m.trees[t], &pc.trees[t]
+		tr.steps = treeChunks(half)
+		tr.seg = max((half+tr.steps-1)/tr.steps, 1)
+		tr.bases = make([]uint32, len(links.fromKids))
+		for k, c := range links.fromKids {
+			b, err := post(c, tr)
+			if err != nil {
+				return err
+			}
+			tr.bases[k] = b
 		}
-		pc.base = b
+		if links.down != nil {
+			b, err := post(links.down, tr)
+			if err != nil {
+				return err
+			}
+			tr.base = b
+		}
 	}
 	return nil
 }
 
-// advanceTree takes the chunks that came in, sends on those they
-// complete, and reports whether the member's part is done: at the root
-// every chunk reduced and sent down, elsewhere every chunk come down and
-// passed on.
+// advanceTree takes the chunks that came in on both trees, sends on
+// those they complete, and reports whether the member's part is done.
 func (m *member) advanceTree() bool {
-	st, t, n := &m.treeRun, m.tree, m.cur.steps
-	if st.upGot == nil {
-		st.upGot = make([][]bool, len(t.fromKids))
-		for k := range st.upGot {
-			st.upGot[k] = make([]bool, n)
+	done := true
+	for t := range m.cur.trees {
+		done = m.advanceOneTree(&m.trees[t], &m.cur.trees[t]) && done
+	}
+	return done
+}
+
+// advanceOneTree is advanceTree on one tree: the member's part there is
+// done at the root once every chunk is reduced and sent down, elsewhere
+// once every chunk has come down and been passed on.
+func (m *member) advanceOneTree(links *treeLinks, tr *treeRun) bool {
+	n := tr.steps
+	if tr.upGot == nil {
+		tr.upGot = make([][]bool, len(links.fromKids))
+		for k := range tr.upGot {
+			tr.upGot[k] = make([]bool, n)
 		}
-		st.downGot = make([]bool, n)
+		tr.downGot = make([]bool, n)
 	}
 	take := func(a collArrival) bool {
 		if m.arrived[a] {
@@ -124,47 +212,47 @@ func (m *member) advanceTree() bool {
 		}
 		return false
 	}
-	for k, c := range t.fromKids {
+	for k, c := range links.fromKids {
 		for s := range n {
-			if !st.upGot[k][s] && take(collArrival{c: c, h: m.cur.bases[k] + uint32(s)}) {
-				st.upGot[k][s] = true
+			if !tr.upGot[k][s] && take(collArrival{c: c, h: tr.bases[k] + uint32(s)}) {
+				tr.upGot[k][s] = true
 			}
 		}
 	}
-	if t.down != nil {
+	if links.down != nil {
 		for s := range n {
-			if !st.downGot[s] && take(collArrival{c: t.down, h: m.cur.base + uint32(s)}) {
-				st.downGot[s] = true
+			if !tr.downGot[s] && take(collArrival{c: links.down, h: tr.base + uint32(s)}) {
+				tr.downGot[s] = true
 			}
 		}
 	}
 	kidsHave := func(s int) bool {
-		for k := range st.upGot {
-			if !st.upGot[k][s] {
+		for k := range tr.upGot {
+			if !tr.upGot[k][s] {
 				return false
 			}
 		}
 		return true
 	}
-	for st.upSent < n && kidsHave(st.upSent) {
-		if t.up != nil {
-			m.send(t.up)
+	for tr.upSent < n && kidsHave(tr.upSent) {
+		if links.up != nil {
+			m.send(links.up, tr.seg)
 		} else { // the root: the chunk is reduced; it goes down at once
-			st.downGot[st.upSent] = true
+			tr.downGot[tr.upSent] = true
 		}
-		st.upSent++
+		tr.upSent++
 	}
-	for st.downSent < n && st.downGot[st.downSent] {
-		for _, c := range t.toKids {
-			m.send(c)
+	for tr.downSent < n && tr.downGot[tr.downSent] {
+		for _, c := range links.toKids {
+			m.send(c, tr.seg)
 		}
-		st.downSent++
+		tr.downSent++
 	}
-	return st.downSent == n && st.upSent == n
+	return tr.downSent == n && tr.upSent == n
 }
 
 // usesTree reports whether the member runs a collective of type typ by
 // the tree.
 func (m *member) usesTree(typ chakra.CollectiveType) bool {
-	return m.tree != nil && typ == chakra.AllReduce
+	return m.trees != nil && typ == chakra.AllReduce
 }

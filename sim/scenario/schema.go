@@ -233,6 +233,7 @@ var schema = map[string]field{
 	"workload.groups":           {"", text},
 	"workload.model":            {"dp", oneOf("dp", "megatron")},
 	"workload.algorithm":        {"ring", oneOf("ring", "tree")},
+	"workload.channels":         {"1", intIn(1, 64)},
 	"workload.layers":           {"8", intIn(1, 1<<16)},
 	"workload.hidden":           {"4096", intIn(1, 1<<20)},
 	"workload.seq_len":          {"2048", intIn(1, 1<<24)},

@@ -152,7 +152,7 @@ func runTraining(top *sim.Topology, v *values, job *chakra.Job, hosts []int, ccf
 	servers := sim.ServerLinks{GPUs: v.int("topology.gpus_per_server"), Rate: v.float("topology.nvlink_rate"),
 		Latency: v.duration("topology.nvlink_latency")}
 	res, err := sim.RunTraining(top, sim.TrainingConfig{Job: job, Hosts: hosts, Iterations: v.int("workload.count"), Servers: servers,
-		Tree:   v.pt.Values["workload.algorithm"] == "tree",
+		Tree: v.pt.Values["workload.algorithm"] == "tree", Channels: v.int("workload.channels"),
 		Scheme: scheme, Core: ccfg, Limit: v.duration("workload.limit")})
 	if err != nil {
 		return res, err
