@@ -19,7 +19,10 @@ import (
 // of lossMemory packets; a block that contradicts it (a loss rate that
 // rose or fell) replaces it, so a change is followed within a block or
 // two, while a steady rare loss rate is measured over up to lossMemory
-// packets (4 GiB at 4 KiB packets).
+// packets (4 GiB at 4 KiB packets). A rare rate that fell to nothing
+// shows in no one block (a block predicts too few losses for their
+// absence to say anything), so the run of clean blocks since the last
+// loss is tested against the evidence too, as one block.
 const (
 	lossBlock  = 4096
 	lossMemory = 1 << 20
@@ -33,6 +36,9 @@ const (
 type lossCounts struct {
 	sent, lost           float64 // the evidence of past blocks
 	blockSent, blockLost uint32  // the block under way
+	// clean counts the packets of the blocks since the last with a
+	// loss, and cleanSent their part of sent.
+	clean, cleanSent float64
 }
 
 // noteResolved counts n more packets whose chunk was acknowledged.
@@ -46,18 +52,29 @@ func (l *lossCounts) noteResolved(n uint32) {
 	keep := 1 - float64(lossBlock)/lossMemory
 	l.sent = l.sent*keep + float64(l.blockSent)
 	l.lost = l.lost*keep + float64(l.blockLost)
+	l.clean += float64(l.blockSent)
+	l.cleanSent = l.cleanSent*keep + float64(l.blockSent)
+	if l.blockLost > 0 {
+		l.clean, l.cleanSent = 0, 0
+	} else if l.lost > 0 && contradicted(l.lost/(l.sent-l.cleanSent)*l.clean, 0) {
+		l.sent, l.lost = l.clean, 0
+	}
 	l.blockSent, l.blockLost = 0, 0
 }
 
-// contradicts reports whether the block's losses are more than three
-// standard deviations (Poisson) plus two packets from what the past rate
-// predicts: the rate has changed.
+// contradicts reports whether the block's losses are far from what the
+// past rate predicts: the rate has changed.
 func (l *lossCounts) contradicts() bool {
 	if l.sent == 0 || l.blockSent < lossEnough {
 		return false
 	}
-	want := l.lost / l.sent * float64(l.blockSent)
-	return math.Abs(float64(l.blockLost)-want) > 3*math.Sqrt(max(want, 1))+2
+	return contradicted(l.lost/l.sent*float64(l.blockSent), float64(l.blockLost))
+}
+
+// contradicted reports whether lost losses are more than three standard
+// deviations (Poisson) plus two packets from the want predicted.
+func contradicted(want, lost float64) bool {
+	return math.Abs(lost-want) > 3*math.Sqrt(max(want, 1))+2
 }
 
 // counts returns the evidence for the loss rate: the past blocks and the
