@@ -94,8 +94,54 @@ type pairConn struct {
 // RunFlows moves flows over t's hosts (virtual payloads) and returns when
 // every flow has arrived.
 func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
-	eng := t.Net.Eng
-	res := FlowsResult{Start: make([]monotime.Time, len(flows)), Done: make([]monotime.Time, len(flows))}
+	r, err := newFlowRun(t, flows, cfg)
+	if err != nil {
+		return r.res, err
+	}
+	r.begin()
+	limit := cfg.Limit
+	if limit == 0 {
+		limit = 3600 * monotime.Second
+	}
+	t.Net.Eng.RunUntil(r.start.Add(limit))
+	return r.result(limit)
+}
+
+// flowRun is RunFlows' state: the flows, their connections (one per host
+// pair), what has started and arrived.
+type flowRun struct {
+	t          *Topology
+	flows      []Flow
+	cfg        FlowsConfig
+	res        FlowsResult
+	conns      []*pairConn // in creation order
+	byTx, byRx map[*core.Conn]*pairConn
+	connOf     []*pairConn
+	waiting    []int   // per flow: dependencies not yet arrived
+	dependents [][]int // per flow: the flows waiting for it
+	ready      []bool
+	steps      *stepTracker
+	arrived    int
+	failure    error
+	start      monotime.Time
+	// Under admission, a host's incoming flows in flow order, the next
+	// to grant and the grants outstanding. A connection's receives match
+	// its messages in order, and a connection's flows are in flow order
+	// among them, so granting in this order posts each connection's
+	// receives in its own order.
+	incoming           [][]int
+	nextGrant, granted []int
+	// background: the run goes on beside another workload, which stops
+	// the engine; the last flow's arrival does not.
+	background bool
+}
+
+// newFlowRun opens the flows' connections.
+func newFlowRun(t *Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
+	r := &flowRun{t: t, flows: flows, cfg: cfg, byTx: map[*core.Conn]*pairConn{}, byRx: map[*core.Conn]*pairConn{},
+		connOf: make([]*pairConn, len(flows)), waiting: make([]int, len(flows)), dependents: make([][]int, len(flows)),
+		ready: make([]bool, len(flows)),
+		res:   FlowsResult{Start: make([]monotime.Time, len(flows)), Done: make([]monotime.Time, len(flows))}}
 	ccfg := cfg.Core
 	ccfg.Scheme = cfg.Scheme
 	ccfg.Paths = max(cfg.QPs, 1)
@@ -105,17 +151,10 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	}
 	slots := connSlots(t, flows, ccfg.MaxMsgs)
 	conns := map[[2]int]*pairConn{}
-	var connList []*pairConn // in creation order
-	byTx := map[*core.Conn]*pairConn{}
-	byRx := map[*core.Conn]*pairConn{}
-	connOf := make([]*pairConn, len(flows))
-	waiting := make([]int, len(flows)) // dependencies not yet arrived
-	dependents := make([][]int, len(flows))
-	ready := make([]bool, len(flows))
 	var nextID uint64
 	for i, f := range flows {
 		if f.Src == f.Dst || f.Src < 0 || f.Dst < 0 || f.Src >= len(t.Hosts) || f.Dst >= len(t.Hosts) || f.Bytes <= 0 {
-			return res, fmt.Errorf("flow %d: %d bytes from host %d to %d: need two distinct hosts of %d and bytes > 0",
+			return r, fmt.Errorf("flow %d: %d bytes from host %d to %d: need two distinct hosts of %d and bytes > 0",
 				i, f.Bytes, f.Src, f.Dst, len(t.Hosts))
 		}
 		key := [2]int{f.Src, f.Dst}
@@ -126,169 +165,201 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 			cfg.MaxMsgs = slots(f.Src, f.Dst)
 			a, b, err := Connect(t.Hosts[f.Src], t.Hosts[f.Dst], nextID, cfg)
 			if err != nil {
-				return res, err
+				return r, err
 			}
 			pc = &pairConn{tx: a, rx: b, window: cfg.MaxMsgs / 2, recvPos: map[uint32]int{}}
-			conns[key], byTx[a], byRx[b] = pc, pc, pc
-			connList = append(connList, pc)
+			conns[key], r.byTx[a], r.byRx[b] = pc, pc, pc
+			r.conns = append(r.conns, pc)
 		}
 		pc.flows = append(pc.flows, i)
 		pc.done = append(pc.done, false)
-		connOf[i] = pc
+		r.connOf[i] = pc
 		for _, d := range f.After {
 			if d < 0 || d >= len(flows) || d == i {
-				return res, fmt.Errorf("flow %d waits for flow %d, which does not exist", i, d)
+				return r, fmt.Errorf("flow %d waits for flow %d, which does not exist", i, d)
 			}
-			waiting[i]++
-			dependents[d] = append(dependents[d], i)
+			r.waiting[i]++
+			r.dependents[d] = append(r.dependents[d], i)
 		}
 	}
-	var failure error
-	arrived := 0
-	steps := newStepTracker(flows)
-	postOne := func(pc *pairConn) {
-		f := pc.flows[pc.posted]
-		h, err := pc.rx.PostRecvVirtual(flows[f].Bytes)
-		if err == nil && flows[f].Step > 0 {
-			err = steps.tag(t.Hosts[flows[f].Dst].EP, pc.rx, h, flows[f])
-		}
-		if err != nil && failure == nil {
-			failure = fmt.Errorf("flow %d: post: %w", f, err)
-			eng.Stop()
-		}
-		pc.recvPos[uint32(h)] = pc.posted
-		pc.posted++
-	}
-	// Under admission, a host's incoming flows in flow order, the next
-	// to grant and the grants outstanding. A connection's receives match
-	// its messages in order, and a connection's flows are in flow order
-	// among them, so granting in this order posts each connection's
-	// receives in its own order.
-	incoming := make([][]int, len(t.Hosts))
-	nextGrant := make([]int, len(t.Hosts))
-	granted := make([]int, len(t.Hosts))
+	r.steps = newStepTracker(flows)
+	r.incoming = make([][]int, len(t.Hosts))
+	r.nextGrant = make([]int, len(t.Hosts))
+	r.granted = make([]int, len(t.Hosts))
 	if cfg.Admission > 0 {
 		for i, f := range flows {
-			incoming[f.Dst] = append(incoming[f.Dst], i)
+			r.incoming[f.Dst] = append(r.incoming[f.Dst], i)
 		}
 	}
-	post := func(pc *pairConn, host int) {
-		if cfg.Admission <= 0 {
-			for pc.posted < len(pc.flows) && pc.posted-pc.oldest < pc.window {
-				postOne(pc)
+	return r, nil
+}
+
+func (r *flowRun) fail(err error) {
+	if r.failure == nil {
+		r.failure = err
+		r.t.Net.Eng.Stop()
+	}
+}
+
+func (r *flowRun) postOne(pc *pairConn) {
+	f := pc.flows[pc.posted]
+	h, err := pc.rx.PostRecvVirtual(r.flows[f].Bytes)
+	if err == nil && r.flows[f].Step > 0 {
+		err = r.steps.tag(r.t.Hosts[r.flows[f].Dst].EP, pc.rx, h, r.flows[f])
+	}
+	if err != nil {
+		r.fail(fmt.Errorf("flow %d: post: %w", f, err))
+	}
+	pc.recvPos[uint32(h)] = pc.posted
+	pc.posted++
+}
+
+// post posts the receives connection pc's window (or, under admission,
+// its host's grants) allows.
+func (r *flowRun) post(pc *pairConn, host int) {
+	if r.cfg.Admission <= 0 {
+		for pc.posted < len(pc.flows) && pc.posted-pc.oldest < pc.window {
+			r.postOne(pc)
+		}
+		return
+	}
+	for r.granted[host] < r.cfg.Admission && r.nextGrant[host] < len(r.incoming[host]) {
+		next := r.connOf[r.incoming[host][r.nextGrant[host]]]
+		if next.posted-next.oldest >= next.window {
+			return // that connection's window is full: keep the order
+		}
+		r.postOne(next)
+		r.nextGrant[host]++
+		r.granted[host]++
+	}
+}
+
+// send sends, in connection order, every flow of pc that is ready.
+func (r *flowRun) send(pc *pairConn) {
+	for pc.sent < len(pc.flows) && r.ready[pc.flows[pc.sent]] {
+		f := pc.flows[pc.sent]
+		if _, err := pc.tx.SendVirtual(r.flows[f].Bytes, nil); err != nil {
+			if err != core.ErrTooManyMessages { // else retried when a send completes
+				r.fail(fmt.Errorf("flow %d: send: %w", f, err))
 			}
 			return
 		}
-		for granted[host] < cfg.Admission && nextGrant[host] < len(incoming[host]) {
-			next := connOf[incoming[host][nextGrant[host]]]
-			if next.posted-next.oldest >= next.window {
-				return // that connection's window is full: keep the order
-			}
-			postOne(next)
-			nextGrant[host]++
-			granted[host]++
-		}
+		pc.sent++
 	}
-	// send sends, in connection order, every flow that is ready.
-	send := func(pc *pairConn) {
-		for pc.sent < len(pc.flows) && ready[pc.flows[pc.sent]] {
-			f := pc.flows[pc.sent]
-			if _, err := pc.tx.SendVirtual(flows[f].Bytes, nil); err != nil {
-				if err == core.ErrTooManyMessages {
-					return // retried when a send completes
-				}
-				if failure == nil {
-					failure = fmt.Errorf("flow %d: send: %w", f, err)
-					eng.Stop()
-				}
-				return
-			}
-			pc.sent++
-		}
+}
+
+func (r *flowRun) startFlow(f int) {
+	r.ready[f] = true
+	r.res.Start[f] = r.t.Net.Eng.Now()
+	r.send(r.connOf[f])
+	r.t.Hosts[r.flows[f].Src].Wake()
+}
+
+// startAt starts flow f now, or at its start time if that is later.
+func (r *flowRun) startAt(f int) {
+	eng := r.t.Net.Eng
+	if at := r.start.Add(r.flows[f].At); at > eng.Now() {
+		eng.At(at, startFunc(func() { r.startFlow(f) }), 0)
+		return
 	}
-	begin := eng.Now()
-	start := func(f int) {
-		ready[f] = true
-		res.Start[f] = eng.Now()
-		send(connOf[f])
-		t.Hosts[flows[f].Src].Wake()
-	}
-	// startAt starts flow f now, or at its start time if that is later.
-	startAt := func(f int) {
-		if at := begin.Add(flows[f].At); at > eng.Now() {
-			eng.At(at, startFunc(func() { start(f) }), 0)
+	r.startFlow(f)
+}
+
+// handle takes a host's events for the flows' connections.
+func (r *flowRun) handle(h *Host, ev core.Event) {
+	switch ev.Kind {
+	case core.EventRecvDone:
+		pc := r.byRx[ev.Conn]
+		k, ok := pc.recvPos[ev.Msg]
+		if !ok {
 			return
 		}
-		start(f)
-	}
-	for _, h := range t.Hosts {
-		h.Handle = func(h *Host, ev core.Event) {
-			switch ev.Kind {
-			case core.EventRecvDone:
-				pc := byRx[ev.Conn]
-				k, ok := pc.recvPos[ev.Msg]
-				if !ok {
-					return
-				}
-				delete(pc.recvPos, ev.Msg)
-				f := pc.flows[k]
-				res.Done[f] = eng.Now()
-				_ = ev.Conn.Complete(core.RecvHandle(ev.Msg))
-				pc.done[k] = true
-				for pc.oldest < len(pc.flows) && pc.done[pc.oldest] {
-					pc.oldest++
-				}
-				if cfg.Admission > 0 {
-					granted[h.ID]--
-				}
-				post(pc, int(h.ID))
-				steps.arrived(t, flows[f])
-				arrived++
-				for _, d := range dependents[f] {
-					if waiting[d]--; waiting[d] == 0 {
-						startAt(d)
-					}
-				}
-				if arrived == len(flows) {
-					res.End = eng.Now()
-					eng.Stop()
-				}
-			case core.EventSendDone:
-				send(byTx[ev.Conn])
-			case core.EventRecvFailed, core.EventSendFailed:
-				failure = fmt.Errorf("host %d: %v: %w", h.ID, ev.Kind, ev.Err)
-				eng.Stop()
+		delete(pc.recvPos, ev.Msg)
+		f := pc.flows[k]
+		r.res.Done[f] = r.t.Net.Eng.Now()
+		_ = ev.Conn.Complete(core.RecvHandle(ev.Msg))
+		pc.done[k] = true
+		for pc.oldest < len(pc.flows) && pc.done[pc.oldest] {
+			pc.oldest++
+		}
+		if r.cfg.Admission > 0 {
+			r.granted[h.ID]--
+		}
+		r.post(pc, int(h.ID))
+		r.steps.arrived(r.t, r.flows[f])
+		r.arrived++
+		for _, d := range r.dependents[f] {
+			if r.waiting[d]--; r.waiting[d] == 0 {
+				r.startAt(d)
 			}
 		}
+		if r.arrived == len(r.flows) {
+			r.res.End = r.t.Net.Eng.Now()
+			if !r.background {
+				r.t.Net.Eng.Stop()
+			}
+		}
+	case core.EventSendDone:
+		r.send(r.byTx[ev.Conn])
+	case core.EventRecvFailed, core.EventSendFailed:
+		r.fail(fmt.Errorf("host %d: %v: %w", h.ID, ev.Kind, ev.Err))
 	}
-	for _, pc := range connList {
-		post(pc, flows[pc.flows[0]].Dst)
-	}
-	for _, h := range t.Hosts {
-		h.Wake()
-	}
-	for i := range flows {
-		if waiting[i] == 0 {
-			startAt(i)
+}
+
+// begin takes the flows' hosts' events (every host's, unless in the
+// background), posts the first receives and starts the flows that wait
+// for none, now or at their start times.
+func (r *flowRun) begin() {
+	t := r.t
+	r.start = t.Net.Eng.Now()
+	uses := r.hostsUsed()
+	for i, h := range t.Hosts {
+		if uses[i] {
+			h.Handle = r.handle
 		}
 	}
-	limit := cfg.Limit
-	if limit == 0 {
-		limit = 3600 * monotime.Second
+	for _, pc := range r.conns {
+		r.post(pc, r.flows[pc.flows[0]].Dst)
 	}
-	eng.RunUntil(begin.Add(limit))
-	for _, pc := range connList {
+	for i, h := range t.Hosts {
+		if uses[i] {
+			h.Wake()
+		}
+	}
+	for i := range r.flows {
+		if r.waiting[i] == 0 {
+			r.startAt(i)
+		}
+	}
+}
+
+// hostsUsed says, per host, whether the run takes its events: every
+// host, or in the background those that send or receive a flow.
+func (r *flowRun) hostsUsed() []bool {
+	uses := make([]bool, len(r.t.Hosts))
+	for i := range uses {
+		uses[i] = !r.background
+	}
+	for _, f := range r.flows {
+		uses[f.Src], uses[f.Dst] = true, true
+	}
+	return uses
+}
+
+// result is what the run measured, or why not every flow arrived.
+func (r *flowRun) result(limit monotime.Duration) (FlowsResult, error) {
+	for _, pc := range r.conns {
 		rx := pc.rx.Stats()
-		res.Stats.add(pc.tx.Stats(), rx)
-		res.Reordering.add(rx)
+		r.res.Stats.add(pc.tx.Stats(), rx)
+		r.res.Reordering.add(rx)
 	}
-	if failure != nil {
-		return res, failure
+	if r.failure != nil {
+		return r.res, r.failure
 	}
-	if arrived < len(flows) {
-		return res, fmt.Errorf("only %d of %d flows arrived within %v", arrived, len(flows), limit)
+	if r.arrived < len(r.flows) {
+		return r.res, fmt.Errorf("only %d of %d flows arrived within %v", r.arrived, len(r.flows), limit)
 	}
-	return res, nil
+	return r.res, nil
 }
 
 // connSlots returns how many message slots (core's MaxMsgs) the

@@ -45,6 +45,12 @@ type TrainingConfig struct {
 	Scheme  reliability.Scheme
 	Core    core.Config
 	Limit   monotime.Duration // simulated time allowed; 0: an hour
+	// Background is traffic beside the job among hosts it does not use
+	// (another job's, as OnOff makes), moved as RunFlows moves flows
+	// with BackgroundConfig from when the job starts; the job does not
+	// wait for it.
+	Background       []Flow
+	BackgroundConfig FlowsConfig
 }
 
 // ServerLinks are the links among the GPUs of a server (NVLink and
@@ -88,6 +94,9 @@ type TrainingResult struct {
 	Spans []Span
 	Stats TransferStats
 	Reordering
+	// Background is what the background flows did while the job ran:
+	// those unfinished when it ended have no Done time.
+	Background FlowsResult
 }
 
 // Span is one node's run on its rank, from when it started (a compute
@@ -156,6 +165,13 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 			rp.ranksDone++
 		}
 	}
+	var bg *flowRun
+	if len(cfg.Background) > 0 {
+		var err error
+		if bg, err = rp.background(t, cfg.Background, cfg.BackgroundConfig); err != nil {
+			return TrainingResult{}, err
+		}
+	}
 	// The first collectives' receives are posted a one-way trip before
 	// the iteration starts, so their grants have arrived by then.
 	for _, m := range rp.members {
@@ -164,6 +180,9 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	rp.start = rp.eng.Now()
 	rp.eng.After(t.OneWay+4*monotime.Microsecond, startFunc(func() {
 		rp.start = rp.eng.Now()
+		if bg != nil {
+			bg.begin()
+		}
 		for _, rk := range rp.ranks {
 			rk.idleSince = rp.start
 			for _, i := range job.Order[rk.id] {
@@ -180,7 +199,36 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 	if rp.ranksDone < len(rp.ranks) {
 		rp.eng.RunUntil(rp.eng.Now().Add(limit)) // finish stops it once every rank is done
 	}
-	return rp.result(limit)
+	res, err := rp.result(limit)
+	if bg != nil {
+		_, _ = bg.result(limit) // flows unfinished when the job ended are expected
+		res.Background = bg.res
+		if bg.failure != nil && err == nil {
+			err = fmt.Errorf("training: background traffic: %w", bg.failure)
+		}
+	}
+	return res, err
+}
+
+// background readies flows beside the job, on hosts it does not use.
+func (rp *replay) background(t *Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
+	rankOn := map[int]int{}
+	for r, h := range rp.hosts {
+		rankOn[h] = r
+	}
+	for i, f := range flows {
+		for _, h := range []int{f.Src, f.Dst} {
+			if r, ok := rankOn[h]; ok {
+				return nil, fmt.Errorf("training: background flow %d uses host %d, which runs rank %d: background traffic needs hosts the job does not use", i, h, r)
+			}
+		}
+	}
+	bg, err := newFlowRun(t, flows, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("training: background traffic: %w", err)
+	}
+	bg.background = true
+	return bg, nil
 }
 
 // result is what the replay measured, or why it did not finish.

@@ -607,3 +607,51 @@ func TestTrainingChannels(t *testing.T) {
 		t.Errorf("a second replay on 4 channels differs")
 	}
 }
+
+// TestTrainingBackground: another job's flows beside a training job
+// share its uplink, so its all-reduce takes longer; they run on their
+// own hosts from when the job starts, and one on a host of the job is
+// refused, naming both.
+func TestTrainingBackground(t *testing.T) {
+	ranks := make([]*chakra.Trace, 2)
+	for r := range ranks {
+		ranks[r] = &chakra.Trace{Nodes: []chakra.Node{collNode(1, chakra.AllReduce, 16<<20)}}
+	}
+	job, err := chakra.NewJob(ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := cc.Parse("nscc")
+	ccfg := core.Config{InitialRTT: 20 * monotime.Microsecond, CC: a, LineRate: 100e9, BaseRTT: 8 * monotime.Microsecond}
+	run := func(bg []Flow) (TrainingResult, error) {
+		cfg := dcConfig(100e9, EECMP)
+		cfg.TierQueue = []int{256 << 10}
+		cfg.ECN = []ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
+		f, err := LeafSpine(engine.New(1), 2, 1, 4, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return RunTraining(&f.Topology, TrainingConfig{Job: job, Hosts: []int{0, 4}, Scheme: reliability.SelectiveRepeat{NACK: true},
+			Core: ccfg, Background: bg, BackgroundConfig: FlowsConfig{Scheme: reliability.SelectiveRepeat{NACK: true}, Core: ccfg}})
+	}
+	alone, err := run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := []Flow{{Src: 1, Dst: 5, Bytes: 64 << 20}, {Src: 2, Dst: 6, Bytes: 64 << 20}, {Src: 3, Dst: 7, Bytes: 64 << 10, At: 100 * monotime.Microsecond}}
+	shared, err := run(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("alone %v; beside two long flows %v, background moved %d bytes", alone.Time, shared.Time, shared.Background.Stats.DataBytes)
+	if shared.Time < alone.Time*3/2 {
+		t.Errorf("the all-reduce took %v beside two flows on its uplink, %v alone: want at least 1.5x", shared.Time, alone.Time)
+	}
+	short := shared.Background.FCT(2)
+	if shared.Background.Done[2] == 0 || short <= 0 || shared.Background.Stats.DataBytes == 0 {
+		t.Errorf("background: the short flow took %v, %d bytes moved", short, shared.Background.Stats.DataBytes)
+	}
+	if _, err := run([]Flow{{Src: 1, Dst: 4, Bytes: 1 << 20}}); err == nil || !strings.Contains(err.Error(), "host 4, which runs rank 1") {
+		t.Errorf("a background flow to a host of the job: %v", err)
+	}
+}

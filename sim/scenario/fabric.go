@@ -286,7 +286,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 			return sim.TransferStats{}, nil, fmt.Errorf("transport.admission %d: a training job runs without admission for now; set 0", fc.Admission)
 		}
 		fc.Core.Paths, fc.Core.Select = max(fc.QPs, 1), sel // as RunFlows spreads a connection
-		res, err := runTraining(&f.Topology, v, job, group, fc.Core, cell)
+		res, err := runTraining(&f.Topology, v, job, group, fc.Core, flows, fc, cell)
 		if err != nil {
 			return res.Stats, nil, err
 		}

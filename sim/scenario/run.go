@@ -463,7 +463,10 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		completions, stats = res.Completions, res.Stats
 		cell.BusBWBps = res.BusBandwidth
 	case "training":
-		res, err := runTraining(top, v, job, nil, ccfg, &cell)
+		if v.float("workload.background") > 0 {
+			return cell, fmt.Errorf("workload.background: background traffic beside a training job runs on fabrics (leafspine, fattree, meta), not on sites; set it to 0")
+		}
+		res, err := runTraining(top, v, job, nil, ccfg, nil, sim.FlowsConfig{}, &cell)
 		if err != nil {
 			return cell, err
 		}

@@ -141,10 +141,7 @@ func (s *Scenario) setsParam(path string) bool {
 
 // runTraining replays job on top, rank r on hosts[r], for
 // workload.count iterations, and fills the cell's training figures.
-func runTraining(top *sim.Topology, v *values, job *chakra.Job, hosts []int, ccfg core.Config, cell *Cell) (sim.TrainingResult, error) {
-	if v.float("workload.background") > 0 {
-		return sim.TrainingResult{}, fmt.Errorf("workload.background: a training job runs alone for now; set it to 0")
-	}
+func runTraining(top *sim.Topology, v *values, job *chakra.Job, hosts []int, ccfg core.Config, bg []sim.Flow, bgc sim.FlowsConfig, cell *Cell) (sim.TrainingResult, error) {
 	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {
 		return sim.TrainingResult{}, fmt.Errorf("routing.balancer te: traffic engineering plans flows, and a training job's are not known ahead; use e-ecmp or another balancer")
 	}
@@ -153,7 +150,7 @@ func runTraining(top *sim.Topology, v *values, job *chakra.Job, hosts []int, ccf
 		Latency: v.duration("topology.nvlink_latency")}
 	res, err := sim.RunTraining(top, sim.TrainingConfig{Job: job, Hosts: hosts, Iterations: v.int("workload.count"), Servers: servers,
 		Tree: v.pt.Values["workload.algorithm"] == "tree", Channels: v.int("workload.channels"),
-		Scheme: scheme, Core: ccfg, Limit: v.duration("workload.limit")})
+		Scheme: scheme, Core: ccfg, Limit: v.duration("workload.limit"), Background: bg, BackgroundConfig: bgc})
 	if err != nil {
 		return res, err
 	}
