@@ -7,12 +7,13 @@ import (
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 func ringTopology(eng *engine.Engine, hosts int, loss float64) *Topology {
 	return TwoSites(eng, TwoSitesConfig{HostsPerSite: hosts / 2, HostRate: 100e9, HostDelay: monotime.Microsecond,
-		TrunkRate: 400e9, TrunkDelay: DelayForDistance(200),
-		TrunkLoss: func() LossModel { return Bernoulli{P: loss} }})
+		TrunkRate: 400e9, TrunkDelay: network.DelayForDistance(200),
+		TrunkLoss: func() network.LossModel { return network.Bernoulli{P: loss} }})
 }
 
 // TestAllReduceLossless checks a clean ring against the (2N-2) x step
@@ -28,11 +29,11 @@ func TestAllReduceLossless(t *testing.T) {
 	}
 	seg := size / n
 	pkts := seg / 4096
-	perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
+	perPacket := monotime.TransmitTime(4096+wire.MessageLen+network.DefaultOverhead, 100e9)
 	// The critical path runs through 2(N-1) ring edges, each moving one
 	// segment; of any 6 consecutive edges of this 4-ring, 3 cross the
 	// trunk (local, trunk, local, trunk, ...).
-	bound := monotime.Duration(2*(n-1)*pkts)*perPacket + 3*DelayForDistance(200)
+	bound := monotime.Duration(2*(n-1)*pkts)*perPacket + 3*network.DelayForDistance(200)
 	for _, c := range res.Completions {
 		if c < bound || c > bound*11/10 {
 			t.Fatalf("collective took %v; the lower bound is %v and a clean ring should be within 10%% of it", c, bound)
@@ -63,7 +64,7 @@ func TestAllReduceUnderLoss(t *testing.T) {
 func TestAllReduceAcrossSites(t *testing.T) {
 	for _, n := range []int{3, 4, 5} {
 		eng := engine.New(1)
-		trunk := DelayForDistance(500)
+		trunk := network.DelayForDistance(500)
 		top := Sites(eng, n, SitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
 			TrunkRate: 400e9, TrunkDelay: trunk})
 		const size = 6 << 20
@@ -74,7 +75,7 @@ func TestAllReduceAcrossSites(t *testing.T) {
 		}
 		seg := (size + n - 1) / n
 		pkts := (seg + 4095) / 4096
-		perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
+		perPacket := monotime.TransmitTime(4096+wire.MessageLen+network.DefaultOverhead, 100e9)
 		bound := monotime.Duration(2*(n-1)) * (monotime.Duration(pkts)*perPacket + trunk)
 		for _, c := range res.Completions {
 			if c < bound || c > bound*105/100 {

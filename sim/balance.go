@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // BalancerKind says how a switch picks among equally short next hops.
@@ -54,7 +55,7 @@ type Balancer struct {
 }
 
 // flowKey names a flow the way a switch hashes it.
-func flowKey(p *Packet, withEntropy bool) uint64 {
+func flowKey(p *network.Packet, withEntropy bool) uint64 {
 	k := uint64(uint32(p.Src))<<32 | uint64(uint32(p.Dst))
 	if withEntropy {
 		k ^= uint64(p.Entropy) << 48
@@ -72,7 +73,7 @@ func mix64(x uint64) uint64 {
 }
 
 // pick chooses one of cands (two or more) for p at switch s.
-func (b *Balancer) pick(s *FabricSwitch, p *Packet, cands []*Port) int {
+func (b *Balancer) pick(s *FabricSwitch, p *network.Packet, cands []*Port) int {
 	n := uint64(len(cands))
 	switch b.Kind {
 	case ECMP:
@@ -101,7 +102,7 @@ type flowlet struct {
 	port uint32
 }
 
-func (t *flowletTable) pick(s *FabricSwitch, p *Packet, n uint64, gap monotime.Duration) int {
+func (t *flowletTable) pick(s *FabricSwitch, p *network.Packet, n uint64, gap monotime.Duration) int {
 	if *t == nil {
 		*t = make(flowletTable)
 	}
@@ -140,7 +141,7 @@ func (f *Fabric) Engineer(demands []Demand) {
 	sortByBytes(order, demands)
 	for _, i := range order {
 		d := demands[i]
-		key := flowKey(&Packet{Src: d.Src, Dst: d.Dst, Entropy: d.Entropy}, true)
+		key := flowKey(&network.Packet{Src: d.Src, Dst: d.Dst, Entropy: d.Entropy}, true)
 		s := f.FSwitch[f.groupOf[d.Src]]
 		for hops := 0; hops < 16; hops++ {
 			if s.directPort(d.Dst) != nil {

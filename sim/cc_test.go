@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // ccIncast runs a 7-to-1 incast of 1 MiB per sender on a leaf-spine with
@@ -21,7 +22,7 @@ func ccIncast(t *testing.T, alg string) (FlowsResult, fabricCounts, cc.Stats) {
 	eng := engine.New(1)
 	cfg := dcConfig(100e9, EECMP)
 	cfg.TierQueue = []int{256 << 10}
-	cfg.ECN = []ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
+	cfg.ECN = []network.ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
 	f, err := LeafSpine(eng, 2, 2, 4, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // A Fabric is a datacenter network: hosts with one NIC each, switches, and
@@ -34,10 +35,10 @@ type Port struct {
 	ID       int32
 	From, To int32 // node ids
 	Tier     int
-	E        *Egress  // a switch's port
-	Q        *Queue   // a host's NIC
-	L        *Link    // the wire from a host's NIC
-	In       *Ingress // where the cable enters a switch under PFC
+	E        *network.Egress  // a switch's port
+	Q        *network.Queue   // a host's NIC
+	L        *network.Link    // the wire from a host's NIC
+	In       *network.Ingress // where the cable enters a switch under PFC
 }
 
 // Up reports whether the port carries traffic.
@@ -58,7 +59,7 @@ func (p *Port) setUp(up bool) {
 }
 
 // sender returns what serializes onto the port's wire.
-func (p *Port) sender() pausable {
+func (p *Port) sender() network.Pausable {
 	if p.E != nil {
 		return p.E
 	}
@@ -66,7 +67,7 @@ func (p *Port) sender() pausable {
 }
 
 // Pause returns how PFC held the port back, with its paused time up to now.
-func (p *Port) Pause(now monotime.Time) PauseStats { return p.sender().pauses().stats(now) }
+func (p *Port) Pause(now monotime.Time) network.PauseStats { return p.sender().PauseStats(now) }
 
 // Lost returns how many packets the port's wire lost.
 func (p *Port) Lost() uint64 {
@@ -81,7 +82,7 @@ type FabricSwitch struct {
 	f     *Fabric
 	id    int32 // node id
 	Level int   // 0: top of rack, 1: spine, aggregation or CTSW, 2: core or ATSW
-	Mem   *SwitchMemory
+	Mem   *network.SwitchMemory
 	// route[g] names, in routes, the ports one hop closer to edge switch
 	// group g. A switch has few distinct such lists (its uplinks serve
 	// every group but its own), so each is kept once and the table per
@@ -92,7 +93,7 @@ type FabricSwitch struct {
 	// a map, on the path of every packet).
 	route     []uint16
 	routes    [][]*Port
-	egress    [][]*Egress // routes' ports' egresses: forwarding reads no Port
+	egress    [][]*network.Egress // routes' ports' egresses: forwarding reads no Port
 	firstHost int32
 	direct    []*Port
 	flows     flowletTable
@@ -100,7 +101,7 @@ type FabricSwitch struct {
 }
 
 // Receive forwards p.
-func (s *FabricSwitch) Receive(p *Packet) {
+func (s *FabricSwitch) Receive(p *network.Packet) {
 	if port := s.directPort(p.Dst); port != nil {
 		port.E.Receive(p)
 		return
@@ -136,14 +137,14 @@ type FabricConfig struct {
 	// aggregation, 2: core): link rate, delay and per-port buffer.
 	TierRate  []float64
 	TierDelay []monotime.Duration
-	TierQueue []int // per-port limit, bytes; zero: none
-	ECN       []ECN // marking per tier
+	TierQueue []int         // per-port limit, bytes; zero: none
+	ECN       []network.ECN // marking per tier
 	// SwitchBuffer is the memory the ports of a switch share, per switch
 	// level (see FabricSwitch.Level), bytes; zero or absent: none, and
 	// BufferAlpha its dynamic threshold (zero: 1).
 	SwitchBuffer []int
 	BufferAlpha  float64
-	PFC          *PFC // nil: lossy fabric
+	PFC          *network.PFC // nil: lossy fabric
 	// ControlInLine puts control packets in line with data at switches:
 	// no priority queue (see buffer.ControlInLine).
 	ControlInLine bool
@@ -155,7 +156,7 @@ type cableSpec struct {
 	rate  float64
 	delay monotime.Duration
 	queue int
-	ecn   ECN
+	ecn   network.ECN
 }
 
 // tier returns the spec of tier i's cables, the last entry of each list
@@ -193,7 +194,7 @@ func newFabricBuilder(eng *engine.Engine, hosts int, levels []int, cfg FabricCon
 		switches += n
 	}
 	f := &Fabric{nodes: hosts + switches, Balancer: cfg.Balancer}
-	f.Net = NewNetwork(eng)
+	f.Net = network.NewNetwork(eng)
 	f.HostDelay = cfg.HostDelay
 	f.OneWay = 2 * cfg.HostDelay // up to the top level and down again
 	for i := range len(levels) - 1 {
@@ -212,7 +213,7 @@ func newFabricBuilder(eng *engine.Engine, hosts int, levels []int, cfg FabricCon
 		}
 		for range n {
 			s := &FabricSwitch{f: f, id: int32(hosts + len(f.FSwitch)), Level: level,
-				Mem: NewSwitchMemory(f.Net, size, alpha)}
+				Mem: network.NewSwitchMemory(f.Net, size, alpha)}
 			if cfg.PFC != nil {
 				s.Mem.EnablePFC(*cfg.PFC)
 			}
@@ -221,13 +222,13 @@ func newFabricBuilder(eng *engine.Engine, hosts int, levels []int, cfg FabricCon
 	}
 	b := &fabricBuilder{f: f, cfg: cfg}
 	for h := range hosts {
-		host := f.Net.NewHost(int32(h), cfg.HostRate, nil)
+		host := NewHost(f.Net, int32(h), cfg.HostRate, nil)
 		f.Hosts = append(f.Hosts, host)
 	}
 	return b
 }
 
-func (b *fabricBuilder) node(n int32) Node {
+func (b *fabricBuilder) node(n int32) network.Node {
 	if int(n) < len(b.f.Hosts) {
 		return b.f.Hosts[n]
 	}
@@ -243,27 +244,27 @@ func (b *fabricBuilder) cable(a, c int32, spec cableSpec, tier int) {
 		if pfc, sw := b.cfg.PFC, b.sw(to); pfc != nil && sw != nil { // a cable into a switch ends at an ingress
 			headroom := pfc.Headroom
 			if headroom == 0 {
-				headroom = HeadroomFor(spec.rate, spec.delay)
+				headroom = network.HeadroomFor(spec.rate, spec.delay)
 			}
-			p.In = &Ingress{mem: sw.Mem, next: next, delay: spec.delay, headroom: headroom, inLine: b.cfg.ControlInLine}
+			p.In = network.NewIngress(sw.Mem, next, spec.delay, headroom, b.cfg.ControlInLine)
 			next = p.In
 		}
 		if int(from) < len(b.f.Hosts) { // a host's port is its NIC
 			h := b.f.Hosts[from]
-			p.L = NewLink(b.f.Net, spec.delay, nil, next)
+			p.L = network.NewLink(b.f.Net, spec.delay, nil, next)
 			h.NIC.Next = p.L
 			p.Q = h.NIC
 		} else {
-			p.E = NewEgress(b.f.Net, spec.rate, spec.queue, spec.delay, next)
+			p.E = network.NewEgress(b.f.Net, spec.rate, spec.queue, spec.delay, next)
 			p.E.ECN, p.E.ControlInLine = spec.ecn, b.cfg.ControlInLine
 			p.E.Lossless = b.cfg.PFC != nil
 			b.sw(from).Mem.Attach(p.E)
 		}
 		if b.cfg.PFC != nil {
-			p.sender().pauses().Watchdog = b.cfg.PFC.Watchdog
+			p.sender().SetWatchdog(b.cfg.PFC.Watchdog)
 		}
 		if p.In != nil {
-			p.In.up = p.sender()
+			p.In.SetUpstream(p.sender())
 		}
 		b.f.Ports = append(b.f.Ports, p)
 		b.f.adj[from] = append(b.f.adj[from], p.ID)
@@ -362,7 +363,7 @@ func (s *FabricSwitch) intern(cands []*Port) uint16 {
 		panic("sim: a switch with more than 65536 distinct next-hop lists")
 	}
 	s.routes = append(s.routes, slices.Clone(cands))
-	out := make([]*Egress, len(cands))
+	out := make([]*network.Egress, len(cands))
 	for i, p := range cands {
 		out[i] = p.E
 	}

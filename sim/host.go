@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // Host is a simulated machine: a NIC that serializes onto its uplink, and
@@ -15,11 +16,11 @@ import (
 // datagram from the core whenever it is free, so the core sends at line
 // rate and no faster.
 type Host struct {
-	net  *Network
+	net  *network.Network
 	ID   int32
 	Addr netip.AddrPort
 	EP   *core.Endpoint
-	NIC  *Queue
+	NIC  *network.Queue
 	// Handle, when set, sees every event of the host's endpoint.
 	Handle func(h *Host, ev core.Event)
 	// Contexts, when set, is the NIC's cache of connection contexts: a
@@ -47,12 +48,12 @@ type Host struct {
 	armed   bool
 	inside  bool // in a callback: Wake happens on the way out
 
-	held      *Packet       // sent while its context is fetched
-	heldUntil monotime.Time // ... which takes until then
-	rx        []heldPacket  // received, waiting behind a context fetch
-	rxFree    monotime.Time // the receive side is stalled until then
-	staged    []heldPacket  // with Memory: sends whose translations are under way
-	txWake    monotime.Time // a wake-up for the head of staged is due then
+	held      *network.Packet // sent while its context is fetched
+	heldUntil monotime.Time   // ... which takes until then
+	rx        []heldPacket    // received, waiting behind a context fetch
+	rxFree    monotime.Time   // the receive side is stalled until then
+	staged    []heldPacket    // with Memory: sends whose translations are under way
+	txWake    monotime.Time   // a wake-up for the head of staged is due then
 }
 
 // SetEntropy makes the packets of connection id leave with base added
@@ -69,7 +70,7 @@ func (h *Host) SetEntropy(id uint64, base uint16) {
 // heldPacket is a packet the NIC holds and when it lets it go: received,
 // until its context or translations are in; or staged to send.
 type heldPacket struct {
-	p  *Packet
+	p  *network.Packet
 	at monotime.Time
 }
 
@@ -94,11 +95,12 @@ func hostIndex(a netip.AddrPort) int32 {
 	return int32(uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3])) - 1
 }
 
-// NewHost adds host id with a NIC of the given rate feeding uplink.
-func (n *Network) NewHost(id int32, rate float64, uplink Node) *Host {
+// NewHost adds host id to network n with a NIC of the given rate feeding
+// uplink.
+func NewHost(n *network.Network, id int32, rate float64, uplink network.Node) *Host {
 	h := &Host{net: n, ID: id, Addr: HostAddr(id), EP: core.NewEndpoint(),
 		buf: make([]byte, core.MaxMTU+wire.MaxHeaderLen)}
-	h.NIC = NewQueue(n, rate, 0, uplink)
+	h.NIC = network.NewQueue(n, rate, 0, uplink)
 	h.NIC.Source = h.pull
 	return h
 }
@@ -146,7 +148,7 @@ func (h *Host) DatagramStats() (core.DatagramStats, bool) {
 // pull hands the NIC the core's next datagram. Sending can arm timers
 // and raise events (a message of the none scheme is done once sent), so
 // the host settles those too, except for kicking the NIC it serves.
-func (h *Host) pull() *Packet {
+func (h *Host) pull() *network.Packet {
 	now := h.net.Eng.Now()
 	outer := h.inside
 	h.inside = true
@@ -158,7 +160,7 @@ func (h *Host) pull() *Packet {
 		h.held = nil
 		return p
 	}
-	var p *Packet
+	var p *network.Packet
 	if h.Memory != nil {
 		p = h.pullStaged(now)
 	} else {
@@ -180,7 +182,7 @@ func (h *Host) pull() *Packet {
 }
 
 // poll takes the core's next datagram, if it has one.
-func (h *Host) poll(now monotime.Time) *Packet {
+func (h *Host) poll(now monotime.Time) *network.Packet {
 	var t core.Transmit
 	ok := h.EP.PollTransmit(now, h.buf, &t)
 	if !ok && h.drain() { // the application may have given it work
@@ -206,7 +208,7 @@ func (h *Host) poll(now monotime.Time) *Packet {
 // translations' worth of packets taken from the core (descriptor
 // prefetch), so their translations overlap and the pipeline stays full
 // as packets leave.
-func (h *Host) pullStaged(now monotime.Time) *Packet {
+func (h *Host) pullStaged(now monotime.Time) *network.Packet {
 	h.stage(now)
 	if len(h.staged) == 0 {
 		return nil
@@ -237,7 +239,7 @@ func (h *Host) stage(now monotime.Time) {
 
 // Receive hands a datagram that reached the host to its core, once the
 // NIC has its connection's context.
-func (h *Host) Receive(p *Packet) {
+func (h *Host) Receive(p *network.Packet) {
 	if h.Contexts == nil && h.Memory == nil {
 		h.deliver(p)
 		return
@@ -265,10 +267,10 @@ func (h *Host) Receive(p *Packet) {
 }
 
 // deliver hands p to the core.
-func (h *Host) deliver(p *Packet) {
+func (h *Host) deliver(p *network.Packet) {
 	h.inside = true
 	if p.Control {
-		h.net.ControlWait.Add(int64(p.wait))
+		h.net.ControlWait.Add(int64(p.Waited()))
 	}
 	_ = h.EP.HandleDatagram(h.net.Eng.Now(), core.Received{Buf: p.Buf, Payload: p.Payload, Path: core.Path(p.Path), CE: p.ECN})
 	h.net.Free(p)

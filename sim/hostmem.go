@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/wire"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // HostMemory is the path from a simulated NIC to the memory its packets'
@@ -154,15 +155,15 @@ func (m *HostMemory) pinTime(bytes int64) monotime.Duration {
 
 // read is a DMA read of packet p's payload for sending, write one that
 // lands a received payload; each returns when the DMA may complete.
-func (m *HostMemory) read(now monotime.Time, p *Packet) monotime.Time {
+func (m *HostMemory) read(now monotime.Time, p *network.Packet) monotime.Time {
 	return m.dmaPacket(now, &m.tx, p, uint64(uint32(p.Dst))<<1)
 }
 
-func (m *HostMemory) write(now monotime.Time, p *Packet) monotime.Time {
+func (m *HostMemory) write(now monotime.Time, p *network.Packet) monotime.Time {
 	return m.dmaPacket(now, &m.rx, p, uint64(uint32(p.Src))<<1|1)
 }
 
-func (m *HostMemory) dmaPacket(now monotime.Time, pipe *dmaPipe, p *Packet, region uint64) monotime.Time {
+func (m *HostMemory) dmaPacket(now monotime.Time, pipe *dmaPipe, p *network.Packet, region uint64) monotime.Time {
 	if p.Control || len(p.Buf) < wire.CommonLen || wire.Type(p.Buf[1]) != wire.TypeData {
 		return now
 	}

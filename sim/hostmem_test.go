@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 func testMemory(tr Translation, pin Pinning) HostMemoryConfig {
@@ -106,7 +107,7 @@ func TestHostMemoryThroughput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := engine.New(1)
 			top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 200e9, HostDelay: monotime.Microsecond,
-				TrunkRate: 200e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() LossModel { return Bernoulli{} }})
+				TrunkRate: 200e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() network.LossModel { return network.Bernoulli{} }})
 			cfg := testMemory(tc.tr, PinNone)
 			cfg.Outstanding = tc.out
 			for _, h := range top.Hosts {

@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // BenchmarkLongHaul1GiB simulates one 1 GiB message (262,144 packets of
@@ -24,14 +25,14 @@ func BenchmarkLongHaul1GiB(b *testing.B) {
 				eng := engine.New(1)
 				top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
 					TrunkRate: 400e9, TrunkDelay: 12500 * monotime.Microsecond,
-					TrunkLoss: func() LossModel { return Bernoulli{P: 1e-4} }})
+					TrunkLoss: func() network.LossModel { return network.Bernoulli{P: 1e-4} }})
 				if _, err := RunMessages(top, 0, 1, MessagesConfig{Size: 1 << 30, Count: 1, Scheme: s,
 					Core: coreConfig(25 * monotime.Millisecond), Virtual: true}); err != nil {
 					b.Fatal(err)
 				}
 				hops += top.Net.Hops
 				events += eng.Processed()
-				pooled += uint64(len(top.Net.free)) // every packet ever made, back in the pool
+				pooled += uint64(top.Net.Pooled()) // every packet ever made, back in the pool
 			}
 			b.ReportMetric(float64(hops)/b.Elapsed().Seconds(), "hops/s")
 			b.ReportMetric(float64(events)/float64(b.N), "events/op")
@@ -51,7 +52,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 		eng := engine.New(1)
 		top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
 			TrunkRate: 100e9, TrunkDelay: monotime.Millisecond,
-			TrunkLoss: func() LossModel { return Bernoulli{P: 1e-4} }})
+			TrunkLoss: func() network.LossModel { return network.Bernoulli{P: 1e-4} }})
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		if _, err := RunMessages(top, 0, 1, MessagesConfig{Size: 16 << 20, Count: count,

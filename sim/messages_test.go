@@ -8,12 +8,13 @@ import (
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 func longHaul(eng *engine.Engine, loss float64, km float64) *Topology {
 	return TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
-		TrunkRate: 400e9, TrunkDelay: DelayForDistance(km),
-		TrunkLoss: func() LossModel { return Bernoulli{P: loss} }})
+		TrunkRate: 400e9, TrunkDelay: network.DelayForDistance(km),
+		TrunkLoss: func() network.LossModel { return network.Bernoulli{P: loss} }})
 }
 
 func coreConfig(rtt monotime.Duration) core.Config {
@@ -59,10 +60,10 @@ func TestLosslessCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkts := size / 4096
-	perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 400e9)
+	perPacket := monotime.TransmitTime(4096+wire.MessageLen+network.DefaultOverhead, 400e9)
 	want := monotime.Duration(pkts)*perPacket + perPacket + // NIC, then the last packet on the trunk
 		perPacket + // and on the access link into the receiver
-		DelayForDistance(3750) + 2*monotime.Microsecond
+		network.DelayForDistance(3750) + 2*monotime.Microsecond
 	if got := res.Completions[0]; got != want {
 		t.Fatalf("completion %v, want %v", got, want)
 	}
@@ -100,7 +101,7 @@ func TestTimerArmedBySending(t *testing.T) {
 	eng := engine.New(1000003)
 	top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: 12500 * monotime.Microsecond,
-		TrunkLoss: func() LossModel { return Bernoulli{P: 0.01} }})
+		TrunkLoss: func() network.LossModel { return network.Bernoulli{P: 0.01} }})
 	_, err := RunMessages(top, 0, 1, MessagesConfig{Size: 128 << 10, Count: 1000, Scheme: reliability.SelectiveRepeat{},
 		Core: core.Config{InitialRTT: 25004 * monotime.Microsecond, Rate: 400e9}, Virtual: true})
 	if err != nil {

@@ -2,8 +2,8 @@ package sim
 
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
-
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // QueueSampler records the depth of every switch port's queue at a fixed
@@ -20,9 +20,9 @@ import (
 type QueueSampler struct {
 	every  monotime.Duration
 	ports  []*Port
-	tiers  []Histogram // bytes
-	series []series    // per tier
-	deep   []int64     // per tier, the deepest port of this sample
+	tiers  []network.Histogram // bytes
+	series []series            // per tier
+	deep   []int64             // per tier, the deepest port of this sample
 }
 
 // SeriesBins bounds a tier's queue-depth series.
@@ -54,7 +54,7 @@ func (s *series) add(v int64) {
 
 // SampleQueues starts sampling f's switch ports every interval from now.
 func SampleQueues(eng *engine.Engine, f *Fabric, every monotime.Duration) *QueueSampler {
-	s := &QueueSampler{every: max(every, monotime.Nanosecond), tiers: make([]Histogram, len(f.Tiers)),
+	s := &QueueSampler{every: max(every, monotime.Nanosecond), tiers: make([]network.Histogram, len(f.Tiers)),
 		series: make([]series, len(f.Tiers)), deep: make([]int64, len(f.Tiers))}
 	for i := range s.series {
 		s.series[i].span = 1
@@ -84,7 +84,7 @@ func (s *QueueSampler) OnEvent(e *engine.Engine, _ uint64) {
 
 // Tier returns the samples of tier i's ports (every port at every
 // sampling instant); nil for a tier out of range.
-func (s *QueueSampler) Tier(i int) *Histogram {
+func (s *QueueSampler) Tier(i int) *network.Histogram {
 	if i < 0 || i >= len(s.tiers) {
 		return nil
 	}

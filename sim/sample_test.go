@@ -33,7 +33,7 @@ func TestQueueSamplerMatchesOccupancyIntegral(t *testing.T) {
 			if p.Tier != tier || int(p.From) < len(f.Hosts) {
 				continue
 			}
-			p.E.advance(now)
+			p.E.Settle(now)
 			integral += p.E.Stats.ByteTime / float64(now)
 			peak = max(peak, p.E.Stats.MaxBytes)
 			ports++

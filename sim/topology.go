@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // Switch forwards each packet to an output port chosen by its
@@ -10,11 +11,11 @@ import (
 // its entropy (ECMP).
 type Switch struct {
 	// Routes[dst] lists the ports that lead to host dst.
-	Routes [][]Node
+	Routes [][]network.Node
 }
 
 // Receive forwards p.
-func (s *Switch) Receive(p *Packet) {
+func (s *Switch) Receive(p *network.Packet) {
 	ports := s.Routes[p.Dst]
 	if len(ports) == 1 {
 		ports[0].Receive(p)
@@ -25,7 +26,7 @@ func (s *Switch) Receive(p *Packet) {
 
 // ecmpHash mixes the flow's addresses and entropy the way a switch hashes
 // a 5-tuple (a 32-bit finalizer from MurmurHash3).
-func ecmpHash(p *Packet) uint32 {
+func ecmpHash(p *network.Packet) uint32 {
 	h := uint32(p.Src)*0x9e3779b1 ^ uint32(p.Dst)*0x85ebca6b ^ uint32(p.Entropy)*0xc2b2ae35
 	h ^= h >> 16
 	h *= 0x85ebca6b
@@ -47,7 +48,7 @@ type SitesConfig struct {
 	TrunkDelay   monotime.Duration // its one-way delay
 	// TrunkLoss returns the loss model of one direction of a trunk
 	// (called twice per trunk: each direction has its own state).
-	TrunkLoss func() LossModel
+	TrunkLoss func() network.LossModel
 	// QueueBytes bounds every switch port; zero: unbounded.
 	QueueBytes   int
 	ECNThreshold int
@@ -58,14 +59,14 @@ type TwoSitesConfig = SitesConfig
 
 // Topology is what a builder made.
 type Topology struct {
-	Net      *Network
+	Net      *network.Network
 	Hosts    []*Host
 	Switches []*Switch
 	// Trunk[2i] carries site i to site i+1 (mod the number of sites),
 	// Trunk[2i+1] the way back; TrunkQueue are the switch ports feeding
 	// them. Two sites have one trunk: Trunk[0] from site 0 to site 1.
-	Trunk      []*Link
-	TrunkQueue []*Queue
+	Trunk      []*network.Link
+	TrunkQueue []*network.Queue
 	HostDelay  monotime.Duration
 	// OneWay is the longest unloaded trip from host to host: how long a
 	// clear-to-send may take to arrive.
@@ -80,12 +81,12 @@ func TwoSites(eng *engine.Engine, cfg TwoSitesConfig) *Topology { return Sites(e
 // takes the shorter way round (clockwise on a tie), so neighbours talk
 // over one trunk.
 func Sites(eng *engine.Engine, sites int, cfg SitesConfig) *Topology {
-	net := NewNetwork(eng)
+	net := network.NewNetwork(eng)
 	t := &Topology{Net: net, HostDelay: cfg.HostDelay}
 	n := cfg.HostsPerSite
 	sw := make([]*Switch, sites)
 	for i := range sw {
-		sw[i] = &Switch{Routes: make([][]Node, sites*n)}
+		sw[i] = &Switch{Routes: make([][]network.Node, sites*n)}
 	}
 	t.Switches = sw
 	trunks := sites // a ring of sites trunks...
@@ -93,17 +94,17 @@ func Sites(eng *engine.Engine, sites int, cfg SitesConfig) *Topology {
 		trunks = 1 // ... but two sites need one
 	}
 	// cw[i] leads from site i to i+1, ccw[i] from site i to i-1.
-	cw, ccw := make([]*Queue, sites), make([]*Queue, sites)
+	cw, ccw := make([]*network.Queue, sites), make([]*network.Queue, sites)
 	for i := range trunks {
 		j := (i + 1) % sites
 		for dir, to := range [2]int{j, i} {
-			var loss LossModel
+			var loss network.LossModel
 			if cfg.TrunkLoss != nil {
 				loss = cfg.TrunkLoss()
 			}
-			link := NewLink(net, cfg.TrunkDelay, loss, sw[to])
-			q := NewQueue(net, cfg.TrunkRate, cfg.QueueBytes, link)
-			q.ECN = StepECN(cfg.ECNThreshold)
+			link := network.NewLink(net, cfg.TrunkDelay, loss, sw[to])
+			q := network.NewQueue(net, cfg.TrunkRate, cfg.QueueBytes, link)
+			q.ECN = network.StepECN(cfg.ECNThreshold)
 			t.Trunk, t.TrunkQueue = append(t.Trunk, link), append(t.TrunkQueue, q)
 			if dir == 0 {
 				cw[i] = q
@@ -115,18 +116,18 @@ func Sites(eng *engine.Engine, sites int, cfg SitesConfig) *Topology {
 	t.OneWay = monotime.Duration(sites/2)*cfg.TrunkDelay + 2*cfg.HostDelay // half way round the ring
 	for h := range sites * n {
 		site := h / n
-		host := net.NewHost(int32(h), cfg.HostRate, NewLink(net, cfg.HostDelay, nil, sw[site]))
+		host := NewHost(net, int32(h), cfg.HostRate, network.NewLink(net, cfg.HostDelay, nil, sw[site]))
 		t.Hosts = append(t.Hosts, host)
-		down := NewQueue(net, cfg.HostRate, cfg.QueueBytes, NewLink(net, cfg.HostDelay, nil, host))
-		down.ECN = StepECN(cfg.ECNThreshold)
+		down := network.NewQueue(net, cfg.HostRate, cfg.QueueBytes, network.NewLink(net, cfg.HostDelay, nil, host))
+		down.ECN = network.StepECN(cfg.ECNThreshold)
 		for i := range sites {
 			switch d := (site - i + sites) % sites; {
 			case d == 0:
-				sw[i].Routes[h] = []Node{down}
+				sw[i].Routes[h] = []network.Node{down}
 			case 2*d <= sites && cw[i] != nil:
-				sw[i].Routes[h] = []Node{cw[i]}
+				sw[i].Routes[h] = []network.Node{cw[i]}
 			default:
-				sw[i].Routes[h] = []Node{ccw[i]}
+				sw[i].Routes[h] = []network.Node{ccw[i]}
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 func compNode(id, micros uint64, deps ...uint64) chakra.Node {
@@ -101,8 +102,8 @@ func TestTrainingSendRecv(t *testing.T) {
 	res := replayNodes(t, 2,
 		[]chakra.Node{compNode(1, 100), p2pNode(2, chakra.CommSendNode, 1, size, 1)},
 		[]chakra.Node{p2pNode(1, chakra.CommRecvNode, 0, size), compNode(2, 10, 1)})
-	d := DelayForDistance(200)
-	ser := monotime.Duration(size/4096) * monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
+	d := network.DelayForDistance(200)
+	ser := monotime.Duration(size/4096) * monotime.TransmitTime(4096+wire.MessageLen+network.DefaultOverhead, 100e9)
 	want := max(100*us, d) + ser + 2*d
 	if res.Time < want || res.Time > want*105/100 {
 		t.Errorf("time %v, want within 5%% above %v", res.Time, want)
@@ -122,8 +123,8 @@ func TestTrainingAllReduce(t *testing.T) {
 		ranks[r] = []chakra.Node{collNode(1, chakra.AllReduce, size)}
 	}
 	res := replayNodes(t, n, ranks...)
-	perPacket := monotime.TransmitTime(4096+wire.MessageLen+DefaultOverhead, 100e9)
-	bound := monotime.Duration(2*(n-1)*(size/n/4096))*perPacket + 3*DelayForDistance(200)
+	perPacket := monotime.TransmitTime(4096+wire.MessageLen+network.DefaultOverhead, 100e9)
+	bound := monotime.Duration(2*(n-1)*(size/n/4096))*perPacket + 3*network.DelayForDistance(200)
 	if res.Time < bound || res.Time > bound*11/10 {
 		t.Errorf("all-reduce took %v; the ring's lower bound is %v, want within 10%% of it", res.Time, bound)
 	}
@@ -336,7 +337,7 @@ func TestTrainingGroups(t *testing.T) {
 	}
 	got := run(nil, a2a...)
 	seg := monotime.TransmitTime(size/4, 100e9)
-	bound := 3*seg + DelayForDistance(200)
+	bound := 3*seg + network.DelayForDistance(200)
 	t.Logf("all-reduce in a site's group: %v (both at once %v); all-to-all of 4: %v, bound %v", alone.Time, both.Time, got.Time, bound)
 	if got.Time < bound || got.Time > bound*115/100 {
 		t.Errorf("all-to-all took %v, want within 15%% above %v", got.Time, bound)
@@ -358,7 +359,7 @@ func TestTrainingMegatronPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	top := TwoSites(engine.New(1), TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
-		TrunkRate: 400e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() LossModel { return Bernoulli{} }})
+		TrunkRate: 400e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() network.LossModel { return network.Bernoulli{} }})
 	res, err := RunTraining(top, TrainingConfig{Job: job, Scheme: reliability.SelectiveRepeat{NACK: true}, Core: core.Config{InitialRTT: 20 * monotime.Microsecond, Rate: 100e9}})
 	if err != nil {
 		t.Fatal(err)
@@ -507,7 +508,7 @@ func TestTrainingTree(t *testing.T) {
 			t.Fatal(err)
 		}
 		top := TwoSites(engine.New(1), TwoSitesConfig{HostsPerSite: 8, HostRate: 100e9, HostDelay: hostDelay,
-			TrunkRate: 400e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() LossModel { return Bernoulli{} }})
+			TrunkRate: 400e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() network.LossModel { return network.Bernoulli{} }})
 		res, err := RunTraining(top, TrainingConfig{Job: job, Tree: tree, Scheme: reliability.SelectiveRepeat{NACK: true},
 			Core: coreConfig(2 * monotime.Millisecond)})
 		if err != nil {
@@ -580,7 +581,7 @@ func TestTrainingChannels(t *testing.T) {
 		}
 		cfg := dcConfig(100e9, EECMP)
 		cfg.TierQueue = []int{256 << 10}
-		cfg.ECN = []ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
+		cfg.ECN = []network.ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
 		f, err := LeafSpine(engine.New(1), 2, 4, 4, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -626,7 +627,7 @@ func TestTrainingBackground(t *testing.T) {
 	run := func(bg []Flow) (TrainingResult, error) {
 		cfg := dcConfig(100e9, EECMP)
 		cfg.TierQueue = []int{256 << 10}
-		cfg.ECN = []ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
+		cfg.ECN = []network.ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
 		f, err := LeafSpine(engine.New(1), 2, 1, 4, cfg)
 		if err != nil {
 			t.Fatal(err)

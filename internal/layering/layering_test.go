@@ -175,3 +175,20 @@ func TestEngineKnowsNoNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkKnowsNoHosts: the simulator's network elements (sim/network)
+// use the engine, time and loss models only, so nothing of hosts,
+// topologies or workloads can creep into them.
+func TestNetworkKnowsNoHosts(t *testing.T) {
+	allowed := map[string]bool{module + "/internal/monotime": true, module + "/internal/lossmodel": true, module + "/sim/engine": true}
+	for _, p := range listDeps(t, module+"/sim/network") {
+		if p.path != module+"/sim/network" {
+			continue
+		}
+		for _, imp := range p.imports {
+			if ours(imp) && !allowed[imp] {
+				t.Errorf("%s imports %s: network elements know time, events and loss only", p.path, imp)
+			}
+		}
+	}
+}

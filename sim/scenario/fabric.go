@@ -11,6 +11,7 @@ import (
 	"github.com/sdrnet/sdrnet/sim"
 	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // Datacenter scenarios: a fabric (leaf-spine, fat-tree or Meta's zones),
@@ -36,14 +37,14 @@ func buildFabric(eng *engine.Engine, v *values) (*sim.Fabric, error) {
 		coreDelay = delay
 	}
 	queue := v.int("topology.queue")
-	ecn := sim.ECN{Min: v.int("topology.ecn"), Max: max(v.int("topology.ecn"), v.int("topology.ecn_max")), PMax: v.float("topology.ecn_pmax")}
+	ecn := network.ECN{Min: v.int("topology.ecn"), Max: max(v.int("topology.ecn"), v.int("topology.ecn_max")), PMax: v.float("topology.ecn_pmax")}
 	if ecn.Max > ecn.Min && ecn.PMax == 0 {
 		return nil, fmt.Errorf("topology.ecn_pmax is 0: RED between topology.ecn and topology.ecn_max would mark nothing; set it in (0, 1]")
 	}
 	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
 	cfg := sim.FabricConfig{HostRate: hostRate, HostDelay: delay,
 		TierRate: []float64{fabricRate, coreRate}, TierDelay: []monotime.Duration{delay, coreDelay},
-		ECN: []sim.ECN{ecn}, BufferAlpha: v.float("topology.buffer_alpha"),
+		ECN: []network.ECN{ecn}, BufferAlpha: v.float("topology.buffer_alpha"),
 		ControlInLine: v.pt.Values["topology.control_priority"] == "off",
 		Balancer:      sim.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
 	// A switch's memory is either partitioned per port (queue) or shared
@@ -62,7 +63,7 @@ func buildFabric(eng *engine.Engine, v *values) (*sim.Fabric, error) {
 		if xon > xoff {
 			return nil, fmt.Errorf("topology.pfc_xon %d bytes is above topology.pfc_xoff %d: resume must be at or below pause", xon, xoff)
 		}
-		cfg.PFC = &sim.PFC{XOff: xoff, XOn: xon, Headroom: v.int("topology.pfc_headroom"), Watchdog: v.duration("topology.pfc_watchdog")}
+		cfg.PFC = &network.PFC{XOff: xoff, XOn: xon, Headroom: v.int("topology.pfc_headroom"), Watchdog: v.duration("topology.pfc_watchdog")}
 	}
 	perLeaf := v.int("topology.hosts_per_leaf")
 	switch kind {

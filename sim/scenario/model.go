@@ -9,7 +9,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
-	"github.com/sdrnet/sdrnet/sim"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // Tolerance is how far a simulated mean may stray from the model's where
@@ -44,7 +44,7 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		MessageBytes:   int64(v.int("workload.size")),
 		ChunkBytes:     v.int("transport.chunk"),
 		MTU:            v.int("transport.mtu"),
-		HeaderBytes:    wire.MessageLen + sim.DefaultOverhead + v.authBytes(),
+		HeaderBytes:    wire.MessageLen + network.DefaultOverhead + v.authBytes(),
 		RateBitsPerSec: v.float("topology.host_rate"),
 		RTT:            rtt,
 		DropProb:       v.float("topology.loss"),

@@ -2,22 +2,23 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/sdrnet/sdrnet/internal/autoscheme"
-	"github.com/sdrnet/sdrnet/internal/cc"
-	"github.com/sdrnet/sdrnet/internal/wire"
 	"math"
 	"runtime"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/sdrnet/sdrnet/internal/autoscheme"
+	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/lossmodel"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sim"
 	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // Cell is the result of one grid point.
@@ -331,7 +332,7 @@ func (v *values) trunkDelay() monotime.Duration {
 		return v.duration("topology.trunk_delay")
 	}
 	if _, ok := v.pt.Values["topology.distance"]; ok {
-		return sim.DelayForDistance(v.float("topology.distance"))
+		return network.DelayForDistance(v.float("topology.distance"))
 	}
 	if v.pt.Values["topology.kind"] == "dumbbell" {
 		return monotime.Microsecond
@@ -372,11 +373,11 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		TrunkDelay:   trunkDelay,
 		QueueBytes:   v.int("topology.queue"),
 		ECNThreshold: v.int("topology.ecn"),
-		TrunkLoss: func() sim.LossModel {
+		TrunkLoss: func() network.LossModel {
 			if burst > 0 && loss > 0 {
-				return &sim.GilbertElliott{GilbertElliott: lossmodel.Bursty(loss, burst)}
+				return &network.GilbertElliott{GilbertElliott: lossmodel.Bursty(loss, burst)}
 			}
-			return sim.Bernoulli{P: loss}
+			return network.Bernoulli{P: loss}
 		},
 	}
 	scheme, chooser := v.scheme()

@@ -1,4 +1,4 @@
-package sim
+package network
 
 import (
 	"github.com/sdrnet/sdrnet/internal/lossmodel"
@@ -33,6 +33,9 @@ type Packet struct {
 	hdr [48]byte
 }
 
+// Waited is the time a control packet waited in switch queues.
+func (p *Packet) Waited() monotime.Duration { return p.wait }
+
 // Node receives packets: a queue, a link, a switch or a host.
 type Node interface {
 	Receive(p *Packet)
@@ -57,6 +60,10 @@ const DefaultOverhead = 66
 
 // NewNetwork returns an empty network driven by eng.
 func NewNetwork(eng *engine.Engine) *Network { return &Network{Eng: eng, Overhead: DefaultOverhead} }
+
+// Pooled is how many packets wait in the pool: after a run, every
+// packet it made.
+func (n *Network) Pooled() int { return len(n.free) }
 
 // NewPacket returns a pooled packet holding a copy of header and a
 // reference to payload.

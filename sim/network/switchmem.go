@@ -1,8 +1,7 @@
-package sim
+package network
 
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
-
 	"github.com/sdrnet/sdrnet/sim/engine"
 )
 

@@ -1,8 +1,7 @@
-package sim
+package network
 
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
-
 	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
@@ -44,10 +43,15 @@ type PauseStats struct {
 	WatchdogTrips uint64
 }
 
-// pausable is a port PFC can stop: a switch's Egress or a host's NIC.
-type pausable interface {
+// Pausable is a port PFC can stop: a switch's Egress or a host's NIC.
+type Pausable interface {
 	setPaused(on bool)
 	pauses() *pauseState
+	// PauseStats returns how PFC held the port back, with its paused
+	// time up to now.
+	PauseStats(now monotime.Time) PauseStats
+	// SetWatchdog lets a pause last at most d (zero: for ever).
+	SetWatchdog(d monotime.Duration)
 }
 
 // Event arguments of ports that can be paused, and of an ingress's frames.
@@ -89,11 +93,11 @@ func (s *pauseState) set(on bool, eng *engine.Engine, h engine.Handler) bool {
 }
 
 // pauses gives the port's pause state; it makes Egress and Queue, which
-// embed it, pausable.
+// embed it, Pausable.
 func (s *pauseState) pauses() *pauseState { return s }
 
-// stats returns the counters with the time paused up to now.
-func (s *pauseState) stats(now monotime.Time) PauseStats {
+// PauseStats returns the counters with the time paused up to now.
+func (s *pauseState) PauseStats(now monotime.Time) PauseStats {
 	st := s.Pause
 	if s.paused {
 		st.Paused += now.Sub(s.since)
@@ -101,8 +105,14 @@ func (s *pauseState) stats(now monotime.Time) PauseStats {
 	return st
 }
 
+// Paused reports whether PFC holds the port now.
+func (s *pauseState) Paused() bool { return s.paused }
+
+// SetWatchdog lets a pause last at most d (zero: for ever).
+func (s *pauseState) SetWatchdog(d monotime.Duration) { s.Watchdog = d }
+
 // tripWatchdog counts a pause storm and lets the port send.
-func tripWatchdog(p pausable) {
+func tripWatchdog(p Pausable) {
 	p.pauses().Pause.WatchdogTrips++
 	p.setPaused(false)
 }
@@ -145,7 +155,7 @@ type Ingress struct {
 	mem      *SwitchMemory
 	inLine   bool     // control packets are in the data class
 	next     Node     // the switch
-	up       pausable // the port feeding this ingress
+	up       Pausable // the port feeding this ingress
 	delay    monotime.Duration
 	headroom int
 	bytes    int // data that came in here and is still in the switch
@@ -153,6 +163,22 @@ type Ingress struct {
 	// Drops counts data lost to a full headroom.
 	Drops uint64
 }
+
+// NewIngress is the ingress of a cable into a switch whose ports share
+// mem: it hands packets to next (the switch), and pauses the port
+// feeding it, delay away, once its data passes the PFC threshold, with
+// headroom bytes for what is on the wire; inLine puts control packets
+// in the data class.
+func NewIngress(mem *SwitchMemory, next Node, delay monotime.Duration, headroom int, inLine bool) *Ingress {
+	return &Ingress{mem: mem, next: next, delay: delay, headroom: headroom, inLine: inLine}
+}
+
+// Held is the data that came in here and is still in the switch, bytes.
+func (in *Ingress) Held() int { return in.bytes }
+
+// SetUpstream names the port feeding the ingress, which its PAUSE
+// frames stop.
+func (in *Ingress) SetUpstream(p Pausable) { in.up = p }
 
 // Receive accounts p to the ingress and hands it to the switch.
 func (in *Ingress) Receive(p *Packet) {

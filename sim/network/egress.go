@@ -1,8 +1,7 @@
-package sim
+package network
 
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
-
 	"github.com/sdrnet/sdrnet/sim/engine"
 )
 
@@ -224,3 +223,10 @@ func (e *Egress) OnEvent(eng *engine.Engine, arg uint64) {
 	e.net.Hops++
 	e.Next.Receive(p)
 }
+
+// Held is how many packets wait in the port's queue.
+func (e *Egress) Held() int { return e.held.n }
+
+// Settle accounts every departure, and the occupancy, up to now, so
+// Stats are current.
+func (e *Egress) Settle(now monotime.Time) { e.advance(now) }

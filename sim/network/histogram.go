@@ -1,4 +1,4 @@
-package sim
+package network
 
 import "math/bits"
 
