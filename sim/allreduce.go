@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim/hostmodel"
 )
 
 // AllReduceConfig is a ring AllReduce among the first Hosts hosts of a
@@ -33,7 +34,7 @@ type AllReduceResult struct {
 }
 
 type ringMember struct {
-	host       *Host
+	host       *hostmodel.Host
 	next, prev *core.Conn
 	base       uint32 // receive handle of step 0 in this collective
 	got        []bool // steps received in this collective
@@ -63,7 +64,7 @@ func RunAllReduce(t *Topology, cfg AllReduceConfig) (AllReduceResult, error) {
 	}
 	for i := range n {
 		j := (i + 1) % n
-		a, b, err := Connect(ring[i].host, ring[j].host, uint64(j+1), ccfg)
+		a, b, err := hostmodel.Connect(ring[i].host, ring[j].host, uint64(j+1), ccfg)
 		if err != nil {
 			return AllReduceResult{}, err
 		}
@@ -132,7 +133,7 @@ func RunAllReduce(t *Topology, cfg AllReduceConfig) (AllReduceResult, error) {
 	}
 	for _, m := range ring {
 		m := m
-		m.host.Handle = func(h *Host, ev core.Event) {
+		m.host.Handle = func(h *hostmodel.Host, ev core.Event) {
 			switch ev.Kind {
 			case core.EventRecvDone:
 				if ev.Conn != m.prev {

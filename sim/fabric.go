@@ -7,6 +7,7 @@ import (
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/hostmodel"
 	"github.com/sdrnet/sdrnet/sim/network"
 )
 
@@ -222,7 +223,7 @@ func newFabricBuilder(eng *engine.Engine, hosts int, levels []int, cfg FabricCon
 	}
 	b := &fabricBuilder{f: f, cfg: cfg}
 	for h := range hosts {
-		host := NewHost(f.Net, int32(h), cfg.HostRate, nil)
+		host := hostmodel.NewHost(f.Net, int32(h), cfg.HostRate, nil)
 		f.Hosts = append(f.Hosts, host)
 	}
 	return b

@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/hostmodel"
 )
 
 // Workloads as traffic matrices with dependencies: every transfer is a
@@ -163,7 +164,7 @@ func newFlowRun(t *Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
 			nextID++
 			cfg := ccfg
 			cfg.MaxMsgs = slots(f.Src, f.Dst)
-			a, b, err := Connect(t.Hosts[f.Src], t.Hosts[f.Dst], nextID, cfg)
+			a, b, err := hostmodel.Connect(t.Hosts[f.Src], t.Hosts[f.Dst], nextID, cfg)
 			if err != nil {
 				return r, err
 			}
@@ -266,7 +267,7 @@ func (r *flowRun) startAt(f int) {
 }
 
 // handle takes a host's events for the flows' connections.
-func (r *flowRun) handle(h *Host, ev core.Event) {
+func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 	switch ev.Kind {
 	case core.EventRecvDone:
 		pc := r.byRx[ev.Conn]

@@ -9,6 +9,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/hostmodel"
 )
 
 // MessagesConfig is a point-to-point workload: one host sends Count
@@ -72,7 +73,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 	a, b := t.Hosts[src], t.Hosts[dst]
 	ccfg := cfg.Core
 	ccfg.Scheme = cfg.Scheme
-	ca, cb, err := Connect(a, b, 1, ccfg)
+	ca, cb, err := hostmodel.Connect(a, b, 1, ccfg)
 	if err != nil {
 		return MessagesResult{}, err
 	}
@@ -125,7 +126,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 		}
 		sent++
 	}
-	b.Handle = func(h *Host, ev core.Event) {
+	b.Handle = func(h *hostmodel.Host, ev core.Event) {
 		switch ev.Kind {
 		case core.EventRecvDone:
 			// Messages of one connection complete in order of sending
@@ -150,7 +151,7 @@ func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult,
 			eng.Stop()
 		}
 	}
-	a.Handle = func(h *Host, ev core.Event) {
+	a.Handle = func(h *hostmodel.Host, ev core.Event) {
 		switch ev.Kind {
 		case core.EventSendDone:
 			res.SenderCompletions = append(res.SenderCompletions, eng.Now().Sub(max(sentAt[acked], lastAck)))

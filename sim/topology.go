@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/hostmodel"
 	"github.com/sdrnet/sdrnet/sim/network"
 )
 
@@ -60,7 +61,7 @@ type TwoSitesConfig = SitesConfig
 // Topology is what a builder made.
 type Topology struct {
 	Net      *network.Network
-	Hosts    []*Host
+	Hosts    []*hostmodel.Host
 	Switches []*Switch
 	// Trunk[2i] carries site i to site i+1 (mod the number of sites),
 	// Trunk[2i+1] the way back; TrunkQueue are the switch ports feeding
@@ -116,7 +117,7 @@ func Sites(eng *engine.Engine, sites int, cfg SitesConfig) *Topology {
 	t.OneWay = monotime.Duration(sites/2)*cfg.TrunkDelay + 2*cfg.HostDelay // half way round the ring
 	for h := range sites * n {
 		site := h / n
-		host := NewHost(net, int32(h), cfg.HostRate, network.NewLink(net, cfg.HostDelay, nil, sw[site]))
+		host := hostmodel.NewHost(net, int32(h), cfg.HostRate, network.NewLink(net, cfg.HostDelay, nil, sw[site]))
 		t.Hosts = append(t.Hosts, host)
 		down := network.NewQueue(net, cfg.HostRate, cfg.QueueBytes, network.NewLink(net, cfg.HostDelay, nil, host))
 		down.ECN = network.StepECN(cfg.ECNThreshold)

@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/hostmodel"
 )
 
 // replay is RunTraining's state: the ranks, the process groups' members,
@@ -59,7 +60,7 @@ type p2pChannel struct {
 type rank struct {
 	rp       *replay
 	id       int
-	host     *Host
+	host     *hostmodel.Host
 	trace    *chakra.Trace
 	waiting  []int   // per node: unfinished dependencies
 	children [][]int // per node: the nodes waiting for it
@@ -94,7 +95,7 @@ func (rp *replay) fail(err error) {
 // whose packets the switches see with entropy of its own.
 func (rp *replay) connect(a, b int, cfg core.Config, lane int) (*core.Conn, *core.Conn, error) {
 	ha, hb := rp.ranks[a].host, rp.ranks[b].host
-	ca, cb, err := Connect(ha, hb, rp.nextID+1, cfg)
+	ca, cb, err := hostmodel.Connect(ha, hb, rp.nextID+1, cfg)
 	rp.nextID++
 	if err == nil {
 		rp.conns = append(rp.conns, [2]*core.Conn{ca, cb})
@@ -122,7 +123,7 @@ func (rp *replay) p2pConn(ch p2pChannel) ([2]*core.Conn, error) {
 }
 
 // newRank is rank id of the job on host h.
-func (rp *replay) newRank(id int, h *Host) *rank {
+func (rp *replay) newRank(id int, h *hostmodel.Host) *rank {
 	tr := rp.job.Ranks[id]
 	rk := &rank{rp: rp, id: id, host: h, trace: tr, waiting: slices.Clone(rp.job.Waits[id]), children: rp.job.Children[id],
 		began: make([]monotime.Time, len(tr.Nodes)), groups: map[string]*member{}, rx: map[*core.Conn]*member{}, collLeft: map[int]int{},
@@ -296,7 +297,7 @@ func (rk *rank) runCompute() {
 }
 
 // handle takes the core's events for the rank's host.
-func (rk *rank) handle(_ *Host, ev core.Event) {
+func (rk *rank) handle(_ *hostmodel.Host, ev core.Event) {
 	rp := rk.rp
 	switch ev.Kind {
 	case core.EventRecvDone:

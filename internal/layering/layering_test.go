@@ -192,3 +192,21 @@ func TestNetworkKnowsNoHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestHostsKnowNoTopology: the simulator's hosts (sim/hostmodel) drive
+// the core over the network elements; they know no topology, workload or
+// datapath.
+func TestHostsKnowNoTopology(t *testing.T) {
+	allowed := map[string]bool{module + "/internal/core": true, module + "/internal/wire": true,
+		module + "/internal/monotime": true, module + "/sim/engine": true, module + "/sim/network": true}
+	for _, p := range listDeps(t, module+"/sim/hostmodel") {
+		if p.path != module+"/sim/hostmodel" {
+			continue
+		}
+		for _, imp := range p.imports {
+			if ours(imp) && !allowed[imp] {
+				t.Errorf("%s imports %s: hosts know the core and the network elements only", p.path, imp)
+			}
+		}
+	}
+}

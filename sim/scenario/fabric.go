@@ -11,6 +11,7 @@ import (
 	"github.com/sdrnet/sdrnet/sim"
 	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/hostmodel"
 	"github.com/sdrnet/sdrnet/sim/network"
 )
 
@@ -275,7 +276,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 	for _, h := range f.Hosts {
 		h.Datagram = ud != nil && ud.Datagram()
 		if n := v.int("nic.qp_cache"); n > 0 {
-			h.Contexts = sim.NewContextCache(n, v.duration("nic.qp_miss"))
+			h.Contexts = hostmodel.NewContextCache(n, v.duration("nic.qp_miss"))
 		}
 	}
 	var sampler *sim.QueueSampler

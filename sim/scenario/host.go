@@ -1,17 +1,17 @@
 package scenario
 
-import "github.com/sdrnet/sdrnet/sim"
+import "github.com/sdrnet/sdrnet/sim/hostmodel"
 
 // hostMemory is the host memory path of a point's hosts (the host.
 // section), nil where the point enables none: no GPU-memory translation
 // and no pinning give exactly the results of a run without it.
-func hostMemory(v *values) *sim.HostMemoryConfig {
-	translation := map[string]sim.Translation{"off": sim.TranslateNone, "ats": sim.TranslateATS, "emtt": sim.TranslateEMTT}[v.pt.Values["host.translation"]]
-	pinning := map[string]sim.Pinning{"off": sim.PinNone, "all": sim.PinAll, "on_demand": sim.PinOnDemand}[v.pt.Values["host.pinning"]]
-	if translation == sim.TranslateNone && pinning == sim.PinNone {
+func hostMemory(v *values) *hostmodel.HostMemoryConfig {
+	translation := map[string]hostmodel.Translation{"off": hostmodel.TranslateNone, "ats": hostmodel.TranslateATS, "emtt": hostmodel.TranslateEMTT}[v.pt.Values["host.translation"]]
+	pinning := map[string]hostmodel.Pinning{"off": hostmodel.PinNone, "all": hostmodel.PinAll, "on_demand": hostmodel.PinOnDemand}[v.pt.Values["host.pinning"]]
+	if translation == hostmodel.TranslateNone && pinning == hostmodel.PinNone {
 		return nil
 	}
-	return &sim.HostMemoryConfig{
+	return &hostmodel.HostMemoryConfig{
 		Translation:     translation,
 		HostBuffers:     v.pt.Values["host.memory"] == "host",
 		PageSize:        v.int("host.page"),
@@ -32,26 +32,26 @@ func hostMemory(v *values) *sim.HostMemoryConfig {
 }
 
 // attachHostMemory gives every host its own memory path (cfg nil: none).
-func attachHostMemory(hosts []*sim.Host, cfg *sim.HostMemoryConfig) {
+func attachHostMemory(hosts []*hostmodel.Host, cfg *hostmodel.HostMemoryConfig) {
 	if cfg == nil {
 		return
 	}
 	for _, h := range hosts {
-		h.Memory = sim.NewHostMemory(*cfg)
+		h.Memory = hostmodel.NewHostMemory(*cfg)
 	}
 }
 
 // hostMemoryMetrics fills cell's host memory figures: the container's
 // start-up time, the ATC's miss rate, the DMA stall summed over hosts
 // and the first-touch pins.
-func hostMemoryMetrics(hosts []*sim.Host, cell *Cell) {
+func hostMemoryMetrics(hosts []*hostmodel.Host, cell *Cell) {
 	var lookups, misses uint64
 	for _, h := range hosts {
 		m := h.Memory
 		if m == nil {
 			continue
 		}
-		if m.Config().Pinning != sim.PinNone { // bare metal: no container to start
+		if m.Config().Pinning != hostmodel.PinNone { // bare metal: no container to start
 			cell.StartupSec = max(cell.StartupSec, m.StartupTime().Seconds())
 		}
 		lookups, misses = lookups+m.Stats.Translations, misses+m.Stats.ATCMisses

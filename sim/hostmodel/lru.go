@@ -1,4 +1,4 @@
-package sim
+package hostmodel
 
 import "github.com/sdrnet/sdrnet/internal/monotime"
 
