@@ -160,52 +160,33 @@ func TestInternalBelowSim(t *testing.T) {
 	}
 }
 
-// TestEngineKnowsNoNetwork: the simulator's event engine holds events,
-// their heap and the clock; of sdrnet it uses only monotime, so nothing
-// of networks, hosts or workloads can creep into it.
-func TestEngineKnowsNoNetwork(t *testing.T) {
-	for _, p := range listDeps(t, module+"/sim/engine") {
-		if p.path != module+"/sim/engine" {
-			continue
+// TestSimulatorRooms: each room of the simulator imports of sdrnet only
+// the rooms below it, so nothing of networks creeps into the engine,
+// nothing of hosts into the network elements, and nothing of topologies
+// or workloads into the hosts.
+func TestSimulatorRooms(t *testing.T) {
+	for _, room := range []struct {
+		pkg, why string
+		allowed  []string
+	}{
+		{"sim/engine", "the engine knows time and events only", []string{"internal/monotime"}},
+		{"sim/network", "network elements know time, events and loss only",
+			[]string{"internal/monotime", "internal/lossmodel", "sim/engine"}},
+		{"sim/hostmodel", "hosts know the core and the network elements only",
+			[]string{"internal/core", "internal/wire", "internal/monotime", "sim/engine", "sim/network"}},
+	} {
+		allowed := map[string]bool{}
+		for _, a := range room.allowed {
+			allowed[module+"/"+a] = true
 		}
-		for _, imp := range p.imports {
-			if ours(imp) && imp != module+"/internal/monotime" {
-				t.Errorf("%s imports %s: the engine knows time and events only", p.path, imp)
+		for _, p := range listDeps(t, module+"/"+room.pkg) {
+			if p.path != module+"/"+room.pkg {
+				continue
 			}
-		}
-	}
-}
-
-// TestNetworkKnowsNoHosts: the simulator's network elements (sim/network)
-// use the engine, time and loss models only, so nothing of hosts,
-// topologies or workloads can creep into them.
-func TestNetworkKnowsNoHosts(t *testing.T) {
-	allowed := map[string]bool{module + "/internal/monotime": true, module + "/internal/lossmodel": true, module + "/sim/engine": true}
-	for _, p := range listDeps(t, module+"/sim/network") {
-		if p.path != module+"/sim/network" {
-			continue
-		}
-		for _, imp := range p.imports {
-			if ours(imp) && !allowed[imp] {
-				t.Errorf("%s imports %s: network elements know time, events and loss only", p.path, imp)
-			}
-		}
-	}
-}
-
-// TestHostsKnowNoTopology: the simulator's hosts (sim/hostmodel) drive
-// the core over the network elements; they know no topology, workload or
-// datapath.
-func TestHostsKnowNoTopology(t *testing.T) {
-	allowed := map[string]bool{module + "/internal/core": true, module + "/internal/wire": true,
-		module + "/internal/monotime": true, module + "/sim/engine": true, module + "/sim/network": true}
-	for _, p := range listDeps(t, module+"/sim/hostmodel") {
-		if p.path != module+"/sim/hostmodel" {
-			continue
-		}
-		for _, imp := range p.imports {
-			if ours(imp) && !allowed[imp] {
-				t.Errorf("%s imports %s: hosts know the core and the network elements only", p.path, imp)
+			for _, imp := range p.imports {
+				if ours(imp) && !allowed[imp] {
+					t.Errorf("%s imports %s: %s", p.path, imp, room.why)
+				}
 			}
 		}
 	}
