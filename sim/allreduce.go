@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/hostmodel"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // AllReduceConfig is a ring AllReduce among the first Hosts hosts of a
@@ -45,7 +46,7 @@ type ringMember struct {
 
 // RunAllReduce runs the collective on t and checks every segment that
 // carries bytes.
-func RunAllReduce(t *Topology, cfg AllReduceConfig) (AllReduceResult, error) {
+func RunAllReduce(t *topology.Topology, cfg AllReduceConfig) (AllReduceResult, error) {
 	n := cfg.Hosts
 	if n < 2 || n > len(t.Hosts) {
 		return AllReduceResult{}, fmt.Errorf("allreduce over %d hosts: the topology has %d", n, len(t.Hosts))

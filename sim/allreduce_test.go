@@ -8,10 +8,11 @@ import (
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
-func ringTopology(eng *engine.Engine, hosts int, loss float64) *Topology {
-	return TwoSites(eng, TwoSitesConfig{HostsPerSite: hosts / 2, HostRate: 100e9, HostDelay: monotime.Microsecond,
+func ringTopology(eng *engine.Engine, hosts int, loss float64) *topology.Topology {
+	return topology.TwoSites(eng, topology.TwoSitesConfig{HostsPerSite: hosts / 2, HostRate: 100e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: network.DelayForDistance(200),
 		TrunkLoss: func() network.LossModel { return network.Bernoulli{P: loss} }})
 }
@@ -65,7 +66,7 @@ func TestAllReduceAcrossSites(t *testing.T) {
 	for _, n := range []int{3, 4, 5} {
 		eng := engine.New(1)
 		trunk := network.DelayForDistance(500)
-		top := Sites(eng, n, SitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
+		top := topology.Sites(eng, n, topology.SitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
 			TrunkRate: 400e9, TrunkDelay: trunk})
 		const size = 6 << 20
 		res, err := RunAllReduce(top, AllReduceConfig{Hosts: n, Size: size, Count: 2, Scheme: reliability.SelectiveRepeat{},

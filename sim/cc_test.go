@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // ccIncast runs a 7-to-1 incast of 1 MiB per sender on a leaf-spine with
@@ -20,10 +21,10 @@ func ccIncast(t *testing.T, alg string) (FlowsResult, fabricCounts, cc.Stats) {
 		t.Fatal(err)
 	}
 	eng := engine.New(1)
-	cfg := dcConfig(100e9, EECMP)
+	cfg := dcConfig(100e9, topology.EECMP)
 	cfg.TierQueue = []int{256 << 10}
 	cfg.ECN = []network.ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
-	f, err := LeafSpine(eng, 2, 2, 4, cfg)
+	f, err := topology.LeafSpine(eng, 2, 2, 4, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestCCIncast(t *testing.T) {
 func TestCCLoneFlow(t *testing.T) {
 	run := func(alg string) (monotime.Duration, cc.Stats) {
 		a, _ := cc.Parse(alg)
-		f, err := LeafSpine(engine.New(1), 2, 2, 4, dcConfig(100e9, EECMP))
+		f, err := topology.LeafSpine(engine.New(1), 2, 2, 4, dcConfig(100e9, topology.EECMP))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/hostmodel"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // TestContextCacheSlowsAllToAll: an all-to-all among 16 hosts gives each
@@ -17,7 +18,7 @@ import (
 func TestContextCacheSlowsAllToAll(t *testing.T) {
 	run := func(entries int) (monotime.Duration, uint64, uint64, monotime.Duration) {
 		eng := engine.New(3)
-		f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
+		f, err := topology.LeafSpine(eng, 4, 2, 4, dcConfig(100e9, topology.EECMP))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func TestContextCacheSlowsAllToAll(t *testing.T) {
 func TestDatagramHosts(t *testing.T) {
 	run := func(datagram bool) (monotime.Duration, []*hostmodel.Host) {
 		eng := engine.New(5)
-		f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
+		f, err := topology.LeafSpine(eng, 4, 2, 4, dcConfig(100e9, topology.EECMP))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // BenchmarkFatTreePermutation is the datacenter scale benchmark: a k-ary
@@ -22,9 +23,9 @@ func BenchmarkFatTreePermutation(b *testing.B) {
 			var peak uint64
 			for b.Loop() {
 				eng := engine.New(1)
-				f, err := FatTree(eng, k, FabricConfig{HostRate: 400e9, HostDelay: monotime.Microsecond,
+				f, err := topology.FatTree(eng, k, topology.FabricConfig{HostRate: 400e9, HostDelay: monotime.Microsecond,
 					TierRate: []float64{400e9}, TierDelay: []monotime.Duration{monotime.Microsecond},
-					TierQueue: []int{4 << 20}, Balancer: Balancer{Kind: EECMP}})
+					TierQueue: []int{4 << 20}, Balancer: topology.Balancer{Kind: topology.EECMP}})
 				if err != nil {
 					b.Fatal(err)
 				}

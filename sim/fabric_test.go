@@ -9,11 +9,12 @@ import (
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
-func dcConfig(rate float64, b BalancerKind) FabricConfig {
-	return FabricConfig{HostRate: rate, HostDelay: monotime.Microsecond, TierRate: []float64{rate},
-		TierDelay: []monotime.Duration{monotime.Microsecond}, TierQueue: []int{1 << 20}, Balancer: Balancer{Kind: b}}
+func dcConfig(rate float64, b topology.BalancerKind) topology.FabricConfig {
+	return topology.FabricConfig{HostRate: rate, HostDelay: monotime.Microsecond, TierRate: []float64{rate},
+		TierDelay: []monotime.Duration{monotime.Microsecond}, TierQueue: []int{1 << 20}, Balancer: topology.Balancer{Kind: b}}
 }
 
 func hostList(n int) []int {
@@ -31,7 +32,7 @@ func flowsCfg(qps int, sel path.Kind) FlowsConfig {
 
 func TestFatTreePermutation(t *testing.T) {
 	eng := engine.New(1)
-	f, err := FatTree(eng, 4, dcConfig(100e9, EECMP))
+	f, err := topology.FatTree(eng, 4, dcConfig(100e9, topology.EECMP))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestFatTreePermutation(t *testing.T) {
 
 func TestRingAllReduceFlows(t *testing.T) {
 	eng := engine.New(2)
-	f, err := LeafSpine(eng, 4, 2, 4, dcConfig(100e9, EECMP))
+	f, err := topology.LeafSpine(eng, 4, 2, 4, dcConfig(100e9, topology.EECMP))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestRingAllReduceFlows(t *testing.T) {
 // every flow still arrives.
 func TestLinkFailureReroutes(t *testing.T) {
 	eng := engine.New(3)
-	f, err := LeafSpine(eng, 2, 2, 4, dcConfig(100e9, EECMP))
+	f, err := topology.LeafSpine(eng, 2, 2, 4, dcConfig(100e9, topology.EECMP))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestLinkFailureReroutes(t *testing.T) {
 // receive, not from the count completed.
 func TestFlowsCompleteOutOfOrder(t *testing.T) {
 	eng := engine.New(5)
-	f, err := LeafSpine(eng, 2, 1, 2, dcConfig(100e9, EECMP))
+	f, err := topology.LeafSpine(eng, 2, 1, 2, dcConfig(100e9, topology.EECMP))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/hostmodel"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // Workloads as traffic matrices with dependencies: every transfer is a
@@ -94,7 +95,7 @@ type pairConn struct {
 
 // RunFlows moves flows over t's hosts (virtual payloads) and returns when
 // every flow has arrived.
-func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
+func RunFlows(t *topology.Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 	r, err := newFlowRun(t, flows, cfg)
 	if err != nil {
 		return r.res, err
@@ -111,7 +112,7 @@ func RunFlows(t *Topology, flows []Flow, cfg FlowsConfig) (FlowsResult, error) {
 // flowRun is RunFlows' state: the flows, their connections (one per host
 // pair), what has started and arrived.
 type flowRun struct {
-	t          *Topology
+	t          *topology.Topology
 	flows      []Flow
 	cfg        FlowsConfig
 	res        FlowsResult
@@ -138,7 +139,7 @@ type flowRun struct {
 }
 
 // newFlowRun opens the flows' connections.
-func newFlowRun(t *Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
+func newFlowRun(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
 	r := &flowRun{t: t, flows: flows, cfg: cfg, byTx: map[*core.Conn]*pairConn{}, byRx: map[*core.Conn]*pairConn{},
 		connOf: make([]*pairConn, len(flows)), waiting: make([]int, len(flows)), dependents: make([][]int, len(flows)),
 		ready: make([]bool, len(flows)),
@@ -370,7 +371,7 @@ func (r *flowRun) result(limit monotime.Duration) (FlowsResult, error) {
 // so their slots are most of the run's memory. A host whose peers share
 // one datagram endpoint sizes it for its busiest peer (the endpoint's
 // first peer sets it).
-func connSlots(t *Topology, flows []Flow, most int) func(a, b int) int {
+func connSlots(t *topology.Topology, flows []Flow, most int) func(a, b int) int {
 	perPair := map[[2]int]int{}
 	perHost := make([]int, len(t.Hosts))
 	for _, f := range flows {

@@ -10,6 +10,7 @@ import (
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/hostmodel"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 func testMemory(tr hostmodel.Translation, pin hostmodel.Pinning) hostmodel.HostMemoryConfig {
@@ -31,7 +32,7 @@ func TestHostMemoryThroughput(t *testing.T) {
 	}{{"emtt", hostmodel.TranslateEMTT, 4}, {"ats-4", hostmodel.TranslateATS, 4}, {"ats-2", hostmodel.TranslateATS, 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := engine.New(1)
-			top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 200e9, HostDelay: monotime.Microsecond,
+			top := topology.TwoSites(eng, topology.TwoSitesConfig{HostsPerSite: 1, HostRate: 200e9, HostDelay: monotime.Microsecond,
 				TrunkRate: 200e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() network.LossModel { return network.Bernoulli{} }})
 			cfg := testMemory(tc.tr, hostmodel.PinNone)
 			cfg.Outstanding = tc.out

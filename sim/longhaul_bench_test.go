@@ -8,6 +8,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // BenchmarkLongHaul1GiB simulates one 1 GiB message (262,144 packets of
@@ -23,7 +24,7 @@ func BenchmarkLongHaul1GiB(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				eng := engine.New(1)
-				top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
+				top := topology.TwoSites(eng, topology.TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
 					TrunkRate: 400e9, TrunkDelay: 12500 * monotime.Microsecond,
 					TrunkLoss: func() network.LossModel { return network.Bernoulli{P: 1e-4} }})
 				if _, err := RunMessages(top, 0, 1, MessagesConfig{Size: 1 << 30, Count: 1, Scheme: s,
@@ -50,7 +51,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 	}
 	run := func(count int) (mallocs, events uint64) {
 		eng := engine.New(1)
-		top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
+		top := topology.TwoSites(eng, topology.TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
 			TrunkRate: 100e9, TrunkDelay: monotime.Millisecond,
 			TrunkLoss: func() network.LossModel { return network.Bernoulli{P: 1e-4} }})
 		var before, after runtime.MemStats

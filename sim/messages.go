@@ -10,6 +10,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/hostmodel"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // MessagesConfig is a point-to-point workload: one host sends Count
@@ -68,7 +69,7 @@ type MessagesResult struct {
 
 // RunMessages runs the workload from host src to host dst of t until it
 // completes, and checks every delivered message byte for byte.
-func RunMessages(t *Topology, src, dst int, cfg MessagesConfig) (MessagesResult, error) {
+func RunMessages(t *topology.Topology, src, dst int, cfg MessagesConfig) (MessagesResult, error) {
 	eng := t.Net.Eng
 	a, b := t.Hosts[src], t.Hosts[dst]
 	ccfg := cfg.Core

@@ -9,10 +9,11 @@ import (
 	"github.com/sdrnet/sdrnet/internal/wire"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
-func longHaul(eng *engine.Engine, loss float64, km float64) *Topology {
-	return TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
+func longHaul(eng *engine.Engine, loss float64, km float64) *topology.Topology {
+	return topology.TwoSites(eng, topology.TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: network.DelayForDistance(km),
 		TrunkLoss: func() network.LossModel { return network.Bernoulli{P: loss} }})
 }
@@ -99,7 +100,7 @@ func TestDeterministic(t *testing.T) {
 // run (found by the long-haul scenario) stalls at message 999.
 func TestTimerArmedBySending(t *testing.T) {
 	eng := engine.New(1000003)
-	top := TwoSites(eng, TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
+	top := topology.TwoSites(eng, topology.TwoSitesConfig{HostsPerSite: 1, HostRate: 400e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: 12500 * monotime.Microsecond,
 		TrunkLoss: func() network.LossModel { return network.Bernoulli{P: 0.01} }})
 	_, err := RunMessages(top, 0, 1, MessagesConfig{Size: 128 << 10, Count: 1000, Scheme: reliability.SelectiveRepeat{},

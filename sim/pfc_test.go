@@ -7,21 +7,22 @@ import (
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // incastFabric is seven hosts sending to one across a small leaf-spine
 // with shallow port buffers, with or without PFC.
-func incastFabric(t *testing.T, pfc *network.PFC) (*Fabric, FlowsResult) {
+func incastFabric(t *testing.T, pfc *network.PFC) (*topology.Fabric, FlowsResult) {
 	return incastWith(t, pfc, 0)
 }
 
-func incastWith(t *testing.T, pfc *network.PFC, admission int) (*Fabric, FlowsResult) {
+func incastWith(t *testing.T, pfc *network.PFC, admission int) (*topology.Fabric, FlowsResult) {
 	t.Helper()
 	eng := engine.New(1)
-	cfg := dcConfig(100e9, EECMP)
+	cfg := dcConfig(100e9, topology.EECMP)
 	cfg.TierQueue = []int{64 << 10}
 	cfg.PFC = pfc
-	f, err := LeafSpine(eng, 2, 2, 4, cfg)
+	f, err := topology.LeafSpine(eng, 2, 2, 4, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ type fabricCounts struct {
 	drops, headroomDrops, pauses, trips uint64
 }
 
-func countFabric(f *Fabric) fabricCounts {
+func countFabric(f *topology.Fabric) fabricCounts {
 	var c fabricCounts
 	for _, p := range f.Ports {
 		if p.E != nil {
@@ -85,9 +86,9 @@ func TestPFCIncast(t *testing.T) {
 	if hostPauses == 0 {
 		t.Errorf("no sender NIC was ever paused: the back-pressure did not reach the hosts")
 	}
-	for _, s := range f.FSwitch {
+	for i, s := range f.FSwitch {
 		if u := s.Mem.Used(); u != 0 {
-			t.Errorf("switch %d holds %d bytes at the end", s.id, u)
+			t.Errorf("switch %d holds %d bytes at the end", i, u)
 		}
 	}
 	// The incast is bottlenecked by the receiver's link either way; PFC

@@ -7,6 +7,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // TestQueueSamplerMatchesOccupancyIntegral checks the sampled queue depths
@@ -16,11 +17,11 @@ import (
 // occupancy. An incast builds a real queue on the receiver's downlink.
 func TestQueueSamplerMatchesOccupancyIntegral(t *testing.T) {
 	eng := engine.New(4)
-	f, err := LeafSpine(eng, 2, 2, 4, dcConfig(100e9, EECMP))
+	f, err := topology.LeafSpine(eng, 2, 2, 4, dcConfig(100e9, topology.EECMP))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := SampleQueues(eng, f, 50*monotime.Nanosecond)
+	s := topology.SampleQueues(eng, f, 50*monotime.Nanosecond)
 	res, err := RunFlows(&f.Topology, Incast([]int{1, 2, 3, 4, 5, 6}, 0, 1<<20), flowsCfg(4, path.Oblivious))
 	if err != nil {
 		t.Fatal(err)
@@ -55,28 +56,5 @@ func TestQueueSamplerMatchesOccupancyIntegral(t *testing.T) {
 	}
 	if s.Tier(-1) != nil || s.Tier(len(f.Tiers)) != nil {
 		t.Error("a tier out of range has samples")
-	}
-}
-
-// TestSeriesDownsamples feeds a series more samples than it has bins: it
-// must keep at most SeriesBins bins, each the maximum of its samples.
-func TestSeriesDownsamples(t *testing.T) {
-	for _, n := range []int{1, SeriesBins, SeriesBins + 1, 5*SeriesBins + 3} {
-		s := series{span: 1}
-		for i := range n {
-			s.add(int64(i % 97))
-		}
-		if len(s.max) > SeriesBins || (len(s.max)-1)*s.span+s.n != n {
-			t.Fatalf("%d samples: %d bins of %d, %d in the last", n, len(s.max), s.span, s.n)
-		}
-		for k, got := range s.max {
-			want := int64(0)
-			for i := k * s.span; i < min((k+1)*s.span, n); i++ {
-				want = max(want, int64(i%97))
-			}
-			if got != want {
-				t.Errorf("%d samples: bin %d holds %d, want %d", n, k, got, want)
-			}
-		}
 	}
 }

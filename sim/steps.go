@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/sdrnet/sdrnet/internal/core"
+import (
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/sim/topology"
+)
 
 // stepTracker plays a collective library's part for flows that name a
 // step: it declares each step to the receivers' endpoints (how many of the
@@ -40,7 +43,7 @@ func (st *stepTracker) tag(ep *core.Endpoint, rx *core.Conn, h core.RecvHandle, 
 
 // arrived counts f arrived; when the rest of its step goes to a single
 // receiver, that receiver is told the step waits on it.
-func (st *stepTracker) arrived(t *Topology, f Flow) {
+func (st *stepTracker) arrived(t *topology.Topology, f Flow) {
 	if f.Step <= 0 {
 		return
 	}

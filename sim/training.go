@@ -10,6 +10,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/sim/chakra"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // TrainingConfig replays a Chakra job (one trace per rank) on a
@@ -110,7 +111,7 @@ type Span struct {
 }
 
 // RunTraining replays cfg.Job on t.
-func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
+func RunTraining(t *topology.Topology, cfg TrainingConfig) (TrainingResult, error) {
 	job := cfg.Job
 	n := len(job.Ranks)
 	if n < 1 || n > len(t.Hosts) {
@@ -211,7 +212,7 @@ func RunTraining(t *Topology, cfg TrainingConfig) (TrainingResult, error) {
 }
 
 // background readies flows beside the job, on hosts it does not use.
-func (rp *replay) background(t *Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
+func (rp *replay) background(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
 	rankOn := map[int]int{}
 	for r, h := range rp.hosts {
 		rankOn[h] = r

@@ -16,6 +16,7 @@ import (
 	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 func compNode(id, micros uint64, deps ...uint64) chakra.Node {
@@ -358,7 +359,7 @@ func TestTrainingMegatronPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	top := TwoSites(engine.New(1), TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
+	top := topology.TwoSites(engine.New(1), topology.TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() network.LossModel { return network.Bernoulli{} }})
 	res, err := RunTraining(top, TrainingConfig{Job: job, Scheme: reliability.SelectiveRepeat{NACK: true}, Core: core.Config{InitialRTT: 20 * monotime.Microsecond, Rate: 100e9}})
 	if err != nil {
@@ -507,7 +508,7 @@ func TestTrainingTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		top := TwoSites(engine.New(1), TwoSitesConfig{HostsPerSite: 8, HostRate: 100e9, HostDelay: hostDelay,
+		top := topology.TwoSites(engine.New(1), topology.TwoSitesConfig{HostsPerSite: 8, HostRate: 100e9, HostDelay: hostDelay,
 			TrunkRate: 400e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() network.LossModel { return network.Bernoulli{} }})
 		res, err := RunTraining(top, TrainingConfig{Job: job, Tree: tree, Scheme: reliability.SelectiveRepeat{NACK: true},
 			Core: coreConfig(2 * monotime.Millisecond)})
@@ -579,10 +580,10 @@ func TestTrainingChannels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := dcConfig(100e9, EECMP)
+		cfg := dcConfig(100e9, topology.EECMP)
 		cfg.TierQueue = []int{256 << 10}
 		cfg.ECN = []network.ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
-		f, err := LeafSpine(engine.New(1), 2, 4, 4, cfg)
+		f, err := topology.LeafSpine(engine.New(1), 2, 4, 4, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -625,10 +626,10 @@ func TestTrainingBackground(t *testing.T) {
 	a, _ := cc.Parse("nscc")
 	ccfg := core.Config{InitialRTT: 20 * monotime.Microsecond, CC: a, LineRate: 100e9, BaseRTT: 8 * monotime.Microsecond}
 	run := func(bg []Flow) (TrainingResult, error) {
-		cfg := dcConfig(100e9, EECMP)
+		cfg := dcConfig(100e9, topology.EECMP)
 		cfg.TierQueue = []int{256 << 10}
 		cfg.ECN = []network.ECN{{Min: 32 << 10, Max: 128 << 10, PMax: 0.2}}
-		f, err := LeafSpine(engine.New(1), 2, 1, 4, cfg)
+		f, err := topology.LeafSpine(engine.New(1), 2, 1, 4, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

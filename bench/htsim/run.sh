@@ -77,7 +77,7 @@
 #     last byte arrived: htsim's times run about half a round trip later.
 #   - Events are not the same unit. htsim runs two per packet per hop
 #     (the queue's end of service, then the pipe's delivery) in a
-#     std::multimap; sdrnet one per packet per hop (sim.Egress) in a 4-ary
+#     std::multimap; sdrnet one per packet per hop (network.Egress) in a 4-ary
 #     heap. Compare wall clock for the same job; "per event" only within
 #     one simulator.
 #   - htsim prints no count of the events it processed (EventList keeps

@@ -162,8 +162,8 @@ func TestInternalBelowSim(t *testing.T) {
 
 // TestSimulatorRooms: each room of the simulator imports of sdrnet only
 // the rooms below it, so nothing of networks creeps into the engine,
-// nothing of hosts into the network elements, and nothing of topologies
-// or workloads into the hosts.
+// nothing of hosts into the network elements, nothing of topologies into
+// the hosts, and nothing of workloads into the topologies.
 func TestSimulatorRooms(t *testing.T) {
 	for _, room := range []struct {
 		pkg, why string
@@ -174,6 +174,8 @@ func TestSimulatorRooms(t *testing.T) {
 			[]string{"internal/monotime", "internal/lossmodel", "sim/engine"}},
 		{"sim/hostmodel", "hosts know the core and the network elements only",
 			[]string{"internal/core", "internal/wire", "internal/monotime", "sim/engine", "sim/network"}},
+		{"sim/topology", "topologies know hosts and network elements, not workloads",
+			[]string{"internal/monotime", "sim/engine", "sim/network", "sim/hostmodel"}},
 	} {
 		allowed := map[string]bool{}
 		for _, a := range room.allowed {

@@ -13,6 +13,7 @@ import (
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/hostmodel"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // Datacenter scenarios: a fabric (leaf-spine, fat-tree or Meta's zones),
@@ -22,7 +23,7 @@ import (
 func isFabric(kind string) bool { return kind == "leafspine" || kind == "fattree" || kind == "meta" }
 
 // buildFabric makes the point's fabric.
-func buildFabric(eng *engine.Engine, v *values) (*sim.Fabric, error) {
+func buildFabric(eng *engine.Engine, v *values) (*topology.Fabric, error) {
 	hostRate := v.float("topology.host_rate")
 	kind := v.pt.Values["topology.kind"]
 	fabricRate, err := uplinkRate(v, kind)
@@ -42,12 +43,12 @@ func buildFabric(eng *engine.Engine, v *values) (*sim.Fabric, error) {
 	if ecn.Max > ecn.Min && ecn.PMax == 0 {
 		return nil, fmt.Errorf("topology.ecn_pmax is 0: RED between topology.ecn and topology.ecn_max would mark nothing; set it in (0, 1]")
 	}
-	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
-	cfg := sim.FabricConfig{HostRate: hostRate, HostDelay: delay,
+	bal, _ := v.get("routing.balancer").(topology.BalancerKind)
+	cfg := topology.FabricConfig{HostRate: hostRate, HostDelay: delay,
 		TierRate: []float64{fabricRate, coreRate}, TierDelay: []monotime.Duration{delay, coreDelay},
 		ECN: []network.ECN{ecn}, BufferAlpha: v.float("topology.buffer_alpha"),
 		ControlInLine: v.pt.Values["topology.control_priority"] == "off",
-		Balancer:      sim.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
+		Balancer:      topology.Balancer{Kind: bal, FlowletGap: v.duration("routing.flowlet_gap")}}
 	// A switch's memory is either partitioned per port (queue) or shared
 	// by its ports (buffer), the two ways switches are configured.
 	if buf := v.int("topology.buffer"); buf > 0 {
@@ -69,14 +70,14 @@ func buildFabric(eng *engine.Engine, v *values) (*sim.Fabric, error) {
 	perLeaf := v.int("topology.hosts_per_leaf")
 	switch kind {
 	case "leafspine":
-		return sim.LeafSpine(eng, v.int("topology.leaves"), v.int("topology.spines"), perLeaf, cfg)
+		return topology.LeafSpine(eng, v.int("topology.leaves"), v.int("topology.spines"), perLeaf, cfg)
 	case "fattree":
 		if v.pt.Values["topology.k"] == "auto" {
 			return nil, fmt.Errorf("topology.k auto: no fat-tree up to k=64 holds workload.hosts %s; lower workload.hosts", v.pt.Values["workload.hosts"])
 		}
-		return sim.FatTree(eng, v.int("topology.k"), cfg)
+		return topology.FatTree(eng, v.int("topology.k"), cfg)
 	default:
-		return sim.MetaClos(eng, v.int("topology.zones"), v.int("topology.leaves"), perLeaf,
+		return topology.MetaClos(eng, v.int("topology.zones"), v.int("topology.leaves"), perLeaf,
 			v.int("topology.spines"), v.int("topology.atsw"), cfg)
 	}
 }
@@ -111,7 +112,7 @@ func uplinkRate(v *values, kind string) (float64, error) {
 // servers of perServer (more than 1), a scheduler hands out whole
 // servers: fragmented draws servers, and consecutive ranks fill each
 // one's GPUs, so a tensor-parallel group stays on its server's links.
-func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack, perServer int) []int {
+func placeGroup(rng *rand.Rand, f *topology.Fabric, n int, fragmented bool, perRack, perServer int) []int {
 	hosts := len(f.Hosts)
 	n = min(n, hosts)
 	if !fragmented {
@@ -150,7 +151,7 @@ func placeGroup(rng *rand.Rand, f *sim.Fabric, n int, fragmented bool, perRack, 
 }
 
 // fabricFlows builds the point's traffic, iterations one after another.
-func fabricFlows(eng *engine.Engine, v *values, f *sim.Fabric, group []int) ([]sim.Flow, []int, error) {
+func fabricFlows(eng *engine.Engine, v *values, f *topology.Fabric, group []int) ([]sim.Flow, []int, error) {
 	size, count := v.int("workload.size"), max(v.int("workload.count"), 1)
 	var all []sim.Flow
 	var iterEnds []int // index past the last flow of each iteration
@@ -265,7 +266,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 		Core: core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"), InitialRTT: max(rtt, 10*monotime.Microsecond),
 			MaxMsgs: 16, MaxBytesInFlight: int64(v.int("transport.window")), Rate: v.float("topology.host_rate"),
 			CC: v.congestion(), BaseRTT: rtt, Chooser: chooser}}
-	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {
+	if bal, _ := v.get("routing.balancer").(topology.BalancerKind); bal == topology.TE {
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}
 	if err := scheduleFailures(eng, rng, v, f, flows, fc); err != nil {
@@ -279,9 +280,9 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 			h.Contexts = hostmodel.NewContextCache(n, v.duration("nic.qp_miss"))
 		}
 	}
-	var sampler *sim.QueueSampler
+	var sampler *topology.QueueSampler
 	if every := v.duration("metrics.queue_sample"); every > 0 {
-		sampler = sim.SampleQueues(eng, f, every)
+		sampler = topology.SampleQueues(eng, f, every)
 	}
 	if job != nil {
 		if fc.Admission > 0 {
@@ -339,7 +340,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 }
 
 // background adds on/off traffic between hosts outside the job.
-func background(eng *engine.Engine, v *values, f *sim.Fabric, group []int) []sim.Flow {
+func background(eng *engine.Engine, v *values, f *topology.Fabric, group []int) []sim.Flow {
 	frac := v.float("workload.background")
 	if frac <= 0 {
 		return nil
@@ -365,11 +366,11 @@ func background(eng *engine.Engine, v *values, f *sim.Fabric, group []int) []sim
 	return sim.OnOff(eng, pairs, v.int("workload.bg_size"), v.duration("workload.bg_period"), v.duration("workload.bg_until"))
 }
 
-func demands(flows []sim.Flow, qps int) []sim.Demand {
-	var d []sim.Demand
+func demands(flows []sim.Flow, qps int) []topology.Demand {
+	var d []topology.Demand
 	for _, fl := range flows {
 		for q := range qps {
-			d = append(d, sim.Demand{Src: int32(fl.Src), Dst: int32(fl.Dst), Entropy: uint16(q), Bytes: int64(fl.Bytes / qps)})
+			d = append(d, topology.Demand{Src: int32(fl.Src), Dst: int32(fl.Dst), Entropy: uint16(q), Bytes: int64(fl.Bytes / qps)})
 		}
 	}
 	return d
@@ -380,7 +381,7 @@ func demands(flows []sim.Flow, qps int) []sim.Demand {
 // theirs) at failure.at; routing reconverges after failure.detect, and TE
 // re-places the flows. With failure.recover they come back that long
 // after failing, and routing converges again after the same delay.
-func scheduleFailures(eng *engine.Engine, rng *rand.Rand, v *values, f *sim.Fabric, flows []sim.Flow, fc sim.FlowsConfig) error {
+func scheduleFailures(eng *engine.Engine, rng *rand.Rand, v *values, f *topology.Fabric, flows []sim.Flow, fc sim.FlowsConfig) error {
 	nLinks, nSwitches := v.int("failure.links"), v.int("failure.switches")
 	if nLinks <= 0 && nSwitches <= 0 {
 		return nil
@@ -411,10 +412,10 @@ func scheduleFailures(eng *engine.Engine, rng *rand.Rand, v *values, f *sim.Fabr
 		}
 	}
 	at, detect, recover := v.duration("failure.at"), v.duration("failure.detect"), v.duration("failure.recover")
-	bal, _ := v.get("routing.balancer").(sim.BalancerKind)
+	bal, _ := v.get("routing.balancer").(topology.BalancerKind)
 	converge := engine.HandlerFunc(func(*engine.Engine, uint64) {
 		f.Reroute()
-		if bal == sim.TE {
+		if bal == topology.TE {
 			f.Engineer(demands(flows, max(fc.QPs, 1)))
 		}
 	})
@@ -438,7 +439,7 @@ func scheduleFailures(eng *engine.Engine, rng *rand.Rand, v *values, f *sim.Fabr
 // PFC pauses, reordering at the receivers, and the same broken down by
 // tier, with queue depths over time where sampled. A tier's pauses are
 // those of the ports sending into it (host NICs in the host tier).
-func fabricMetrics(f *sim.Fabric, sampler *sim.QueueSampler, res sim.Reordering, now monotime.Time, cell *Cell) {
+func fabricMetrics(f *topology.Fabric, sampler *topology.QueueSampler, res sim.Reordering, now monotime.Time, cell *Cell) {
 	var maxes, utils []float64
 	tierUtils := make([][]float64, len(f.Tiers))
 	cell.Tiers = make([]TierMetrics, len(f.Tiers))

@@ -19,6 +19,7 @@ import (
 	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/network"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // Cell is the result of one grid point.
@@ -365,7 +366,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	trunkDelay := v.trunkDelay()
 	loss, burst := v.float("topology.loss"), v.float("topology.burst")
 	hostRate := v.float("topology.host_rate")
-	tcfg := sim.TwoSitesConfig{
+	tcfg := topology.TwoSitesConfig{
 		HostsPerSite: v.int("topology.hosts_per_site"),
 		HostRate:     hostRate,
 		HostDelay:    v.duration("topology.host_delay"),
@@ -429,7 +430,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		cell.Model = &Prediction{Note: "no analytic model for a datacenter fabric"}
 		return cell, nil
 	}
-	top := sim.Sites(eng, sites, tcfg)
+	top := topology.Sites(eng, sites, tcfg)
 	top.Net.Overhead += v.authBytes()
 	memory := hostMemory(v)
 	attachHostMemory(top.Hosts, memory)

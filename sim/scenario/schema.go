@@ -2,15 +2,15 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/sdrnet/sdrnet/internal/autoscheme"
-	"github.com/sdrnet/sdrnet/internal/cc"
 	"strconv"
 	"strings"
 
+	"github.com/sdrnet/sdrnet/internal/autoscheme"
+	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/units"
-	"github.com/sdrnet/sdrnet/sim"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // field is one known parameter: its default (empty: none) and its parser,
@@ -148,7 +148,7 @@ func selector(s string) (any, error) { return path.ParseKind(s) }
 func congestion(s string) (any, error) { return cc.Parse(s) }
 
 func balancer(s string) (any, error) {
-	if k, ok := sim.ParseBalancer(s); ok {
+	if k, ok := topology.ParseBalancer(s); ok {
 		return k, nil
 	}
 	return nil, fmt.Errorf("want ecmp, e-ecmp, pinned, flowlet or te")

@@ -12,6 +12,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/sim"
 	"github.com/sdrnet/sdrnet/sim/chakra"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // TrainingMetrics is what a training cell measured beside its iteration
@@ -141,8 +142,8 @@ func (s *Scenario) setsParam(path string) bool {
 
 // runTraining replays job on top, rank r on hosts[r], for
 // workload.count iterations, and fills the cell's training figures.
-func runTraining(top *sim.Topology, v *values, job *chakra.Job, hosts []int, ccfg core.Config, bg []sim.Flow, bgc sim.FlowsConfig, cell *Cell) (sim.TrainingResult, error) {
-	if bal, _ := v.get("routing.balancer").(sim.BalancerKind); bal == sim.TE {
+func runTraining(top *topology.Topology, v *values, job *chakra.Job, hosts []int, ccfg core.Config, bg []sim.Flow, bgc sim.FlowsConfig, cell *Cell) (sim.TrainingResult, error) {
+	if bal, _ := v.get("routing.balancer").(topology.BalancerKind); bal == topology.TE {
 		return sim.TrainingResult{}, fmt.Errorf("routing.balancer te: traffic engineering plans flows, and a training job's are not known ahead; use e-ecmp or another balancer")
 	}
 	scheme, _ := v.scheme() // auto's chooser is in ccfg

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sdrnet/sdrnet/sim"
 	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 // trainingYAML is a four-rank data-parallel job across two sites 100 km
@@ -271,7 +271,7 @@ func TestJobLargerThanFabric(t *testing.T) {
 // rack by rack; with GPUs in servers, whole servers are drawn and each
 // server's GPUs hold consecutive ranks.
 func TestPlaceGroup(t *testing.T) {
-	f, err := sim.LeafSpine(engine.New(1), 4, 2, 8, sim.FabricConfig{HostRate: 100e9})
+	f, err := topology.LeafSpine(engine.New(1), 4, 2, 8, topology.FabricConfig{HostRate: 100e9})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sim
+package topology
 
 import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
