@@ -125,7 +125,7 @@ type BBR struct {
 
 	inflight int64
 	cwnd     int64
-	nextSend monotime.Time
+	pacing   pacer
 	stats    Stats
 }
 
@@ -260,8 +260,8 @@ func NewBBR(p Params) *BBR {
 // OnSend paces the next packet after this one.
 func (b *BBR) OnSend(now monotime.Time, bytes int) {
 	rate := b.pacingRate()
-	if b.nextSend > 0 && !b.windowFull &&
-		now.Sub(b.nextSend) > b.p.HostNoise+monotime.TransmitTime(b.p.Quantum, rate) {
+	if b.pacing.next > 0 && !b.windowFull &&
+		now.Sub(b.pacing.next) > b.p.HostNoise+monotime.TransmitTime(b.p.Quantum, rate) {
 		// Neither the pacer nor the window held this packet back: the
 		// sender was idle. Samples restart with this burst's ACKs, none
 		// reaching back across the gap, and for its first BDP (whose
@@ -277,7 +277,7 @@ func (b *BBR) OnSend(now monotime.Time, bytes int) {
 	b.windowFull = b.inflight+int64(b.p.Quantum) > b.cwnd
 	b.sentRound[0] += int64(bytes)
 	b.sentMarks.add(now, b.sent, 0, b.span()/16)
-	b.nextSend = max(b.nextSend, now.Add(-b.p.HostNoise)).Add(monotime.TransmitTime(bytes, rate))
+	b.pacing.sent(now, monotime.TransmitTime(bytes, rate), b.p.HostNoise)
 }
 
 // pacingRate is the rate in bits per second: the gain times the
@@ -647,7 +647,7 @@ func (b *BBR) NextTimer() monotime.Time { return monotime.Never }
 func (b *BBR) Window() int64 { return b.cwnd }
 
 // NextSend is the pacer's next departure.
-func (b *BBR) NextSend() monotime.Time { return b.nextSend }
+func (b *BBR) NextSend() monotime.Time { return b.pacing.next }
 
 // Stats describes the controller.
 func (b *BBR) Stats() Stats { return b.stats }

@@ -137,8 +137,8 @@ type DCQCN struct {
 	byteStage    int           // byte counter expiries since the cut
 	bytes        int64         // bytes sent towards the next byte stage
 
-	nextSend  monotime.Time
-	lastBytes int // the last packet's size, to re-time nextSend on a rate change
+	pacing    pacer
+	lastBytes int // the last packet's size, to re-time the pacer on a rate change
 
 	stats Stats
 }
@@ -156,11 +156,10 @@ func (d *DCQCN) Config() DCQCNConfig { return d.cfg }
 
 // OnSend paces the next packet and runs the byte counter.
 func (d *DCQCN) OnSend(now monotime.Time, bytes int) {
-	tx := monotime.TransmitTime(bytes, d.rate)
 	// A packet that leaves late may make up for one packet's worth of
 	// the delay, no more: an idle flow must not return with a burst.
-	base := max(d.nextSend, now.Add(-tx))
-	d.nextSend = base.Add(tx)
+	tx := monotime.TransmitTime(bytes, d.rate)
+	d.pacing.sent(now, tx, tx)
 	d.lastBytes = bytes
 
 	if d.nextIncrease == monotime.Never || d.cfg.ByteCounter <= 0 {
@@ -232,7 +231,7 @@ func (d *DCQCN) NextTimer() monotime.Time {
 func (d *DCQCN) Window() int64 { return 0 }
 
 // NextSend is when the paced next packet may leave.
-func (d *DCQCN) NextSend() monotime.Time { return d.nextSend }
+func (d *DCQCN) NextSend() monotime.Time { return d.pacing.next }
 
 // Stats reports the rate and the cuts.
 func (d *DCQCN) Stats() Stats { return d.stats }
@@ -311,7 +310,7 @@ func (d *DCQCN) increase() {
 func (d *DCQCN) setRate(r float64) {
 	if d.lastBytes > 0 {
 		old := monotime.TransmitTime(d.lastBytes, d.rate)
-		d.nextSend = d.nextSend.Add(monotime.TransmitTime(d.lastBytes, r) - old)
+		d.pacing.retime(monotime.TransmitTime(d.lastBytes, r) - old)
 	}
 	d.rate = r
 	d.stats.Rate = r

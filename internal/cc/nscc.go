@@ -336,7 +336,7 @@ type NSCC struct {
 	standSum, standSumPrev  float64 // picoseconds
 	standN, standNPrev      float64
 	hostDelay, hostDelayDev float64       // picoseconds: a moving average of Ack.HostDelay and of its deviation (ackRoom)
-	nextSend                monotime.Time // PacingGain: when the next packet may leave
+	pacing                  pacer         // PacingGain, or a window under a chunk: when the next packet may leave
 	slowStart               bool          // SlowStart: still growing from the initial window
 	ss                      slowStartExit // SlowStart: its measure of the path, and the settling after it
 	sawECN                  bool
@@ -490,7 +490,7 @@ func (n *NSCC) Window() int64 { return int64(min(n.cwnd+n.ackRoom(), n.maxWnd)) 
 
 // NextSend is when the next data packet may leave: 0 unless PacingGain
 // is set (real hosts) or the window fell below a quantum (paceChunk).
-func (n *NSCC) NextSend() monotime.Time { return n.nextSend }
+func (n *NSCC) NextSend() monotime.Time { return n.pacing.next }
 
 // Stats reports the window and the cuts.
 func (n *NSCC) Stats() Stats {

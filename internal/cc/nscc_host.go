@@ -49,7 +49,7 @@ func (n *NSCC) learnBaseRTT(rtt monotime.Duration) {
 // lateness (pacingRate), as a real driver wakes late.
 func (n *NSCC) pace(now monotime.Time, bytes int) {
 	rate, catchUp := n.pacingRate()
-	n.nextSend = max(n.nextSend, now.Add(-catchUp)).Add(monotime.TransmitTime(bytes, rate))
+	n.pacing.sent(now, monotime.TransmitTime(bytes, rate), catchUp)
 }
 
 // pacingRate is pace's rate in bits per second and the lateness it
@@ -106,7 +106,7 @@ func (n *NSCC) ackRoom() float64 {
 func (n *NSCC) paceChunk(now monotime.Time, bytes int) {
 	w := max(n.cwnd, n.cfg.Quantum*chunkPaceFloor)
 	rate := w * 8 / (n.baseRTT + n.cfg.Target).Seconds() // bits per second
-	n.nextSend = max(n.nextSend, now).Add(monotime.TransmitTime(bytes, rate))
+	n.pacing.sent(now, monotime.TransmitTime(bytes, rate), 0)
 }
 
 // chunkPaceFloor bounds how long paceChunk stretches a chunk: to eight
