@@ -226,6 +226,7 @@ func (r *receiver) encodeCredit(now monotime.Time, seq uint32, buf []byte) int {
 	m.creditQd = false
 	n := r.writeCTS(now, m, buf)
 	m.ctsDue = now.Add(3 * r.roundTrip() / 2)
+	r.file(m)
 	r.deadline = min(r.deadline, m.ctsDue)
 	return n
 }
@@ -247,6 +248,7 @@ func (r *receiver) creditExpired(now monotime.Time, m *recvMsg) {
 		r.queueCredit(m)
 	default:
 		m.ctsDue = m.lastData.Add(wait)
+		r.file(m)
 		r.deadline = min(r.deadline, m.ctsDue)
 	}
 }

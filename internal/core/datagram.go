@@ -159,6 +159,7 @@ func (d *Datagram) settle(c *Conn) {
 	if r := &c.rcv; r.slots != nil && r.live == 0 {
 		d.recv = append(d.recv, r.slots)
 		r.slots, r.creditSeq = nil, r.nextSeq
+		r.timers = r.timers[:0] // every slot is free: their timers are void
 		d.stats.Leased--
 	}
 	if s := &c.snd; s.block != nil && s.live == 0 {

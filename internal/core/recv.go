@@ -75,6 +75,7 @@ type recvMsg struct {
 	hi         uint32        // highest packet seen, plus one
 	lastNackAt monotime.Time // when the last NACK left
 	ctsDue     monotime.Time // CTS retransmission
+	filed      monotime.Time // due() as the receiver's timer heap has it
 
 	rs     reliability.RecvState // the scheme's own (recv_hooks.go)
 	step   uint32                // the collective step it belongs to (steps.go)
@@ -91,6 +92,8 @@ type receiver struct {
 	slots    []recvMsg
 	nextSeq  uint32
 	deadline monotime.Time // earliest due() of any posted message
+	timers   recvTimers    // posted messages' due times (recv_timers.go)
+	dueNow   bitset        // handleTimeout's scratch: the slots due
 	rtt      reliability.RTT
 	// reorder is how long packets have been seen to arrive late: a gap is
 	// NACKed only after standing longer (RACK's reordering window).
@@ -126,9 +129,10 @@ func (r *receiver) init(c *Conn) {
 func (r *receiver) useSlots() {
 	if r.c.ud != nil {
 		r.c.ud.leaseRecv(r)
-		return
+	} else {
+		r.slots = make([]recvMsg, r.c.cfg.MaxMsgs)
 	}
-	r.slots = make([]recvMsg, r.c.cfg.MaxMsgs)
+	r.dueNow.reset(uint32(len(r.slots)))
 }
 
 // PostRecv posts buf to receive the next message the peer sends (the n-th
@@ -171,7 +175,7 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	r.live++
 	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size,
 		pkts: m.pkts, chunks: m.chunks, resentWhole: m.resentWhole, have: m.have, ec: m.ec, r: r,
-		ctsDue: monotime.Never, ackLo: ^uint32(0)}
+		ctsDue: monotime.Never, filed: monotime.Never, ackLo: ^uint32(0)}
 	m.rs.Reset()
 	r.nextSeq++
 	if r.credit != nil {
@@ -377,6 +381,7 @@ func (r *receiver) arrived(now monotime.Time, m *recvMsg, pos uint64, first bool
 		m.firstAt, m.firstPos = now, pos
 		m.maxPosAt, m.maxPos = now, pos
 		m.scheme.Started(now, &m.rs, m)
+		r.file(m)
 		r.deadline = min(r.deadline, m.rs.Due())
 	} else if pos > m.maxPos {
 		m.maxPosAt, m.maxPos = now, pos
@@ -454,6 +459,7 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		}
 	}
 	m.scheme.Arrived(now, &m.rs, m, p, retransmit)
+	r.file(m)
 	r.deadline = min(r.deadline, m.rs.Due())
 	m.hi = max(m.hi, p+1)
 	c := p >> m.geo.ChunkShift

@@ -12,55 +12,107 @@ func (r *receiver) nextTimeout() monotime.Time {
 	return r.deadline // the endpoint's credit scheduler has its own
 }
 
-// handleTimeout runs the receive-side timers of every posted message.
+// handleTimeout runs the timers of the posted messages that are due, in
+// slot order. A connection may post a thousand messages ahead (a ring's
+// every step), each with a CTS timer, and walking them all on every timer
+// made a large job's cost grow with its group size; the heap of filed
+// timers finds the due ones instead.
 func (r *receiver) handleTimeout(now monotime.Time) {
 	if now < r.deadline {
 		return
 	}
-	r.deadline = monotime.Never
-	// Only the slots of the latest messages are in use: walk those, in
-	// slot order as a walk of all would, not a connection's thousand.
-	from, count := r.liveSlots()
-	if count == 0 {
-		return
-	}
-	if end := from + count; end > len(r.slots) { // the window wraps
-		r.timeSlots(now, 0, end-len(r.slots))
-		r.timeSlots(now, from, len(r.slots))
-	} else {
-		r.timeSlots(now, from, end)
-	}
-}
-
-// liveSlots returns where the slots in use lie: count slots from from,
-// wrapping past the end. It looks back from the newest message until it
-// has seen every slot in use (live of them).
-func (r *receiver) liveSlots() (from, count int) {
-	n := len(r.slots)
-	span, seen := 0, 0
-	for ; seen < r.live && span < n; span++ {
-		if r.slots[(r.nextSeq-1-uint32(span))&r.c.slotMask].state != recvFree {
-			seen++
+	for len(r.timers) > 0 && r.timers[0].at <= now {
+		if t := r.timers.pop(); r.current(t) {
+			r.dueNow.set(t.slot)
 		}
 	}
-	if seen < r.live {
-		return 0, n // the count is off: all of them
-	}
-	return int((r.nextSeq - uint32(span)) & r.c.slotMask), span
-}
-
-// timeSlots runs the timers of the posted messages in slots [from, to).
-func (r *receiver) timeSlots(now monotime.Time, from, to int) {
-	for i := from; i < to; i++ {
+	n := uint32(len(r.slots))
+	for i := r.dueNow.nextSet(0, n); i < n; i = r.dueNow.nextSet(i+1, n) {
+		r.dueNow.clear(i)
 		m := &r.slots[i]
-		if m.state != recvPosted {
-			continue
-		}
+		m.filed = monotime.Never // its timer was taken off the heap
 		if m.due() <= now {
 			r.expire(now, m)
 		}
-		r.deadline = min(r.deadline, m.due())
+		r.file(m)
 	}
+	r.deadline = monotime.Never
+	for len(r.timers) > 0 {
+		if t := r.timers[0]; r.current(t) {
+			r.deadline = t.at
+			break
+		}
+		r.timers.pop()
+	}
+}
+
+// file puts m's due time on the timer heap, once it changed: every change
+// to a posted message's timers is followed by a call.
+func (r *receiver) file(m *recvMsg) {
+	if due := m.due(); due != m.filed {
+		m.filed = due
+		if due != monotime.Never {
+			r.timers.push(recvTimer{at: due, slot: m.seq & r.c.slotMask, seq: m.seq})
+		}
+	}
+}
+
+// current reports whether t is still its message's due time: the message
+// is still posted in the slot and its timers have not moved since.
+func (r *receiver) current(t recvTimer) bool {
+	if int(t.slot) >= len(r.slots) {
+		return false
+	}
+	m := &r.slots[t.slot]
+	return m.seq == t.seq && m.state == recvPosted && m.filed == t.at
+}
+
+// recvTimer is a posted message's due time as it was filed. Filing anew
+// leaves the old entry behind, to be dropped when it reaches the top.
+type recvTimer struct {
+	at   monotime.Time
+	slot uint32
+	seq  uint32
+}
+
+// recvTimers is a binary min-heap of timers by time.
+type recvTimers []recvTimer
+
+func (h *recvTimers) push(t recvTimer) {
+	*h = append(*h, t)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		up := (i - 1) / 2
+		if s[up].at <= s[i].at {
+			break
+		}
+		s[up], s[i] = s[i], s[up]
+		i = up
+	}
+}
+
+func (h *recvTimers) pop() recvTimer {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(s) {
+			break
+		}
+		if c+1 < len(s) && s[c+1].at < s[c].at {
+			c++
+		}
+		if s[i].at <= s[c].at {
+			break
+		}
+		s[i], s[c] = s[c], s[i]
+		i = c
+	}
+	*h = s
+	return top
 }
 
 func (r *receiver) expire(now monotime.Time, m *recvMsg) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -54,5 +55,82 @@ func TestReorderWindowBeatsTimer(t *testing.T) {
 				t.Errorf("reordering window %v, want %v (RTT samples: min %v, conservative %v)", r.reorder, tc.want, r.rtt.Min(), r.rtt.Conservative())
 			}
 		})
+	}
+}
+
+// TestRecvTimersHeap: the receiver's timer heap hands its timers back in
+// time order, however they were filed.
+func TestRecvTimersHeap(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   []monotime.Time
+	}{
+		{"empty", nil},
+		{"one", []monotime.Time{5}},
+		{"ascending", []monotime.Time{1, 2, 3, 4, 5, 6, 7}},
+		{"descending", []monotime.Time{9, 8, 7, 6, 5, 4, 3, 2, 1}},
+		{"ties and refiles", []monotime.Time{4, 4, 1, 9, 4, 1, 7, 7, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var h recvTimers
+			for i, at := range tc.at {
+				h.push(recvTimer{at: at, slot: uint32(i)})
+			}
+			want := slices.Clone(tc.at)
+			slices.Sort(want)
+			for i, w := range want {
+				if got := h.pop(); got.at != w {
+					t.Fatalf("pop %d: at %d, want %d", i, got.at, w)
+				}
+			}
+			if len(h) != 0 {
+				t.Fatalf("%d timers left", len(h))
+			}
+		})
+	}
+}
+
+// TestPostedAheadTimers: a receiver with many messages posted ahead runs
+// each one's CTS timer when it is due, and only then, and its deadline is
+// always its earliest posted message's.
+func TestPostedAheadTimers(t *testing.T) {
+	c, err := NewEndpoint().NewConn(1, 2, netip.MustParseAddrPort("127.0.0.1:2"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &c.rcv
+	const posted = 64
+	for range posted {
+		if _, err := c.PostRecvVirtual(1 << 20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := monotime.Time(0)
+	buf := make([]byte, 2048)
+	for i := 0; i < posted; i++ { // the CTS of each, written at a different time
+		now = now.Add(monotime.Microsecond)
+		r.writeCTS(now, &r.slots[i], buf)
+	}
+	for round := 0; round < 5; round++ {
+		earliest := monotime.Never
+		for i := range posted {
+			earliest = min(earliest, r.slots[i].ctsDue)
+		}
+		if r.nextTimeout() != earliest {
+			t.Fatalf("round %d: deadline %v, want the earliest CTS timer %v", round, r.nextTimeout(), earliest)
+		}
+		now = earliest
+		c.ctrl.clear()
+		r.handleTimeout(now)
+		due := 0
+		for i := range posted {
+			if r.slots[i].ctsDue == monotime.Never {
+				due++
+				r.writeCTS(now, &r.slots[i], buf)
+			}
+		}
+		if due == 0 || c.ctrl.len() != due {
+			t.Fatalf("round %d: %d timers ran, %d CTS queued", round, due, c.ctrl.len())
+		}
 	}
 }
