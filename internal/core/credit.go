@@ -166,21 +166,11 @@ func (m *recvMsg) arrivedBytes() uint64 {
 	return uint64(m.pktCount) * uint64(m.geo.MTU)
 }
 
-// grantProbe times one grant, from its making to the arrival of the first
-// data it allowed: the receiver's round-trip sample under receiver-driven
-// control. (The CTS-to-data sample of a message's first CTS rarely
-// exists here: a message gets many grants before its first data arrives.
-// Without a sample the RTT stays at Config.InitialRTT, 10 ms by default,
-// and credit ran ahead of the data by twice the BDP of 10 ms, not of the
-// path: on a 50 ms long haul that held a 950 Mbit/s connection to about
-// 365.) A sample may run long, never short: a sender that had other data
-// to send first, or data of a later message, whose grants came after.
-//
-// Only the least sample is kept, for how far credit runs ahead. Fed into
-// the receiver's RTT estimator instead, the samples made credit 14-20%
-// slower than none on the simulated long haul at 1e-2 loss
-// (TestRandomLossIsNotCongestion), probably because samples that run
-// long widen the deviation the receiver's loss timers wait out.
+// grantProbe times one grant, from its making to the first data it
+// allowed: the receiver's round-trip sample under receiver-driven
+// control, where a message gets many grants before its data and the
+// CTS-to-data sample rarely exists. A sample may run long, never short;
+// only the least is kept, for how far credit runs ahead.
 type grantProbe struct {
 	on  bool
 	seq uint32        // the message granted

@@ -43,27 +43,11 @@ func (m *recvMsg) Reordered(now monotime.Time) {
 	r := m.r
 	r.c.stats.SpuriousNacks++
 	late := r.nackDelay(m) + now.Sub(m.lastNackAt)
-	// Capped (as RACK caps its window at SRTT): past the cap, waiting
-	// longer costs more than a spurious retransmission. The cap is the
-	// largest of half the base round trip, the spread queueing adds to
-	// round trips (SRTT + 4 RTTVAR over the minimum): packets sprayed over
-	// paths whose queues differ arrive that far apart, and half the
-	// sender's minimum RTO: its timer cannot repair a loss sooner, so a
-	// NACK that waits that long still wins by half. On a long-haul link
-	// the first governs. In a datacenter fabric the last: the receiver's
-	// RTT samples (CTS to first data) are too few to see the spread, and
-	// without it a queue of 1 MiB at 100 Gbit/s (80 us) made every
-	// sprayed packet behind it look lost. The spread counts only as far
-	// as a NACK still beats the sender's timer: a gap that opens while
-	// another waits its delay waits up to two, and its repair takes a
-	// round trip more to be acknowledged. The timer is the least the
-	// sender can have, the scheme's at the minimum RTT, not one from the
-	// receiver's own few samples: a host that stalls inflates those, and
-	// over a 50 ms long haul the spread read 64 ms, gaps waited up to
-	// 128 ms, and the sender's 150 ms timers fired first: 177-310
-	// timeouts in a run that usually has 10-50. So for selective repeat
-	// (3 RTT) the spread never counts beyond half the round trip; erasure
-	// coding's longer timer leaves it room.
+	// Capped, as RACK caps its window at SRTT: the largest of half the
+	// base round trip (a long haul), the spread queueing adds to round
+	// trips (sprayed paths), and half the sender's minimum RTO (a fabric,
+	// where the receiver's few samples miss the spread); but never so far
+	// that the sender's timer beats the NACK (TestReorderWindowBeatsTimer).
 	rtt := r.roundTrip()
 	timer := max(m.scheme.RetransmitTimeout(rtt), MinRTO)
 	spread := min(r.rtt.Conservative()-rtt, (timer-2*rtt)/2)

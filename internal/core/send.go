@@ -44,17 +44,10 @@ type sendMsg struct {
 	ackedCum uint32 // chunks below are all acked
 	sentAt   []monotime.Time
 	// firstAt is when the message's first packet left (set with high).
-	// Until the connection's first RTT sample, an ACK of m's resent
-	// chunks only (Karn's rule takes no sample from them) gives the
-	// timers now - firstAt, an upper bound on any round trip it
-	// acknowledges. Without it a sender whose round trip outgrew its
-	// initial guess timed out before any ACK came back and never
-	// measured the path: in a large incast under PFC nearly every timeout
-	// came at the guess. From the message's
-	// first packet, not the connection's: a connection whose earlier
-	// messages gave no sample (scheme none's, or one-chunk messages whose
-	// chunk was resent) can be old, and the bound was then its age.
-	// TestFirstSampleBound.
+	// Before the connection's first RTT sample, an ACK of resent chunks
+	// only gives the timers now - firstAt, an upper bound on the round
+	// trip: else a round trip that outgrew the initial guess is never
+	// measured (TestFirstSampleBound).
 	firstAt monotime.Time
 	retx    bitset // chunks ever retransmitted (no RTT samples, Karn)
 	// Multipath accounting (see multipath.go): each packet's last path,
@@ -442,19 +435,11 @@ func (s *sender) roundTrip(now monotime.Time, m *sendMsg, sent monotime.Time, de
 	return rtt, whole - rtt // and both hosts' hold on this ACK
 }
 
-// doneSent is when the newest chunk a Done ACK of m (with flags)
-// acknowledges was sent, if that makes a clean RTT sample, else zero. A
-// Done ACK that answers the completion (FlagCompleted) says every chunk
-// not yet acknowledged arrived, the last of them just before it left: the
-// newest send is the sample, as for a chunk's ACK. Without it a one-chunk
-// message, answered by its Done ACK alone, gave no sample, and a
-// connection of such messages never measured its path. Not from a Done ACK
-// that answers a stale packet (after a lost Done ACK, or a receive the
-// application completed before the message was whole while its sender
-// still sends, when the newest send postdates the packet answered), nor
-// when one of those chunks was resent (the Done may answer the resent
-// copy), nor with erasure coding, where m completes before all its chunks
-// arrive.
+// doneSent is when the newest chunk a Done ACK of m acknowledges was
+// sent, if that is a clean RTT sample, else zero: only a Done that
+// answers the completion (FlagCompleted), of a message with no chunk
+// resent and no erasure code. Without it a connection of one-chunk
+// messages never measured its path.
 func (s *sender) doneSent(m *sendMsg, flags uint8) monotime.Time {
 	if flags&wire.FlagCompleted == 0 || m.code != nil || !m.passDone {
 		return 0

@@ -34,18 +34,10 @@ func (s *sender) rto(m *sendMsg) monotime.Duration {
 }
 
 // silence is what the retransmission timers do while the peer says
-// nothing at all, as TCP's single timer does (RFC 6298, 5.4-5.7): the
-// first chunk to time out into the silence is resent as a probe, the
-// timeout doubles, and no other timer fires until the peer answers or the
-// probe's own doubled timeout passes, which sends the next probe. Every
-// chunk in flight has a timer of its own, so without this a peer or path
-// that stopped answering drew a resend of the whole window each timeout:
-// through a link down both ways for a second (1 Gbit/s, 10 ms, 4 MiB in
-// flight) 124 MiB went into the outage, and a receiver whose ACKs were
-// lost for 60 ms drew 74 chunks resent that its next ACK acknowledged
-// (TestSilentPeerProbes). Anything heard from the peer ends the silence
-// and the doubling; timers that expired meanwhile then fire, those whose
-// chunks its answer acknowledged void.
+// nothing at all, as TCP's single timer does (RFC 6298, 5.4-5.7): one
+// chunk is resent as a probe and its timeout doubles; no other timer
+// fires until the peer answers or the probe times out. Without it every
+// chunk's own timer resent the whole window into an outage.
 type silence struct {
 	probedAt monotime.Time // when a timeout last resent into a silence
 	deadline monotime.Time // when that probe's own timer expires
@@ -73,25 +65,12 @@ func (s *sender) backoff() uint8 {
 	return max(s.silence.doubled, s.timedOut)
 }
 
-// resendWasted answers an ACK saying a resend found its packet at the
-// receiver already (wire.FlagDupResend): the timeout, or a NACK, fired
-// for a packet that was late, not lost. The timeout doubles, once per
-// timeout period, and stays doubled until a clean RTT sample comes: as
-// TCP backs its timer off and keeps it so for Karn's algorithm (RFC
-// 6298, 5.5 and 5.7), with D-SACK's evidence that the resends were
-// spurious (RFC 3708). A resent chunk's ACK is no RTT sample, so once a
-// path's round trip grows past the timeout (a route change, a queue
-// building on a slow path) and every chunk is resent before its ACK
-// comes, the estimate never learns the longer round trip: through a link
-// whose round trip went from 20 to 250 ms mid-transfer, every chunk after
-// the change was resent, 245% of 32 MiB (TestTimeoutBacksOff); through a
-// 2.5 Mbit/s path whose queue holds 210 ms, an NSCC sender with 16 KiB
-// chunks resent 34-148% of the data (bench/cc-slow.sh); with the
-// backoff, 9.0% and 3.5-7.0%. Doubling on every timeout instead took a
-// 1 MiB message whose first pass was lost whole (its resends all
-// needed) 4.8 s to resend in 25 ms timeouts, and over 16 paths, one
-// dead, it held the resends back until the live paths, silent, were
-// judged failed (TestFirstSampleBound, TestPathFailure).
+// resendWasted answers an ACK saying a resend found its packet already
+// there (wire.FlagDupResend): the packet was late, not lost. The timeout
+// doubles, once per timeout period, until a clean RTT sample comes (RFC
+// 6298 5.5 and 5.7, with D-SACK's evidence, RFC 3708): resent chunks give
+// no samples, so a round trip that outgrew the timeout is otherwise never
+// learnt (TestTimeoutBacksOff).
 func (s *sender) resendWasted(now monotime.Time) {
 	s.wastedResends++
 	if 2*s.wastedResends < s.timeoutResends {
@@ -187,26 +166,10 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 }
 
 // expire answers a timer that expired: a stalled pass's backstop with a
-// tail probe, a chunk's with the scheme's resend, and a chunk's in a
-// silence with a tail probe too where the scheme takes packets out of
-// order: the chunk's last packet, not all of it. The first chunk on a
-// path slower than its timeout is the common case: through a 2.5 Mbit/s,
-// 20 ms path a 64 KiB chunk takes 210 ms to arrive whole, the
-// handshake's round trip set a 64 ms timeout, and the chunk went out
-// three times, as probes into the silence, before its ACK came (10.5% of
-// a 1.9 MB transfer resent, bench/cc-slow.sh; 3.9% with tail probes; at
-// 5 Mbit/s 2.6-4.3% before, 0.1% after; TestSilenceTailProbe). The
-// receiver answers a resent packet it had at once, so the probe ends the
-// silence; a chunk still lacking a packet then times out again and is
-// resent as the scheme says (a tail probe again would find the peer
-// silent again a round trip later, and probe the same packet for ever).
-// Until the answer comes, the next probe is a tail probe too. Only
-// before the connection's first clean RTT sample of data, the case met
-// (the handshake's small packets measured no chunk's time to cross):
-// on the lossy long haul (1% loss, 50 ms) tail probes for every silence
-// cost timeouts, 17% more over sixteen alternated runs; gated on the
-// message's first ACK instead, one of two runs at 2.5 Mbit/s resent
-// 10.5% again.
+// tail probe, a chunk's with the scheme's resend. Into a silence, before
+// the connection's first clean RTT sample, an out-of-order scheme probes
+// with the chunk's last packet only: a first chunk slower than the
+// handshake's timeout is then not resent whole (TestSilenceTailProbe).
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 	s.c.stats.RTOs++
 	whole := t.chunk == wholeMessage
@@ -237,12 +200,10 @@ func (s *sender) armBackstop(now monotime.Time, m *sendMsg) {
 }
 
 // stallBackstop arms m's backstop when its first pass stalls on the
-// window with bytes in flight, once per stall (an ACK of m restarts the
-// count: the next poll re-arms from then). A scheme with a backstop arms
-// no timer per chunk in the first pass, so without this a stalled pass
-// whose last ACK was lost waited for ever: the receiver, which had it all,
-// had nothing new to acknowledge, and the window stayed shut (EC over 16
-// paths, 1% loss, NSCC's one-packet window: TestLossyMemoryNetwork).
+// window with bytes in flight, once per stall. A scheme with a backstop
+// arms no per-chunk timer in its first pass, so a stall whose last ACK
+// was lost would wait for ever: the receiver had nothing new to
+// acknowledge (TestLossyMemoryNetwork).
 func (s *sender) stallBackstop(now monotime.Time, m *sendMsg) {
 	if m.stallArmed || !m.scheme.Backstop() {
 		return
