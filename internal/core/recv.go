@@ -92,7 +92,7 @@ type receiver struct {
 	slots    []recvMsg
 	nextSeq  uint32
 	deadline monotime.Time // earliest due() of any posted message
-	timers   recvTimers    // posted messages' due times (recv_timers.go)
+	timers   []recvTimer   // posted messages' due times, a heap (recv_timers.go)
 	dueNow   bitset        // handleTimeout's scratch: the slots due
 	rtt      reliability.RTT
 	// reorder is how long packets have been seen to arrive late: a gap is

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/sdrnet/sdrnet/internal/minheap"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
@@ -22,7 +23,7 @@ func (r *receiver) handleTimeout(now monotime.Time) {
 		return
 	}
 	for len(r.timers) > 0 && r.timers[0].at <= now {
-		if t := r.timers.pop(); r.current(t) {
+		if t := minheap.Pop(&r.timers); r.current(t) {
 			r.dueNow.set(t.slot)
 		}
 	}
@@ -42,7 +43,7 @@ func (r *receiver) handleTimeout(now monotime.Time) {
 			r.deadline = t.at
 			break
 		}
-		r.timers.pop()
+		minheap.Pop(&r.timers)
 	}
 }
 
@@ -52,7 +53,7 @@ func (r *receiver) file(m *recvMsg) {
 	if due := m.due(); due != m.filed {
 		m.filed = due
 		if due != monotime.Never {
-			r.timers.push(recvTimer{at: due, slot: m.seq & r.c.slotMask, seq: m.seq})
+			minheap.Push(&r.timers, recvTimer{at: due, slot: m.seq & r.c.slotMask, seq: m.seq})
 		}
 	}
 }
@@ -75,45 +76,8 @@ type recvTimer struct {
 	seq  uint32
 }
 
-// recvTimers is a binary min-heap of timers by time.
-type recvTimers []recvTimer
-
-func (h *recvTimers) push(t recvTimer) {
-	*h = append(*h, t)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		up := (i - 1) / 2
-		if s[up].at <= s[i].at {
-			break
-		}
-		s[up], s[i] = s[i], s[up]
-		i = up
-	}
-}
-
-func (h *recvTimers) pop() recvTimer {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(s) {
-			break
-		}
-		if c+1 < len(s) && s[c+1].at < s[c].at {
-			c++
-		}
-		if s[i].at <= s[c].at {
-			break
-		}
-		s[i], s[c] = s[c], s[i]
-		i = c
-	}
-	*h = s
-	return top
-}
+// Before orders the timer heap by time.
+func (t recvTimer) Before(u recvTimer) bool { return t.at < u.at }
 
 func (r *receiver) expire(now monotime.Time, m *recvMsg) {
 	if m.ctsDue <= now {

@@ -2,7 +2,6 @@ package core
 
 import (
 	"net/netip"
-	"slices"
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -53,38 +52,6 @@ func TestReorderWindowBeatsTimer(t *testing.T) {
 			m.Reordered(now)
 			if r.reorder != tc.want {
 				t.Errorf("reordering window %v, want %v (RTT samples: min %v, conservative %v)", r.reorder, tc.want, r.rtt.Min(), r.rtt.Conservative())
-			}
-		})
-	}
-}
-
-// TestRecvTimersHeap: the receiver's timer heap hands its timers back in
-// time order, however they were filed.
-func TestRecvTimersHeap(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		at   []monotime.Time
-	}{
-		{"empty", nil},
-		{"one", []monotime.Time{5}},
-		{"ascending", []monotime.Time{1, 2, 3, 4, 5, 6, 7}},
-		{"descending", []monotime.Time{9, 8, 7, 6, 5, 4, 3, 2, 1}},
-		{"ties and refiles", []monotime.Time{4, 4, 1, 9, 4, 1, 7, 7, 2}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var h recvTimers
-			for i, at := range tc.at {
-				h.push(recvTimer{at: at, slot: uint32(i)})
-			}
-			want := slices.Clone(tc.at)
-			slices.Sort(want)
-			for i, w := range want {
-				if got := h.pop(); got.at != w {
-					t.Fatalf("pop %d: at %d, want %d", i, got.at, w)
-				}
-			}
-			if len(h) != 0 {
-				t.Fatalf("%d timers left", len(h))
 			}
 		})
 	}

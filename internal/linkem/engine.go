@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/net/ipv4"
+
+	"github.com/sdrnet/sdrnet/internal/minheap"
 )
 
 // message is one datagram in a batch: golang.org/x/net's Message, which
@@ -48,50 +50,9 @@ type pending struct {
 	link *link
 }
 
-// queue is a min-heap of pending datagrams by (at, seq).
-type queue []pending
-
-func (q queue) less(i, j int) bool {
-	return q[i].at < q[j].at || (q[i].at == q[j].at && q[i].seq < q[j].seq)
-}
-
-func (q *queue) push(p pending) {
-	*q = append(*q, p)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !h.less(i, parent) {
-			break
-		}
-		h[i], h[parent] = h[parent], h[i]
-		i = parent
-	}
-}
-
-func (q *queue) pop() pending {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = pending{}
-	h = h[:n]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && h.less(l, m) {
-			m = l
-		}
-		if r < n && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*q = h
-	return top
-}
+// Before orders the queue of pending datagrams, a heap, by departure
+// and then arrival.
+func (p pending) Before(q pending) bool { return p.at < q.at || (p.at == q.at && p.seq < q.seq) }
 
 // pool recycles datagram buffers in power-of-two size classes. Only the
 // engine goroutine uses it.
@@ -140,7 +101,7 @@ type engine struct {
 
 	late lateness
 
-	q        queue
+	q        []pending // a heap (minheap)
 	seq      uint64
 	inFlight int64
 	bufs     pool
@@ -217,7 +178,7 @@ func (e *engine) admit(b *batch) {
 			copy(buf, m.Buffers[0][:m.N])
 			e.seq++
 			e.inFlight += int64(m.N)
-			e.q.push(pending{at: at, seq: e.seq, buf: buf, link: l})
+			minheap.Push(&e.q, pending{at: at, seq: e.seq, buf: buf, link: l})
 		}
 	}
 	b.n = 0
@@ -229,7 +190,7 @@ func (e *engine) flush(now int64) {
 	for len(e.q) > 0 && e.q[0].at <= now {
 		e.due = e.due[:0]
 		for len(e.q) > 0 && e.q[0].at <= now && len(e.due) < maxWrite {
-			e.due = append(e.due, e.q.pop())
+			e.due = append(e.due, minheap.Pop(&e.q))
 		}
 		e.write(e.due)
 		e.late.record(now - e.due[0].at) // the earliest is the latest

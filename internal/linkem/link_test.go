@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/sdrnet/sdrnet/internal/minheap"
 )
 
 const ms = int64(time.Millisecond)
@@ -227,15 +229,15 @@ func TestLinkDownWindows(t *testing.T) {
 }
 
 func TestQueueOrder(t *testing.T) {
-	var q queue
+	var q []pending
 	// Ties leave in arrival order.
 	ats := []int64{5, 3, 5, 1, 3, 9, 5, 0}
 	for i, at := range ats {
-		q.push(pending{at: at, seq: uint64(i)})
+		minheap.Push(&q, pending{at: at, seq: uint64(i)})
 	}
 	var prev pending
 	for i := 0; len(q) > 0; i++ {
-		p := q.pop()
+		p := minheap.Pop(&q)
 		if i > 0 && (p.at < prev.at || (p.at == prev.at && p.seq < prev.seq)) {
 			t.Fatalf("popped %+v after %+v", p, prev)
 		}
