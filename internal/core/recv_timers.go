@@ -31,6 +31,9 @@ func (r *receiver) handleTimeout(now monotime.Time) {
 	for i := r.dueNow.nextSet(0, n); i < n; i = r.dueNow.nextSet(i+1, n) {
 		r.dueNow.clear(i)
 		m := &r.slots[i]
+		if m.state != recvPosted { // ended by an earlier message's timer
+			continue
+		}
 		m.filed = monotime.Never // its timer was taken off the heap
 		if m.due() <= now {
 			r.expire(now, m)
