@@ -138,16 +138,10 @@ const DefaultIdleTimeout = 5 * time.Second
 const DefaultLineRate = 10e9
 
 // DefaultMinRTO is the least retransmission timeout of a real
-// connection. The core's own floor (100 us) suits a simulated datacenter,
-// where nothing but queues delays an ACK. On a host the peer's loop
-// batches, Go's scheduler runs a goroutine up to 10 ms late when others
-// are busy, and the kernel defers softirqs, so ACKs come milliseconds
-// late with nothing lost, and each timer fired then resends a whole chunk
-// for nothing; floors of a few milliseconds still did so over loopback on
-// a loaded 2-core machine. 25 ms is QUIC's default max_ack_delay
-// (RFC 9000), the delay a peer may add to an ACK. Losses are found by
-// NACKs first; the timer is the backstop for a lost tail, where 25 ms
-// more costs little, and on a long path the RTT sets the timeout anyway.
+// connection: QUIC's default max_ack_delay (RFC 9000). A host's loop,
+// scheduler and softirqs delay ACKs by milliseconds with nothing lost,
+// and a timer fired then resends a chunk for nothing. Losses are found by
+// NACKs first; the timer is the backstop for a lost tail.
 const DefaultMinRTO = 25 * time.Millisecond
 
 // DefaultHostNoise is how late a real host's RTT samples may run with no
