@@ -217,7 +217,6 @@ func (r *receiver) encodeCredit(now monotime.Time, seq uint32, buf []byte) int {
 	n := r.writeCTS(now, m, buf)
 	m.ctsDue = now.Add(3 * r.roundTrip() / 2)
 	r.file(m)
-	r.deadline = min(r.deadline, m.ctsDue)
 	return n
 }
 
@@ -239,6 +238,5 @@ func (r *receiver) creditExpired(now monotime.Time, m *recvMsg) {
 	default:
 		m.ctsDue = m.lastData.Add(wait)
 		r.file(m)
-		r.deadline = min(r.deadline, m.ctsDue)
 	}
 }

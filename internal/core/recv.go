@@ -75,7 +75,7 @@ type recvMsg struct {
 	hi         uint32        // highest packet seen, plus one
 	lastNackAt monotime.Time // when the last NACK left
 	ctsDue     monotime.Time // CTS retransmission
-	filed      monotime.Time // due() as the receiver's timer heap has it
+	filed      monotime.Time // its entry on the receiver's timer heap: due() or earlier
 
 	rs     reliability.RecvState // the scheme's own (recv_hooks.go)
 	step   uint32                // the collective step it belongs to (steps.go)
@@ -382,7 +382,6 @@ func (r *receiver) arrived(now monotime.Time, m *recvMsg, pos uint64, first bool
 		m.maxPosAt, m.maxPos = now, pos
 		m.scheme.Started(now, &m.rs, m)
 		r.file(m)
-		r.deadline = min(r.deadline, m.rs.Due())
 	} else if pos > m.maxPos {
 		m.maxPosAt, m.maxPos = now, pos
 	}
@@ -460,7 +459,6 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	}
 	m.scheme.Arrived(now, &m.rs, m, p, retransmit)
 	r.file(m)
-	r.deadline = min(r.deadline, m.rs.Due())
 	m.hi = max(m.hi, p+1)
 	c := p >> m.geo.ChunkShift
 	was := m.chunks.test(c)

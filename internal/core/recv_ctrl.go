@@ -66,7 +66,6 @@ func (r *receiver) writeCTS(now monotime.Time, m *recvMsg, buf []byte) int {
 	backoff := min(m.ctsTries-1, 3)
 	m.ctsDue = now.Add(3 * r.roundTrip() / 2 << backoff)
 	r.file(m)
-	r.deadline = min(r.deadline, m.ctsDue)
 	return n
 }
 

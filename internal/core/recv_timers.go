@@ -42,27 +42,37 @@ func (r *receiver) handleTimeout(now monotime.Time) {
 	}
 	r.deadline = monotime.Never
 	for len(r.timers) > 0 {
-		if t := r.timers[0]; r.current(t) {
-			r.deadline = t.at
-			break
+		t := r.timers[0]
+		if !r.current(t) {
+			minheap.Pop(&r.timers)
+			continue
 		}
-		minheap.Pop(&r.timers)
+		if m := &r.slots[t.slot]; m.due() != t.at { // moved later since filed
+			minheap.Pop(&r.timers)
+			m.filed = monotime.Never
+			r.file(m)
+			continue
+		}
+		r.deadline = t.at
+		break
 	}
 }
 
-// file puts m's due time on the timer heap, once it changed: every change
-// to a posted message's timers is followed by a call.
+// file notes m's due time: every change to a posted message's timers is
+// followed by a call. A due time that moved earlier goes on the heap, and
+// into the deadline; one that moved later leaves its entry as a reminder,
+// met (and filed again) when it surfaces, so a timer pushed back on every
+// packet (CSA-UD's tail) costs the heap nothing.
 func (r *receiver) file(m *recvMsg) {
-	if due := m.due(); due != m.filed {
+	if due := m.due(); due < m.filed {
 		m.filed = due
-		if due != monotime.Never {
-			minheap.Push(&r.timers, recvTimer{at: due, slot: m.seq & r.c.slotMask, seq: m.seq})
-		}
+		minheap.Push(&r.timers, recvTimer{at: due, slot: m.seq & r.c.slotMask, seq: m.seq})
+		r.deadline = min(r.deadline, due)
 	}
 }
 
-// current reports whether t is still its message's due time: the message
-// is still posted in the slot and its timers have not moved since.
+// current reports whether t is still its message's entry: the message is
+// still posted in the slot and has filed no earlier time since.
 func (r *receiver) current(t recvTimer) bool {
 	if int(t.slot) >= len(r.slots) {
 		return false
@@ -71,8 +81,9 @@ func (r *receiver) current(t recvTimer) bool {
 	return m.seq == t.seq && m.state == recvPosted && m.filed == t.at
 }
 
-// recvTimer is a posted message's due time as it was filed. Filing anew
-// leaves the old entry behind, to be dropped when it reaches the top.
+// recvTimer is a posted message's due time as it was filed: never later
+// than its due time now. Filing an earlier time leaves the old entry
+// behind, to be dropped when it reaches the top.
 type recvTimer struct {
 	at   monotime.Time
 	slot uint32
