@@ -130,6 +130,8 @@ type sender struct {
 	timeoutResends, wastedResends uint32
 	// dataSampled: a clean RTT sample of data has come (expire).
 	dataSampled bool
+	// rttBounded: with no sample yet, the timers run on a bound (roundTrip).
+	rttBounded bool
 }
 
 func (s *sender) init(c *Conn) {
@@ -420,7 +422,18 @@ func (s *sender) onAck(now monotime.Time, a *wire.Ack) {
 func (s *sender) roundTrip(now monotime.Time, m *sendMsg, sent monotime.Time, delay uint16, acked bool) (rtt, hostDelay monotime.Duration) {
 	if sent == 0 {
 		if acked && s.rtt.Samples() == 0 {
-			s.rtt.Update(now.Sub(m.firstAt)) // no clean sample yet (firstAt)
+			// No clean sample yet (firstAt): the bound replaces the
+			// initial guess, a tighter one the bound, and the first
+			// clean sample, which a ping asks for (again with each such
+			// ACK, as one may be lost), replaces them all. Folded in as
+			// a sample, a bound as long as the recovery it ended held
+			// the timeout at three times that while every message
+			// needed a resend, as under heavy loss they all do.
+			if bound := now.Sub(m.firstAt); !s.rttBounded || bound < s.rtt.Smoothed() {
+				s.rtt = reliability.NewRTT(bound)
+				s.rttBounded = true
+			}
+			s.c.live.rttProbe = true
 		}
 		return 0, 0
 	}

@@ -248,32 +248,53 @@ func abandon(t *testing.T, p *coretest.Pair, size int) {
 	}
 }
 
-// TestDoneSampleKarn: a Done ACK that answers a resent chunk gives no
-// sample (Karn): the ACK cannot say which copy it answers, and a late
-// original answered just after its resend left would read as a round
-// trip of next to nothing. Every message's first copy is lost here, so
-// every Done ACK answers a resend; without the guard, the resends'
-// 200 us round trips set the smoothed RTT (one-chunk messages give no
-// other sample).
-func TestDoneSampleKarn(t *testing.T) {
+// TestResentSamples: one-chunk messages whose first copies are all lost,
+// so every ACK answers a resend.
+//   - A Done ACK that answers a resent chunk gives no sample (Karn): it
+//     cannot say which copy it answers, and a late original answered just
+//     after its resend left would read as a round trip of next to
+//     nothing. With the pings lost too, nothing may bring the smoothed
+//     RTT near the resends' round trips.
+//   - The bound such an ACK gives (from the message's first packet) is
+//     provisional, and a ping measures the round trip: kept as a sample,
+//     a bound a timeout long held the timeout at three times that for as
+//     long as every message needed a resend.
+func TestResentSamples(t *testing.T) {
 	us := monotime.Microsecond
-	link := coretest.LinkConfig{Delay: 100 * us, Rate: 10e9, Drop: func(b []byte) bool {
-		d, err := wire.ParseData(b)
-		return err == nil && d.Flags&wire.FlagRetransmit == 0
-	}}
-	cfg := core.Config{Scheme: reliability.SelectiveRepeat{NACK: true}, InitialRTT: 10 * monotime.Millisecond}
-	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res coretest.Result
-	for range 20 {
-		if res, err = p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("20 one-chunk messages, each first copy lost: smoothed RTT %v", res.A.SmoothedRTT)
-	if res.A.SmoothedRTT < monotime.Millisecond {
-		t.Errorf("smoothed RTT %v: Done ACKs of resent chunks gave samples", res.A.SmoothedRTT)
+	for _, tc := range []struct {
+		name        string
+		delay       monotime.Duration
+		cfg         core.Config
+		dropPings   bool
+		least, most monotime.Duration // the smoothed RTT
+	}{
+		{"karn", 100 * us, core.Config{InitialRTT: 10 * monotime.Millisecond}, true, monotime.Millisecond, 1 << 62},
+		{"bound then ping", 20 * us, core.Config{InitialRTT: 10 * us, MinRTO: monotime.Millisecond}, false, 0, 200 * us},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			link := coretest.LinkConfig{Delay: tc.delay, Rate: 10e9, Drop: func(b []byte) bool {
+				if h, err := wire.ParseHeader(b); err == nil && h.Type == wire.TypePing {
+					return tc.dropPings
+				}
+				d, err := wire.ParseData(b)
+				return err == nil && d.Flags&wire.FlagRetransmit == 0
+			}}
+			cfg := tc.cfg
+			cfg.Scheme = reliability.SelectiveRepeat{NACK: true}
+			p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: link, A: cfg, B: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res coretest.Result
+			for range 20 {
+				if res, err = p.Transfer(message(1000), 1000, nil, coretest.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("smoothed RTT %v over a %v round trip", res.A.SmoothedRTT, 2*tc.delay)
+			if srtt := res.A.SmoothedRTT; srtt < tc.least || srtt > tc.most {
+				t.Errorf("smoothed RTT %v, want %v to %v", srtt, tc.least, tc.most)
+			}
+		})
 	}
 }
