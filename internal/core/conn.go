@@ -67,6 +67,7 @@ const (
 	ctrlAbort                       // sender: tell the receiver seq is too large
 	ctrlDecoded                     // receiver: report packets erasure decoding rebuilt
 	ctrlCredit                      // receiver: a CTS carrying more credit for seq
+	ctrlHeld                        // sender: the grant for id is held until its data
 )
 
 type ctrlItem struct {
@@ -280,7 +281,11 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}
-		c.snd.onCTS(now, &s)
+		if s.Flags&flagFromSender != 0 {
+			c.rcv.onHeld(s.Msg)
+		} else {
+			c.snd.onCTS(now, &s)
+		}
 	case wire.TypeClose:
 		cl, err := wire.ParseClose(b)
 		if err != nil {
@@ -295,8 +300,8 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 	return nil
 }
 
-// flagFromSender marks a NACK sent by a message's sender (an abort) rather
-// than by its receiver.
+// flagFromSender marks a NACK or CTS sent by a message's sender (an abort,
+// a grant held) rather than by its receiver.
 const flagFromSender = 1 << 7
 
 // PeerClosedError reports a CLOSE with a non-zero code.
@@ -389,6 +394,10 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 	case ctrlAbort:
 		nk := wire.Nack{Conn: c.peerID, Flags: flagFromSender, Msg: c.msgID(it.seq), Reason: wire.NackTooLarge}
 		n, _ := wire.EncodeNack(buf, &nk, nil)
+		return n
+	case ctrlHeld:
+		cts := wire.CTS{Conn: c.peerID, Flags: flagFromSender, Msg: it.id, BufLen: 1}
+		n, _ := cts.Encode(buf)
 		return n
 	}
 	return 0

@@ -283,6 +283,15 @@ func (r *receiver) onAbort(id wire.MsgID) {
 	}
 }
 
+// onHeld stops m's CTS timer: its sender holds the grant and will send
+// when its application does. Under receiver-driven credit the CTS timer
+// also hands out credit, and it stays.
+func (r *receiver) onHeld(id wire.MsgID) {
+	if m := r.exact(id); m != nil && m.state == recvPosted && !m.known && r.credit == nil {
+		m.ctsDue = monotime.Never
+	}
+}
+
 // exact returns the slot holding exactly message id, or nil.
 func (r *receiver) exact(id wire.MsgID) *recvMsg {
 	if uint32(id.Slot) > r.c.slotMask || r.slots == nil {

@@ -65,6 +65,7 @@ type sendMsg struct {
 	// first pass (stallBackstop).
 	stallArmed bool
 	inflight   int64 // this message's unacknowledged first-pass bytes
+	copies     uint8 // CTSs received while no data had left (heldCTS)
 }
 
 // wholeMessage in a sendTimer's chunk field means the timer covers the
@@ -85,6 +86,7 @@ type grant struct {
 	bufLen uint64
 	credit uint64
 	ok     bool
+	copies uint8 // CTSs received for it (heldCTS)
 }
 
 // sender is a connection's sending half.
@@ -246,6 +248,7 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	if g := &s.grants[seq&c.slotMask]; g.ok && g.gen == c.msgID(seq).Gen {
 		g.ok = false
 		s.live--
+		m.copies = g.copies
 		s.grant(m, g.bufLen, g.credit)
 	}
 	s.nextSeq++
@@ -282,6 +285,9 @@ func (s *sender) onCTS(_ monotime.Time, cts *wire.CTS) {
 		} else {
 			m.credit = max(m.credit, cts.Credit) // CTSs may arrive out of order
 		}
+		if m.used && m.high == 0 {
+			s.heldCTS(&m.copies, cts.Msg)
+		}
 		return
 	}
 	// A CTS may overtake the application's Send: keep it for the message
@@ -300,12 +306,29 @@ func (s *sender) onCTS(_ monotime.Time, cts *wire.CTS) {
 	g := &s.grants[cts.Msg.Slot]
 	if g.ok && g.gen == cts.Msg.Gen {
 		g.credit = max(g.credit, cts.Credit)
+		s.heldCTS(&g.copies, cts.Msg)
 		return
 	}
 	if !g.ok {
 		s.live++
 	}
-	*g = grant{gen: cts.Msg.Gen, bufLen: cts.BufLen, credit: cts.Credit, ok: true}
+	*g = grant{gen: cts.Msg.Gen, bufLen: cts.BufLen, credit: cts.Credit, ok: true, copies: 1}
+}
+
+// heldCTS counts a CTS for a grant whose data has not begun, and answers
+// the second repeat that the grant is held: the receiver resends a CTS
+// until data comes, and a buffer posted long before its sender's data (a
+// ring's later steps) would otherwise draw a CTS every few round trips
+// all the while. The first repeat goes unanswered because it may simply
+// cross the data; every eighth after the second is answered again, in
+// case the answer was lost.
+func (s *sender) heldCTS(copies *uint8, id wire.MsgID) {
+	if *copies < 255 {
+		*copies++
+	}
+	if *copies%8 == 3 {
+		s.c.ctrl.push(ctrlItem{kind: ctrlHeld, id: id})
+	}
 }
 
 // chunkBytes is the payload length of chunk i of m.

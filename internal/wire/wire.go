@@ -28,8 +28,10 @@ import (
 // has the 40- and 48-byte DATA and PARITY headers: a peer of version 1
 // would pass the handshake and then drop every data packet, so it is
 // refused at the HELLO instead. Version 3 gives the ACK's reserved bytes
-// to its delay (Ack.Delay), which a version 2 peer rejects.
-const Version = 3
+// to its delay (Ack.Delay), which a version 2 peer rejects. Version 4 lets
+// a message's sender answer a CTS that it holds the grant (a CTS with the
+// sender's flag), which a version 3 peer would take for a CTS of its own.
+const Version = 4
 
 // Type is a packet type.
 type Type uint8
