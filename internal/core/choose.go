@@ -99,7 +99,7 @@ func (s *sender) noteLost(m *sendMsg, p uint32) {
 // conditions is what the connection has measured, for a message of size
 // bytes.
 func (s *sender) conditions(size uint64) reliability.Conditions {
-	cfg := &s.c.cfg
+	cfg := s.c.cfg
 	rate := cfg.Rate
 	if rate == 0 {
 		rate = cfg.LineRate

@@ -84,7 +84,7 @@ type Conn struct {
 	id     uint64
 	peerID uint64
 	peer   netip.AddrPort
-	cfg    Config
+	cfg    *Config // shared by a datagram endpoint's peers: read only
 
 	shift     uint8  // log2 packets per chunk
 	slotShift uint8  // log2 MaxMsgs
@@ -134,7 +134,9 @@ type closing struct {
 }
 
 // newConn makes a connection, or with ud set a datagram endpoint's peer.
-func newConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, cfg Config) *Conn {
+// newConn makes a connection, or a datagram peer, with configuration cfg:
+// a datagram endpoint's peers share their endpoint's.
+func newConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, cfg *Config) *Conn {
 	c := &Conn{ep: e, ud: ud, id: id, peerID: peerID, peer: peer, cfg: cfg,
 		shift:     cfg.chunkShift(),
 		slotShift: uint8(bits.TrailingZeros(uint(cfg.MaxMsgs))),
@@ -153,7 +155,7 @@ func (c *Conn) ID() uint64 { return c.id }
 func (c *Conn) Peer() netip.AddrPort { return c.peer }
 
 // Config returns the connection's configuration with defaults filled in.
-func (c *Conn) Config() Config { return c.cfg }
+func (c *Conn) Config() Config { return *c.cfg }
 
 // Stats returns the connection's counters.
 func (c *Conn) Stats() ConnStats {

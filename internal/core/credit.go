@@ -45,7 +45,7 @@ func (s *creditScheduler) ahead(c *Conn) uint64 {
 // initCredit joins a connection whose algorithm is receiver-driven to its
 // endpoint's scheduler.
 func (r *receiver) initCredit() {
-	cfg := &r.c.cfg
+	cfg := r.c.cfg
 	p := cfg.ccParams().WithDefaults()
 	// Credit counts payload bytes, but the link also carries each packet's
 	// headers (ours, UDP, IP, Ethernet): grant at the rate that leaves the

@@ -3,8 +3,6 @@ package core
 import (
 	"hash/fnv"
 	"net/netip"
-
-	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
 // DefaultDatagramWindow is a datagram peer's messages in flight per
@@ -43,7 +41,7 @@ type sendBlock struct {
 	slots  []sendMsg
 	grants []grant
 	retx   ring[retxRange]
-	timers [reliability.MaxKind + 1]ring[sendTimer]
+	timers sendTimers
 }
 
 // DatagramStats counts a datagram endpoint's peers and its pool.
@@ -95,7 +93,7 @@ func (d *Datagram) AddPeer(id, peerID uint64, addr netip.AddrPort) (*Conn, error
 	if err := d.e.freeID(id); err != nil {
 		return nil, err
 	}
-	c := newConn(d.e, d, id, peerID, addr, d.cfg)
+	c := newConn(d.e, d, id, peerID, addr, &d.cfg)
 	d.e.add(c)
 	d.stats.Peers++
 	return c, nil
@@ -145,7 +143,7 @@ func (d *Datagram) leaseSend(s *sender) {
 	}
 	clear(b.grants)
 	s.block = b
-	s.slots, s.grants, s.retx, s.timers = b.slots, b.grants, b.retx, b.timers
+	s.slots, s.grants, s.retx, s.timers = b.slots, b.grants, b.retx, &b.timers
 	d.stats.Leased++
 	d.stats.Leases++
 }
@@ -170,10 +168,10 @@ func (d *Datagram) settle(c *Conn) {
 		for i := range s.timers {
 			s.timers[i].clear()
 		}
-		b.retx, b.timers = s.retx, s.timers
+		b.retx = s.retx
 		d.send = append(d.send, b)
 		s.block, s.slots, s.grants = nil, nil, nil
-		s.retx, s.timers = ring[retxRange]{}, [reliability.MaxKind + 1]ring[sendTimer]{}
+		s.retx, s.timers = ring[retxRange]{}, nil
 		s.txSeq = s.nextSeq
 		d.stats.Leased--
 	}

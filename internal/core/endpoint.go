@@ -133,7 +133,7 @@ func (e *Endpoint) NewConn(id, peerID uint64, peer netip.AddrPort, cfg Config) (
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(e, nil, id, peerID, peer, cfg)
+	c := newConn(e, nil, id, peerID, peer, &cfg)
 	e.add(c)
 	return c, nil
 }

@@ -90,7 +90,7 @@ func (e *Endpoint) Dial(now monotime.Time, peer netip.AddrPort, cfg Config) (*Co
 		return nil, err
 	}
 	cfg.fitPath(peer)
-	c := newConn(e, nil, e.allocID(), 0, peer, cfg)
+	c := newConn(e, nil, e.allocID(), 0, peer, &cfg)
 	if err := c.initiateKeys(); err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (e *Endpoint) admit(now monotime.Time, from netip.AddrPort, h *wire.Handsha
 	if err != nil {
 		return err
 	}
-	c := newConn(e, nil, e.allocID(), h.Source, from, cfg)
+	c := newConn(e, nil, e.allocID(), h.Source, from, &cfg)
 	if err := c.respondKeys(h); err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (c *Conn) accept(now monotime.Time, h *wire.Handshake) {
 		}
 		return
 	}
-	cfg := c.cfg
+	cfg := *c.cfg
 	cfg.MTU = min(cfg.MTU, int(h.MTU))
 	cfg.MaxMsgs = min(cfg.MaxMsgs, 1<<bits.TrailingZeros32(h.MaxMsgs))
 	cfg.ChunkSize = ChunkFor(cfg.MTU, cfg.ChunkSize)
@@ -215,7 +215,7 @@ func (e *Endpoint) retry(now monotime.Time, c *Conn, ck *wire.Cookie) {
 
 // adopt replaces the parameters of a connection that has no messages yet.
 func (c *Conn) adopt(cfg Config) {
-	c.cfg = cfg
+	c.cfg = &cfg
 	c.shift = cfg.chunkShift()
 	c.slotShift = uint8(bits.TrailingZeros(uint(cfg.MaxMsgs)))
 	c.slotMask = uint32(cfg.MaxMsgs - 1)

@@ -81,6 +81,11 @@ type sendTimer struct {
 	at         monotime.Time
 }
 
+// sendTimers is a sender's timer queues, one per scheme kind. They are
+// kept apart from the sender: a datagram peer at rest has none (its
+// slots and queues are leased, datagram.go).
+type sendTimers [reliability.MaxKind + 1]ring[sendTimer]
+
 type grant struct {
 	gen    uint16
 	bufLen uint64
@@ -97,7 +102,7 @@ type sender struct {
 	nextSeq  uint32  // sequence number of the next Send
 	txSeq    uint32  // message whose first pass is under way
 	retx     ring[retxRange]
-	timers   [reliability.MaxKind + 1]ring[sendTimer]
+	timers   *sendTimers // nil until the slots are made (useSlots)
 	rtt      reliability.RTT
 	inflight int64
 	ec       ecSender
@@ -138,7 +143,7 @@ type sender struct {
 
 func (s *sender) init(c *Conn) {
 	s.c = c
-	s.slots, s.grants = nil, nil // made on first use (useSlots)
+	s.slots, s.grants, s.timers = nil, nil, nil // made on first use (useSlots)
 	s.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	s.pacedUntil = monotime.Never
 	s.initCC()
@@ -153,6 +158,7 @@ func (s *sender) useSlots() {
 		return
 	}
 	s.slots, s.grants = make([]sendMsg, s.c.cfg.MaxMsgs), make([]grant, s.c.cfg.MaxMsgs)
+	s.timers = new(sendTimers)
 }
 
 // Send queues data as one message with the connection's scheme. The
@@ -534,8 +540,10 @@ func (s *sender) failAll() {
 		}
 	}
 	s.retx.clear()
-	for i := range s.timers {
-		s.timers[i].clear()
+	if s.timers != nil {
+		for i := range s.timers {
+			s.timers[i].clear()
+		}
 	}
 }
 

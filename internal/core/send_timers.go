@@ -127,6 +127,9 @@ func (s *sender) probed(now monotime.Time, m *sendMsg) {
 // handleTimeout resends what timed out.
 func (s *sender) handleTimeout(now monotime.Time) {
 	s.ccTimeout(now)
+	if s.timers == nil {
+		return
+	}
 	for k := range s.timers {
 		q := &s.timers[k]
 		for q.len() > 0 {
@@ -236,6 +239,9 @@ func (s *sender) probeStall(now monotime.Time, m *sendMsg) {
 
 func (s *sender) nextTimeout() monotime.Time {
 	t := s.ccNextTimeout()
+	if s.timers == nil {
+		return t
+	}
 	for k := range s.timers {
 		q := &s.timers[k]
 		for q.len() > 0 {
