@@ -73,6 +73,22 @@ func start(t *testing.T, args ...string) *proc {
 	return p
 }
 
+// startLinkem starts sdrnet linkem in front of target and returns the
+// address it listens on. It binds a port of its own choosing: a port
+// picked free beforehand may be taken (by a receiver's other paths) by the
+// time linkem binds it.
+func startLinkem(t *testing.T, target, spec string) string {
+	t.Helper()
+	em := start(t, "linkem", "--listen", "127.0.0.1:0", "--target", target, "--spec", spec)
+	var addr string
+	waitFor(t, 10*time.Second, "linkem to listen", func() bool {
+		line, _, ok := strings.Cut(em.stderr.String(), " -> ")
+		addr = strings.TrimPrefix(line, "sdrnet linkem: ")
+		return ok
+	})
+	return addr
+}
+
 // waitFor waits until cond holds, or fails the test after d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -90,6 +106,13 @@ func (p *proc) exit(t *testing.T) (int, string) {
 	select {
 	case <-p.done:
 	case <-time.After(60 * time.Second):
+		// SIGQUIT makes the Go runtime print every goroutine's stack, so a
+		// hang in CI leaves the evidence needed to find it.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
 		t.Fatalf("%v still running:\n%s", p.cmd.Args, p.stderr.String())
 	}
 	return p.cmd.ProcessState.ExitCode(), p.stdout.String() + p.stderr.String()
@@ -248,13 +271,10 @@ func TestE2EMultipathRecvBehindLinkem(t *testing.T) {
 	dir := t.TempDir()
 	in, want := randomFile(t, dir, 8<<20)
 	out := filepath.Join(dir, "out")
-	raddr, laddr := freePort(t), freePort(t)
+	raddr := freePort(t)
 	recv := start(t, "recv", "--listen", raddr, "--paths", "4", "--out", out, "--msg", "1MiB")
 	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
-	// linkem says so once its socket is bound. (Probing the port by
-	// binding it could take it from linkem as it started.)
-	em := start(t, "linkem", "--listen", laddr, "--target", raddr, "--spec", "delay=1ms,loss=1%")
-	waitFor(t, 10*time.Second, "linkem to listen", func() bool { return strings.Contains(em.stderr.String(), "sdrnet linkem: ") })
+	laddr := startLinkem(t, raddr, "delay=1ms,loss=1%")
 	send := start(t, "send", laddr, in, "--paths", "4", "--msg", "1MiB")
 	if code, log := send.exit(t); code != 0 || !strings.Contains(log, "sent and verified") {
 		t.Fatalf("send exited %d:\n%s", code, log)

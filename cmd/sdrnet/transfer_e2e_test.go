@@ -137,11 +137,10 @@ func TestE2ETwoReceivers(t *testing.T) {
 func TestE2ESchemeNoneEnds(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := randomFile(t, dir, 8<<20)
-	raddr, laddr := freePort(t), freePort(t)
+	raddr := freePort(t)
 	recv := start(t, "recv", "--listen", raddr, "--out", filepath.Join(dir, "out"), "--scheme", "none", "--idle-timeout", "1s")
 	waitFor(t, 10*time.Second, "recv to listen", func() bool { return strings.Contains(recv.stderr.String(), "listening") })
-	start(t, "linkem", "--listen", laddr, "--target", raddr, "--spec", "loss=1%")
-	time.Sleep(200 * time.Millisecond) // linkem binds
+	laddr := startLinkem(t, raddr, "loss=1%")
 	begin := time.Now()
 	send := start(t, "send", laddr, in, "--scheme", "none", "--idle-timeout", "1s")
 	code, log := recv.exit(t)

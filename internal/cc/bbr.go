@@ -72,10 +72,13 @@ type BBR struct {
 	// the application, not the path: their samples may raise the model,
 	// never lower it.
 	appLimitedUntil int64
-	windowFull      bool // the last send left no room for another chunk
-	minRTT          monotime.Duration
-	minRTTAt        monotime.Time
-	srtt            monotime.Duration
+	// appIdle: the core said the sender ran out of data (OnAppLimited)
+	// since its last send.
+	appIdle    bool
+	windowFull bool // the last send left no room for another chunk
+	minRTT     monotime.Duration
+	minRTTAt   monotime.Time
+	srtt       monotime.Duration
 	// recent is the least RTT sample of this window and the last, each
 	// an eighth of a round trip: a queue stays for both, a late sample
 	// (a host's pause, a block a fallback completed) does not.
@@ -260,7 +263,7 @@ func NewBBR(p Params) *BBR {
 // OnSend paces the next packet after this one.
 func (b *BBR) OnSend(now monotime.Time, bytes int) {
 	rate := b.pacingRate()
-	if b.pacing.next > 0 && !b.windowFull &&
+	if b.appIdle || b.pacing.next > 0 && !b.windowFull &&
 		now.Sub(b.pacing.next) > b.p.HostNoise+monotime.TransmitTime(b.p.Quantum, rate) {
 		// Neither the pacer nor the window held this packet back: the
 		// sender was idle. Samples restart with this burst's ACKs, none
@@ -269,6 +272,7 @@ func (b *BBR) OnSend(now monotime.Time, bytes int) {
 		// the model.
 		b.appLimitedUntil = b.delivered + max(b.inflight+int64(bytes), int64(b.bdp()))
 		b.marks.count, b.sentMarks.count = 0, 0
+		b.appIdle = false
 	}
 	b.sent += int64(bytes)
 	b.inflight += int64(bytes) // until the next ACK says
@@ -400,11 +404,19 @@ func (b *BBR) span() monotime.Duration {
 // sampleRate takes a delivery-rate sample: the bytes acknowledged since
 // the newest mark at least a round trip old, over the time since, and
 // at most the rate the same span's data left at a round trip before.
+// A sample of less than a quantum may only raise the model: ACKs come a
+// chunk at a time and a message's last chunk may hold a few bytes, so
+// after a pause in the ACKs such a chunk acknowledged alone measures
+// where a message ended, not the path.
 func (b *BBR) sampleRate(now monotime.Time) {
 	span := b.span()
 	if b.marks.count > 0 {
-		if at, _ := b.marks.newest(); now.Sub(at) > 2*span {
-			b.marks.count = 0 // idle: a sample across it measures the application
+		// Idle: a sample across it measures the application. A gap the
+		// pacer made (two quanta at its rate) is not idle: taken for one,
+		// no sample would ever come at a low rate to raise it.
+		idle := 2 * max(span, monotime.TransmitTime(b.p.Quantum, b.pacingRate()))
+		if at, _ := b.marks.newest(); now.Sub(at) > idle {
+			b.marks.count = 0
 		}
 	}
 	if at, d, ok := b.marks.before(now.Add(-span)); ok && now.Sub(at) >= span/2 {
@@ -415,7 +427,7 @@ func (b *BBR) sampleRate(now monotime.Time) {
 				rate = min(rate, float64(e-s)/max(eAt.Sub(sAt), el).Seconds())
 			}
 		}
-		if b.delivered > b.appLimitedUntil || rate > b.bw {
+		if b.delivered > b.appLimitedUntil && b.delivered-d >= int64(b.p.Quantum) || rate > b.bw {
 			slot := &b.bwSlots[b.bwRound%bbrBWRounds]
 			*slot = max(*slot, rate)
 			b.bw = max(b.bw, rate)
@@ -635,6 +647,13 @@ func (b *BBR) congestion(now monotime.Time) {
 		b.probeCongested = true
 		b.setPhase(bbrDown)
 	}
+}
+
+// OnAppLimited: what is in flight now measures the application, and the
+// next send starts after an idle, however short.
+func (b *BBR) OnAppLimited(monotime.Time) {
+	b.appLimitedUntil = max(b.appLimitedUntil, b.delivered+b.inflight)
+	b.appIdle = true
 }
 
 // OnTimer does nothing: BBR's clocks are its ACKs.

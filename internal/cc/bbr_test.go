@@ -6,15 +6,22 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 )
 
-// bbrPath is a tiny simulator for a BBR sender that always has data: a
-// bottleneck at rate, a base round trip rtt, and queue more on every RTT
-// sample (a standing queue someone else keeps); every lossEvery-th chunk
-// sent is lost (reported when its ACK would have come) and every
-// ecnEvery-th ACK echoes a mark (0: never).
+// bbrPath is a tiny simulator for a BBR sender: a bottleneck at rate, a
+// base round trip rtt, and queue more on every RTT sample (a standing
+// queue someone else keeps); every lossEvery-th chunk sent is lost
+// (reported when its ACK would have come) and every ecnEvery-th ACK
+// echoes a mark (0: never). The sender always has data, or, with msg
+// set, sends messages of msg chunks and a tail of tailBytes, each
+// after waiting gap (for the receiver's credit).
 type bbrPath struct {
 	rate                float64 // bits per second
 	rtt, queue          monotime.Duration
 	lossEvery, ecnEvery int
+	msg                 int
+	tailBytes           int64
+	gap                 monotime.Duration
+
+	held monotime.Time // the next message may not start before
 
 	free             monotime.Time // when the bottleneck is next free
 	ring             [1 << 14]bbrChunk
@@ -25,6 +32,7 @@ type bbrPath struct {
 
 type bbrChunk struct {
 	sentAt, ackAt monotime.Time
+	bytes         int64
 	lost          bool
 }
 
@@ -37,22 +45,30 @@ func (p *bbrPath) run(b *BBR, now monotime.Time, d monotime.Duration) monotime.T
 		for p.head != p.tail && p.ring[p.head].ackAt <= now {
 			c := p.ring[p.head]
 			p.head = (p.head + 1) % len(p.ring)
-			p.inflight -= chunk
+			p.inflight -= c.bytes
 			if c.lost {
-				b.OnLoss(now, Loss{Bytes: chunk})
+				b.OnLoss(now, Loss{Bytes: c.bytes})
 				continue
 			}
 			p.acks++
-			b.OnAck(now, Ack{Bytes: chunk, RTT: now.Sub(c.sentAt) + p.queue, InFlight: p.inflight,
+			b.OnAck(now, Ack{Bytes: c.bytes, RTT: now.Sub(c.sentAt) + p.queue, InFlight: p.inflight,
 				ECN: p.ecnEvery > 0 && p.acks%p.ecnEvery == 0})
 		}
-		for b.NextSend() <= now && (p.inflight == 0 || p.inflight+chunk <= b.Window()) {
-			b.OnSend(now, chunk)
-			p.free = max(now, p.free).Add(monotime.TransmitTime(chunk, p.rate))
+		for now >= p.held && b.NextSend() <= now && (p.inflight == 0 || p.inflight+chunk <= b.Window()) {
+			bytes := int64(chunk)
+			last := p.msg > 0 && (p.sent+1)%(p.msg+1) == 0
+			if last {
+				bytes, p.held = p.tailBytes, now.Add(p.gap)
+			}
+			b.OnSend(now, int(bytes))
+			if last {
+				b.OnAppLimited(now) // as the core's next poll finds nothing
+			}
+			p.free = max(now, p.free).Add(monotime.TransmitTime(int(bytes), p.rate))
 			p.sent++
-			p.ring[p.tail] = bbrChunk{sentAt: now, ackAt: p.free.Add(p.rtt), lost: p.lossEvery > 0 && p.sent%p.lossEvery == 0}
+			p.ring[p.tail] = bbrChunk{sentAt: now, ackAt: p.free.Add(p.rtt), bytes: bytes, lost: p.lossEvery > 0 && p.sent%p.lossEvery == 0}
 			p.tail = (p.tail + 1) % len(p.ring)
-			p.inflight += chunk
+			p.inflight += bytes
 		}
 	}
 	return now
@@ -113,6 +129,74 @@ func TestBBRLoss(t *testing.T) {
 				t.Errorf("window %d after congestion, want under twice the BDP %d", st.Window, bdp)
 			}
 		})
+	}
+}
+
+// TestBBRAppLimited: an application slower than the path, whose
+// messages end in a few bytes and wait for the next, does not lower the
+// model: its ACKs measure the application (the core says when it ran out
+// of data), so a sender that has data again starts at the path's rate.
+func TestBBRAppLimited(t *testing.T) {
+	ms := monotime.Millisecond
+	const rate = 1e9
+	b := NewBBR(Params{MSS: 8192, Quantum: 64 << 10, LearnLineRate: true, HostNoise: ms})
+	p := bbrPath{rate: rate, rtt: ms}
+	now := p.run(b, 0, monotime.Second)
+	if b.bw < 0.95*rate/8 {
+		t.Fatalf("after a second of bulk data the model's rate is %.0f B/s, want %.0f", b.bw, rate/8)
+	}
+	p.msg, p.tailBytes, p.gap = 1, 16, 900*monotime.Microsecond
+	for range 50 {
+		now = p.run(b, now, 100*ms)
+		if b.bw < 0.95*rate/8 {
+			t.Fatalf("an application-limited sender's model fell to %.0f B/s, want %.0f", b.bw, rate/8)
+		}
+	}
+}
+
+// TestBBRTailAlone: after pauses in the ACKs (a host descheduled), a
+// message's last chunk of a few bytes acknowledged alone does not lower
+// the model: it says where a message ended, not how fast the path is.
+func TestBBRTailAlone(t *testing.T) {
+	ms := monotime.Millisecond
+	b := NewBBR(Params{MSS: 8192, Quantum: 64 << 10, LearnLineRate: true, HostNoise: ms})
+	p := bbrPath{rate: 200e6, rtt: 300 * monotime.Microsecond}
+	now := p.run(b, 0, monotime.Second)
+	learnt := b.bw
+	for range 2 * bbrBWRounds {
+		now = now.Add(10 * ms)
+		b.OnAck(now, Ack{Bytes: 64 << 10, RTT: 300 * monotime.Microsecond, InFlight: 16})
+		now = now.Add(600 * monotime.Microsecond)
+		b.OnAck(now, Ack{Bytes: 16, RTT: 300 * monotime.Microsecond})
+	}
+	if b.bw < 0.9*learnt {
+		t.Fatalf("the model fell from %.0f to %.0f B/s", learnt, b.bw)
+	}
+}
+
+// TestBBRClimbsBack: a model far below the path's rate climbs back by
+// probing, though at that rate its pacer spaces the ACKs further apart
+// than two round trips: a gap the pacer made is not idleness, and the
+// samples across it count.
+func TestBBRClimbsBack(t *testing.T) {
+	us := monotime.Microsecond
+	b := NewBBR(Params{MSS: 8192, Quantum: 64 << 10, LearnLineRate: true, HostNoise: monotime.Millisecond})
+	p := bbrPath{rate: 200e6, rtt: 300 * us}
+	now := p.run(b, 0, monotime.Second).Add(100 * monotime.Millisecond)
+	const low = 20e3
+	for i := range b.bwSlots {
+		b.bwSlots[i] = low
+	}
+	b.bw = low
+	rtt := 300*us + monotime.TransmitTime(64<<10, p.rate)
+	for end := now.Add(60 * monotime.Second); now < end; {
+		now = max(now, b.NextSend())
+		b.OnSend(now, 64<<10)
+		now = now.Add(rtt)
+		b.OnAck(now, Ack{Bytes: 64 << 10, RTT: rtt})
+	}
+	if b.bw < 4*low {
+		t.Fatalf("a minute after the model fell to %.0f B/s it is at %.0f", low, b.bw)
 	}
 }
 

@@ -128,6 +128,16 @@ type Detailed interface {
 	Detail() []Figure
 }
 
+// AppLimited is a controller that measures the path by what it delivers
+// (BBR). The core calls OnAppLimited when its sender, with the window and
+// the pacer open, has sent all the application gave it: until what is in
+// flight is acknowledged, the ACKs measure the application, not the path
+// (tcp_bbr's app_limited). A sender held by the receiver's credit is not
+// application-limited, as TCP's held by the receive window is not.
+type AppLimited interface {
+	OnAppLimited(now monotime.Time)
+}
+
 // Params describe the network a controller starts on. The core fills them
 // from its configuration; a zero field means unknown.
 type Params struct {
@@ -221,6 +231,12 @@ func (a Algorithm) New(p Params) Controller {
 		return nil
 	}
 	return a.make(p.WithDefaults())
+}
+
+// NewAlgorithm returns an algorithm whose controllers make returns: a
+// controller defined outside this package (a test's, an experiment's).
+func NewAlgorithm(name string, make func(Params) Controller) Algorithm {
+	return Algorithm{name: name, make: make}
 }
 
 // algorithms are the named controllers, registered by their files.

@@ -74,6 +74,14 @@ func (s *sender) ccSent(now monotime.Time, bytes int) {
 	}
 }
 
+// ccAppLimited tells a controller that measures what it delivers that
+// the sender, sending a moment ago, has nothing more it may send.
+func (s *sender) ccAppLimited(now monotime.Time) {
+	if a, ok := s.cc.(cc.AppLimited); ok {
+		a.OnAppLimited(now)
+	}
+}
+
 // ccAcked reports an ACK: bytes newly acknowledged, an RTT sample or 0,
 // and whether the receiver echoed a congestion mark.
 func (s *sender) ccAcked(now monotime.Time, bytes int64, rtt, hostDelay monotime.Duration, ecn bool) {

@@ -113,3 +113,50 @@ func TestBBRWideArea(t *testing.T) {
 		})
 	}
 }
+
+// appLimitedRecorder is BBR that records when the core says the sender
+// ran out of data, and how many bytes had left by then.
+type appLimitedRecorder struct {
+	*cc.BBR
+	sent  int64
+	calls []int64 // sent at each OnAppLimited
+}
+
+func (r *appLimitedRecorder) OnSend(now monotime.Time, bytes int) {
+	r.sent += int64(bytes)
+	r.BBR.OnSend(now, bytes)
+}
+
+func (r *appLimitedRecorder) OnAppLimited(now monotime.Time) {
+	r.calls = append(r.calls, r.sent)
+	r.BBR.OnAppLimited(now)
+}
+
+// TestAppLimitedSignal: the core tells a delivery-rate controller that
+// its sender is application-limited once the application's message has
+// all left, not while the pacer or the window holds it back.
+func TestAppLimitedSignal(t *testing.T) {
+	const size = 4 << 20
+	var made []*appLimitedRecorder
+	alg := cc.NewAlgorithm("bbr-recorded", func(p cc.Params) cc.Controller {
+		r := &appLimitedRecorder{BBR: cc.NewBBR(p)}
+		made = append(made, r)
+		return r
+	})
+	cfg := core.Config{Scheme: reliability.SelectiveRepeat{}, CC: alg}
+	link := coretest.LinkConfig{Delay: monotime.Millisecond, Rate: 1e9, Queue: 16 << 20}
+	p, done := establish(t, coretest.Config{Seed: 1, A: cfg, B: cfg, Handshake: true, Link: link, Reverse: &link})
+	deliver(t, p, done, message(size), nil)
+	var sender *appLimitedRecorder
+	for _, r := range made {
+		if r.sent > 0 {
+			sender = r
+		}
+	}
+	if sender == nil || len(sender.calls) == 0 {
+		t.Fatal("the sender never said it was application-limited")
+	}
+	if first := sender.calls[0]; first < size {
+		t.Fatalf("application-limited after %d bytes of a %d-byte message", first, size)
+	}
+}

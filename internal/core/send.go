@@ -565,10 +565,13 @@ func (s *sender) poll(now monotime.Time, buf []byte) int {
 	if n > 0 {
 		s.ccSent(now, n+len(s.payload))
 		s.chrono.note(now, sendBusy)
-	} else {
-		s.chrono.note(now, s.chrono.held)
+		return n
 	}
-	return n
+	if s.chrono.state == sendBusy && s.chrono.held == sendIdle {
+		s.ccAppLimited(now)
+	}
+	s.chrono.note(now, s.chrono.held)
+	return 0
 }
 
 func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
