@@ -100,9 +100,7 @@ type Conn struct {
 	rcv receiver
 
 	ctrl    ring[ctrlItem]
-	ranges  []wire.Range // NACK scratch
 	schemes map[schemeKey]reliability.Scheme
-	scratch ecScratch
 	mp      multipath
 	prot    *protection // nil: packets go unprotected (protect.go)
 

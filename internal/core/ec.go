@@ -13,16 +13,17 @@ import (
 // erases one shard of one stripe. Packets past the end of the message
 // count as present zeros; the last packet is zero-padded to a full shard.
 
-// ecScratch is per-connection scratch for decoding.
+// ecScratch is an endpoint's scratch for decoding.
 type ecScratch struct {
 	shards    [][]byte
 	zero, pad []byte // one packet
 }
 
 func (x *ecScratch) init(mtu, shards int) {
-	if len(x.zero) != mtu {
+	if cap(x.zero) < mtu { // the zeros are never written: a longer one serves
 		x.zero, x.pad = make([]byte, mtu), make([]byte, mtu)
 	}
+	x.zero, x.pad = x.zero[:mtu], x.pad[:mtu]
 	if cap(x.shards) < shards {
 		x.shards = make([][]byte, shards)
 	}
@@ -89,7 +90,7 @@ func (s *sender) codeAhead(m *sendMsg) {
 // waitCoding waits for the codec workers if they are reading m's data,
 // before the data goes back to the application.
 func (s *sender) waitCoding(m *sendMsg) {
-	if s.ec.job.Busy() && s.ec.jobSeq == m.seq {
+	if s.ec != nil && s.ec.job.Busy() && s.ec.jobSeq == m.seq {
 		_ = s.ec.job.Wait()
 	}
 }
@@ -101,7 +102,7 @@ func (s *sender) waitCoding(m *sendMsg) {
 func (s *sender) startParity(m *sendMsg) {
 	nm := subCode(m.code, m.nchunks, m.sub).M()
 	m.inParity, m.parityPos, m.parityChunks = true, 0, uint32(nm)
-	if s.ec.job.Busy() && s.ec.jobSeq == m.seq && s.ec.jobSub == m.sub {
+	if s.ec != nil && s.ec.job.Busy() && s.ec.jobSeq == m.seq && s.ec.jobSub == m.sub {
 		_ = s.ec.job.Wait() // shapes are checked in parityShards; cannot fail
 		s.c.stats.ParityCodedAhead++
 		return
@@ -116,13 +117,16 @@ func (s *sender) startParity(m *sendMsg) {
 // message ends inside copied into pad and zero-padded, chunks past the
 // end as zeros. It returns the sub-message's code.
 func (s *sender) parityShards(m *sendMsg) reliability.Codec {
+	if s.ec == nil {
+		s.ec = new(ecSender)
+	}
 	_ = s.ec.job.Wait() // the buffers are a job's until it is done
 	code := subCode(m.code, m.nchunks, m.sub)
 	k, nm, mtu := code.K(), code.M(), uint64(m.geo.MTU)
 	S := stripes(m.npkts, uint32(k), m.sub, s.c.shift)
 	shard := uint64(S) * mtu
 	need := int(shard) * nm
-	x := &s.ec
+	x := s.ec
 	if cap(x.parity) < need {
 		x.parity = make([]byte, need)
 	}
@@ -376,7 +380,7 @@ func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 		return
 	}
 	k, nm, mtu := int(e.k), code.M(), int(m.geo.MTU)
-	x := &p.c.scratch
+	x := &p.c.ep.decoder
 	x.init(mtu, k+nm)
 	short := m.geo.PayloadLen(m.npkts-1) < mtu
 	for c := range k {

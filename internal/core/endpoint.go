@@ -78,12 +78,17 @@ type EndpointStats struct {
 // Endpoint is one side's protocol state: a set of connections.
 type Endpoint struct {
 	conns  map[uint64]*Conn
-	order  []*Conn              // in creation order, for fair and deterministic polling
-	next   int                  // where PollTransmit starts its round-robin
-	last   *Conn                // the connection of the previous datagram: usually the next's
-	gather []byte               // scratch for a split datagram that is gathered
-	zeros  []byte               // the payload of virtual messages: read only, shared by all its senders
-	codec  *reliability.Workers // codes parity ahead (SetCodecWorkers); nil: inline
+	order  []*Conn // in creation order, for fair and deterministic polling
+	next   int     // where PollTransmit starts its round-robin
+	last   *Conn   // the connection of the previous datagram: usually the next's
+	gather []byte  // scratch for a split datagram that is gathered
+	// Scratch its connections use one at a time, while a datagram or a
+	// poll is handled: the ranges of a NACK being written, and the
+	// shards of a stripe being decoded.
+	ranges  []wire.Range
+	decoder ecScratch
+	zeros   []byte               // the payload of virtual messages: read only, shared by all its senders
+	codec   *reliability.Workers // codes parity ahead (SetCodecWorkers); nil: inline
 	// pacedWake is the earliest time a controller's pacing held a data
 	// packet back until, since PacedWake last read it; 0: none.
 	pacedWake monotime.Time

@@ -170,7 +170,7 @@ func (r *receiver) encodeNack(now monotime.Time, seq uint32, buf []byte) int {
 	}
 	m.nackQueued = false
 	nk := wire.Nack{Conn: r.c.peerID, Msg: r.c.msgID(seq), Reason: m.nackReason}
-	ranges := r.c.ranges[:0]
+	ranges := r.c.ep.ranges[:0]
 	m.lastNackAt = now
 	switch {
 	case m.nackReason == wire.NackTooLarge:
@@ -194,7 +194,7 @@ func (r *receiver) encodeNack(now monotime.Time, seq uint32, buf []byte) int {
 			return 0
 		}
 	}
-	r.c.ranges = ranges
+	r.c.ep.ranges = ranges
 	n, _ := wire.EncodeNack(buf, &nk, ranges)
 	return n
 }
@@ -220,7 +220,7 @@ func (r *receiver) encodeDecoded(seq uint32, buf []byte) int {
 	}
 	m.decodedQueued = false
 	limit := wire.MaxNackRanges(len(buf))
-	ranges := r.c.ranges[:0]
+	ranges := r.c.ep.ranges[:0]
 	p := m.decoded.nextSet(m.decodedLo, m.decodedHi)
 	for p < m.decodedHi && len(ranges) < limit {
 		e := m.decoded.nextClear(p, m.decodedHi)
@@ -234,7 +234,7 @@ func (r *receiver) encodeDecoded(seq uint32, buf []byte) int {
 		m.decodedQueued, m.decodedLo = true, p
 		r.c.ctrl.push(ctrlItem{kind: ctrlDecoded, seq: seq})
 	}
-	r.c.ranges = ranges
+	r.c.ep.ranges = ranges
 	if len(ranges) == 0 {
 		return 0
 	}

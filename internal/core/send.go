@@ -105,7 +105,7 @@ type sender struct {
 	timers   *sendTimers // nil until the slots are made (useSlots)
 	rtt      reliability.RTT
 	inflight int64
-	ec       ecSender
+	ec       *ecSender // made for the first coded message (parityShards)
 	// payload is the message bytes that follow the header encodeData just
 	// wrote: the datapath gathers them, so data is never copied to send.
 	payload []byte
