@@ -86,14 +86,14 @@ type Conn struct {
 	peer   netip.AddrPort
 	cfg    *Config // shared by a datagram endpoint's peers: read only
 
-	shift     uint8  // log2 packets per chunk
-	slotShift uint8  // log2 MaxMsgs
+	shift     uint8 // log2 packets per chunk
+	slotShift uint8 // log2 MaxMsgs
+	state     connState
+	closed    bool
 	slotMask  uint32 // MaxMsgs-1
 
-	state   connState
-	hs      handshake
+	hs      *handshake // a connection's; nil for a datagram peer, which never dials
 	live    liveness
-	closed  bool
 	closing closing
 
 	snd sender
@@ -139,6 +139,9 @@ func newConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, 
 		shift:     cfg.chunkShift(),
 		slotShift: uint8(bits.TrailingZeros(uint(cfg.MaxMsgs))),
 		slotMask:  uint32(cfg.MaxMsgs - 1),
+	}
+	if ud == nil {
+		c.hs = new(handshake)
 	}
 	c.snd.init(c)
 	c.rcv.init(c)

@@ -82,11 +82,13 @@ type Endpoint struct {
 	next   int     // where PollTransmit starts its round-robin
 	last   *Conn   // the connection of the previous datagram: usually the next's
 	gather []byte  // scratch for a split datagram that is gathered
-	// Scratch its connections use one at a time, while a datagram or a
-	// poll is handled: the ranges of a NACK being written, and the
-	// shards of a stripe being decoded.
+	// Scratch its connections use one at a time, while a datagram, a
+	// poll or a timeout is handled: the ranges of a NACK being written,
+	// the shards of a stripe being decoded, the slots whose timers are
+	// due.
 	ranges  []wire.Range
 	decoder ecScratch
+	dueNow  bitset               // a receiver's timers due (receiver.handleTimeout)
 	zeros   []byte               // the payload of virtual messages: read only, shared by all its senders
 	codec   *reliability.Workers // codes parity ahead (SetCodecWorkers); nil: inline
 	// pacedWake is the earliest time a controller's pacing held a data

@@ -228,6 +228,7 @@ func (c *Conn) adopt(cfg Config) {
 // It is asked on every poll: the Handshake is built only when one is due.
 func (c *Conn) handshake(now monotime.Time, buf []byte) int {
 	switch {
+	case c.hs == nil:
 	case c.state == stateDialing && now >= c.hs.helloDue:
 		return c.encodeHandshake(now, wire.TypeHello, buf)
 	case c.hs.acceptDue:

@@ -93,7 +93,6 @@ type receiver struct {
 	nextSeq  uint32
 	deadline monotime.Time // earliest due() of any posted message
 	timers   []recvTimer   // posted messages' due times, a heap (recv_timers.go)
-	dueNow   bitset        // handleTimeout's scratch: the slots due
 	rtt      reliability.RTT
 	// reorder is how long packets have been seen to arrive late: a gap is
 	// NACKed only after standing longer (RACK's reordering window).
@@ -132,7 +131,9 @@ func (r *receiver) useSlots() {
 	} else {
 		r.slots = make([]recvMsg, r.c.cfg.MaxMsgs)
 	}
-	r.dueNow.reset(uint32(len(r.slots)))
+	if due := &r.c.ep.dueNow; len(*due)*64 < len(r.slots) {
+		due.reset(uint32(len(r.slots)))
+	}
 }
 
 // PostRecv posts buf to receive the next message the peer sends (the n-th

@@ -22,14 +22,15 @@ func (r *receiver) handleTimeout(now monotime.Time) {
 	if now < r.deadline {
 		return
 	}
+	due := r.c.ep.dueNow // all clear between calls
 	for len(r.timers) > 0 && r.timers[0].at <= now {
 		if t := minheap.Pop(&r.timers); r.current(t) {
-			r.dueNow.set(t.slot)
+			due.set(t.slot)
 		}
 	}
 	n := uint32(len(r.slots))
-	for i := r.dueNow.nextSet(0, n); i < n; i = r.dueNow.nextSet(i+1, n) {
-		r.dueNow.clear(i)
+	for i := due.nextSet(0, n); i < n; i = due.nextSet(i+1, n) {
+		due.clear(i)
 		m := &r.slots[i]
 		if m.state != recvPosted { // ended by an earlier message's timer
 			continue
