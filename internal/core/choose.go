@@ -90,9 +90,9 @@ func (l *lossCounts) counts() (lost, sent float64) {
 // (re-NACKs, a fallback NACK after a decode report). Without a chooser
 // nobody reads the counts, and a message has no lost bitmap.
 func (s *sender) noteLost(m *sendMsg, p uint32) {
-	if s.c.cfg.Chooser != nil && p < m.npkts && !m.lost.test(p) {
+	if s.choice != nil && p < m.npkts && !m.lost.test(p) {
 		m.lost.set(p)
-		s.loss.blockLost++
+		s.choice.loss.blockLost++
 	}
 }
 
@@ -104,7 +104,10 @@ func (s *sender) conditions(size uint64) reliability.Conditions {
 	if rate == 0 {
 		rate = cfg.LineRate
 	}
-	lost, sent := s.loss.counts()
+	var lost, sent float64
+	if s.choice != nil {
+		lost, sent = s.choice.loss.counts()
+	}
 	return reliability.Conditions{Size: int64(size), MTU: cfg.MTU, ChunkBytes: cfg.ChunkSize,
 		RTT: s.rtt.Smoothed(), Rate: rate, Lost: lost, Sent: sent}
 }
@@ -123,14 +126,23 @@ func (s *sender) chooseScheme(size uint64) reliability.Scheme {
 	if sc == nil {
 		sc = s.c.cfg.Scheme
 	}
-	for i := range s.chosen {
-		if s.chosen[i].Scheme == sc {
-			s.chosen[i].Messages++
+	chosen := &s.choice.chosen
+	for i := range *chosen {
+		if (*chosen)[i].Scheme == sc {
+			(*chosen)[i].Messages++
 			return sc
 		}
 	}
-	s.chosen = append(s.chosen, SchemeCount{Scheme: sc, Messages: 1})
+	*chosen = append(*chosen, SchemeCount{Scheme: sc, Messages: 1})
 	return sc
+}
+
+// choiceState is what scheme auto's chooser keeps per connection: the
+// loss evidence it decides from, and what it decided. A connection
+// without a chooser has none.
+type choiceState struct {
+	loss   lossCounts
+	chosen []SchemeCount
 }
 
 // SchemeCount says how many messages the connection's chooser gave a
@@ -143,4 +155,9 @@ type SchemeCount struct {
 // Chosen returns the chooser's decisions on this connection so far, in the
 // order the schemes were first chosen; nil without a chooser. The slice is
 // the connection's: copy it to keep it.
-func (c *Conn) Chosen() []SchemeCount { return c.snd.chosen }
+func (c *Conn) Chosen() []SchemeCount {
+	if c.snd.choice == nil {
+		return nil
+	}
+	return c.snd.choice.chosen
+}

@@ -94,7 +94,7 @@ type Conn struct {
 
 	hs      *handshake // a connection's; nil for a datagram peer, which never dials
 	live    liveness
-	closing closing
+	closing *closing // the CLOSE to send; nil until Close or a shutdown sets one
 
 	snd sender
 	rcv receiver
@@ -191,7 +191,7 @@ func (c *Conn) Close(code uint32, reason string) error {
 	if len(reason) > wire.MaxCloseReason {
 		reason = reason[:wire.MaxCloseReason]
 	}
-	c.closing.queued, c.closing.code, c.closing.reason = true, code, reason
+	c.closing = &closing{queued: true, code: code, reason: reason}
 	c.shutdown(nil)
 	return nil
 }
@@ -332,10 +332,10 @@ func itoa(v uint32) string {
 
 // poll writes the connection's next datagram into buf and returns its
 // length (0: nothing to send) and whether it is data; a data packet's
-// payload is left in c.snd.payload. Control packets go first, then
+// payload is left in c.ep.payload. Control packets go first, then
 // retransmissions, then new data.
 func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
-	if c.closing.queued {
+	if c.closing != nil && c.closing.queued {
 		c.closing.queued = false
 		cl := wire.Close{Conn: c.peerID, Code: c.closing.code, Reason: []byte(c.closing.reason)}
 		n, err := cl.Encode(buf)

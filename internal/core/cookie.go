@@ -361,7 +361,7 @@ func (e *Endpoint) expireHalfOpen(now monotime.Time) {
 			delete(e.halfOpen, c)
 			e.stats.HalfOpenExpired++
 			if !c.closed {
-				c.closing.queued, c.closing.code, c.closing.reason = true, 2, "handshake not confirmed"
+				c.closing = &closing{queued: true, code: 2, reason: "handshake not confirmed"}
 				c.shutdown(ErrHandshakeTimeout)
 			}
 		}
@@ -375,7 +375,7 @@ func (e *Endpoint) reap() {
 	e.reapDue = false
 	j := 0
 	for i, c := range e.order {
-		if !c.closed || c.closing.queued {
+		if !c.closed || c.closing != nil && c.closing.queued {
 			e.order[j] = c
 			j++
 			continue

@@ -61,6 +61,7 @@ func (r *receiver) initCredit() {
 		e.credit = &creditScheduler{pacer: pacer, rate: p.LineRate, floor: uint64(max(2*p.BDP(), int64(4*cfg.ChunkSize)))}
 	}
 	r.credit = e.credit
+	r.probe = new(grantProbe)
 	for _, c := range e.credit.conns {
 		if c == r.c {
 			return // adopt() initialises a dialed connection again
@@ -98,7 +99,7 @@ func (s *creditScheduler) tick(now monotime.Time) {
 			return
 		}
 		q := min(uint64(c.cfg.ChunkSize), m.creditWant()-m.credit)
-		if pr := &c.rcv.probe; !pr.on {
+		if pr := c.rcv.probe; !pr.on {
 			pr.on, pr.seq, pr.off, pr.at = true, m.seq, m.credit, now
 		}
 		m.credit += q
@@ -183,7 +184,7 @@ type grantProbe struct {
 // if m wants more credit and is within its bound, an idle scheduler looks
 // again.
 func (r *receiver) creditArrived(now monotime.Time, m *recvMsg, p uint32, retransmit bool) {
-	if pr := &r.probe; pr.on && !retransmit &&
+	if pr := r.probe; pr.on && !retransmit &&
 		(m.seq == pr.seq && uint64(p)*uint64(m.geo.MTU) >= pr.off || int32(m.seq-pr.seq) > 0) {
 		pr.on = false
 		if d := now.Sub(pr.at); pr.min == 0 || d < pr.min {

@@ -174,7 +174,7 @@ func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 	var n int
 	if m.data == nil { // virtual: zeros, by reference like virtual data
 		n = p.EncodeHeader(buf)
-		s.payload = s.zeroPayload(int(mtu))
+		s.c.ep.payload = s.zeroPayload(int(mtu))
 	} else {
 		// Real parity is copied: its buffer is overwritten by the next
 		// sub-message while this packet may still wait to be sent.

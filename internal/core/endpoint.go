@@ -88,7 +88,10 @@ type Endpoint struct {
 	// due.
 	ranges  []wire.Range
 	decoder ecScratch
-	dueNow  bitset               // a receiver's timers due (receiver.handleTimeout)
+	dueNow  bitset // a receiver's timers due (receiver.handleTimeout)
+	// payload is the message bytes that follow the header a poll just
+	// wrote: the datapath gathers them, so data is never copied to send.
+	payload []byte
 	zeros   []byte               // the payload of virtual messages: read only, shared by all its senders
 	codec   *reliability.Workers // codes parity ahead (SetCodecWorkers); nil: inline
 	// pacedWake is the earliest time a controller's pacing held a data
@@ -377,8 +380,8 @@ func (e *Endpoint) PollTransmit(now monotime.Time, buf []byte, t *Transmit) bool
 				e.next = 0
 			}
 			c := e.order[j]
-			payload := c.snd.payload
-			c.snd.payload = nil
+			payload := e.payload
+			e.payload = nil
 			*t = Transmit{Addr: c.peer, Conn: c, Path: c.mp.path, Len: size, Data: data, Payload: payload}
 			return true
 		}

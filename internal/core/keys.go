@@ -114,10 +114,10 @@ func (c *Conn) sealTransmit(buf []byte, n int) (int, bool) {
 	if c.prot == nil || handshakePacket(buf[:n]) {
 		return n, true
 	}
-	if n+len(c.snd.payload)+wire.TrailerLen > cap(buf) {
-		c.snd.payload = nil
+	if n+len(c.ep.payload)+wire.TrailerLen > cap(buf) {
+		c.ep.payload = nil
 		return 0, false
 	}
-	n, c.snd.payload = c.prot.sealInto(buf[:n], n, c.snd.payload)
+	n, c.ep.payload = c.prot.sealInto(buf[:n], n, c.ep.payload)
 	return n, true
 }

@@ -106,7 +106,7 @@ type receiver struct {
 	// the oldest message that may still want credit.
 	credit    *creditScheduler
 	creditSeq uint32
-	probe     grantProbe
+	probe     *grantProbe // made with the credit scheduler
 	// live counts the slots not free: a datagram peer's slots are leased
 	// (datagram.go) and given back when it drops to zero.
 	live int
@@ -118,7 +118,7 @@ func (r *receiver) init(c *Conn) {
 	r.deadline = monotime.Never
 	r.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	r.ec.init(c)
-	r.credit, r.creditSeq, r.probe = nil, 0, grantProbe{}
+	r.credit, r.creditSeq, r.probe = nil, 0, nil
 	r.initCredit()
 }
 

@@ -106,9 +106,6 @@ type sender struct {
 	rtt      reliability.RTT
 	inflight int64
 	ec       *ecSender // made for the first coded message (parityShards)
-	// payload is the message bytes that follow the header encodeData just
-	// wrote: the datapath gathers them, so data is never copied to send.
-	payload []byte
 
 	// A datagram peer's slots and queues are leased (datagram.go): block
 	// is nil while it has none, and live counts what holds them (messages
@@ -119,8 +116,7 @@ type sender struct {
 	cc         cc.Controller // nil: no congestion control
 	pacedUntil monotime.Time // the controller's pacing held a packet back until then
 	justAcked  int64         // bytes the ACK being handled acknowledged
-	loss       lossCounts    // for the chooser (scheme auto)
-	chosen     []SchemeCount // the chooser's decisions
+	choice     *choiceState  // scheme auto's evidence and decisions; nil without a chooser
 	chrono     sendChrono    // what held it back, over time
 	silence    silence       // retransmission timers while the peer says nothing
 	// awaiting is when the first data packet left since the peer last
@@ -130,11 +126,11 @@ type sender struct {
 	// timedOut counts the timeout's doublings for resends that were not
 	// needed, since the last clean RTT sample (resendWasted); the last
 	// came at timedOutAt.
-	timedOut   uint8
 	timedOutAt monotime.Time
 	// Packets resent by chunk timers, and resends the receiver said it
 	// did not need, over about the last resendWindow of them.
 	timeoutResends, wastedResends uint32
+	timedOut                      uint8
 	// dataSampled: a clean RTT sample of data has come (expire).
 	dataSampled bool
 	// rttBounded: with no sample yet, the timers run on a bound (roundTrip).
@@ -146,6 +142,10 @@ func (s *sender) init(c *Conn) {
 	s.slots, s.grants, s.timers = nil, nil, nil // made on first use (useSlots)
 	s.rtt = reliability.NewRTT(c.cfg.InitialRTT)
 	s.pacedUntil = monotime.Never
+	s.choice = nil
+	if c.cfg.Chooser != nil {
+		s.choice = new(choiceState)
+	}
 	s.initCC()
 }
 
@@ -361,7 +361,9 @@ func (s *sender) markAcked(now monotime.Time, m *sendMsg, i uint32) monotime.Tim
 	s.endStall(m) // progress: a stall goes on from now
 	n := min(1<<s.c.shift, m.npkts-i<<s.c.shift)
 	m.resolved += n
-	s.loss.noteResolved(n)
+	if s.choice != nil {
+		s.choice.loss.noteResolved(n)
+	}
 	b := min(s.chunkBytes(m, i), m.inflight)
 	m.inflight -= b
 	s.inflight -= b
@@ -514,7 +516,9 @@ func lessAckDelay(rtt monotime.Duration, delay uint16, least monotime.Duration) 
 // finish reports m delivered and frees its slot.
 func (s *sender) finish(m *sendMsg) {
 	s.c.stats.AckedBytes += m.geo.MsgLen
-	s.loss.noteResolved(m.npkts - m.resolved)
+	if s.choice != nil {
+		s.choice.loss.noteResolved(m.npkts - m.resolved)
+	}
 	s.inflight -= m.inflight
 	s.c.emit(EventSendDone, m.seq, nil)
 	s.release(m)
@@ -563,7 +567,7 @@ func (s *sender) poll(now monotime.Time, buf []byte) int {
 		n = s.pollFirstPass(now, buf)
 	}
 	if n > 0 {
-		s.ccSent(now, n+len(s.payload))
+		s.ccSent(now, n+len(s.c.ep.payload))
 		s.chrono.note(now, sendBusy)
 		return n
 	}
@@ -662,9 +666,9 @@ func (s *sender) encodeData(now monotime.Time, m *sendMsg, p uint32, buf []byte,
 	}
 	n := wire.EncodeDataHeader(buf, s.c.peerID, flags, s.c.msgID(m.seq), p, m.imm, &m.geo)
 	if m.data == nil { // a virtual message: zeros of the right length
-		s.payload = s.zeroPayload(int(end - off))
+		s.c.ep.payload = s.zeroPayload(int(end - off))
 	} else {
-		s.payload = m.data[off:end]
+		s.c.ep.payload = m.data[off:end]
 	}
 	return n
 }
