@@ -104,17 +104,10 @@ func (s *sender) conditions(size uint64) reliability.Conditions {
 	if rate == 0 {
 		rate = cfg.LineRate
 	}
-	var lost, sent float64
-	if s.choice != nil {
-		lost, sent = s.choice.loss.counts()
-	}
+	lost, sent := s.choice.loss.counts()
 	return reliability.Conditions{Size: int64(size), MTU: cfg.MTU, ChunkBytes: cfg.ChunkSize,
 		RTT: s.rtt.Smoothed(), Rate: rate, Lost: lost, Sent: sent}
 }
-
-// Conditions returns what the connection has measured, as its chooser
-// sees it for a message of size bytes.
-func (c *Conn) Conditions(size int) reliability.Conditions { return c.snd.conditions(uint64(size)) }
 
 // chooseScheme is the scheme of a message sent without one.
 func (s *sender) chooseScheme(size uint64) reliability.Scheme {

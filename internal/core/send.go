@@ -123,14 +123,13 @@ type sender struct {
 	// acknowledged or NACKed data (0: none since): what a silence is
 	// measured from (silent).
 	awaiting monotime.Time
-	// timedOut counts the timeout's doublings for resends that were not
-	// needed, since the last clean RTT sample (resendWasted); the last
-	// came at timedOutAt.
-	timedOutAt monotime.Time
 	// Packets resent by chunk timers, and resends the receiver said it
 	// did not need, over about the last resendWindow of them.
 	timeoutResends, wastedResends uint32
-	timedOut                      uint8
+	timedOutAt                    monotime.Time // when timedOut last grew
+	// timedOut counts the timeout's doublings for resends that were not
+	// needed, since the last clean RTT sample (resendWasted).
+	timedOut uint8
 	// dataSampled: a clean RTT sample of data has come (expire).
 	dataSampled bool
 	// rttBounded: with no sample yet, the timers run on a bound (roundTrip).
