@@ -71,6 +71,9 @@ type Config struct {
 	// Select chooses each packet's path when Paths > 1; the zero value is
 	// Single (everything on path 0).
 	Select path.Kind
+	// SelectTuning overrides the selection policy's constants; the zero
+	// value keeps them.
+	SelectTuning path.Tuning
 	// Seed seeds the connection's randomness (path permutations); runs
 	// with the same seed and inputs are identical.
 	Seed uint64
@@ -170,6 +173,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("rate %g is negative", c.Rate)
 	case c.Paths < 1 || c.Paths > MaxPaths:
 		return c, fmt.Errorf("paths %d out of range 1..%d", c.Paths, MaxPaths)
+	case c.SelectTuning.DWRRWindowRTTs < 0 || c.SelectTuning.DWRRWindowRTTs > path.MaxDWRRWindowRTTs:
+		return c, fmt.Errorf("DWRR window of %d RTTs out of range 1..%d (0: the default)", c.SelectTuning.DWRRWindowRTTs, path.MaxDWRRWindowRTTs)
 	case (c.Keys == nil) != (c.Protection == wire.ProtectNone) || c.Protection > wire.ProtectFull:
 		return c, fmt.Errorf("protection %v with keys set %v: protection (header or full) needs a key exchange, and a key exchange a protection", c.Protection, c.Keys != nil)
 	case c.HandshakeTimeout < 0:

@@ -148,6 +148,9 @@ func TestListenErrors(t *testing.T) {
 	if _, err := e.Dial(0, testAddr, core.Config{Paths: 129}); err == nil {
 		t.Fatal("Dial with 129 paths accepted")
 	}
+	if _, err := e.Dial(0, testAddr, core.Config{Paths: 4, Select: path.DWRR, SelectTuning: path.Tuning{DWRRWindowRTTs: -1}}); err == nil {
+		t.Fatal("Dial with a DWRR window of -1 RTTs accepted")
+	}
 }
 
 var testAddr = netip.MustParseAddrPort("127.0.0.1:9")

@@ -34,7 +34,7 @@ func (c *Conn) initPaths() {
 	// Rotated, not shifted: every bit of a random 64-bit id counts, and an
 	// id below 2^32 gives the seed it always did.
 	seed := c.cfg.Seed ^ bits.RotateLeft64(c.id, 32) ^ c.peerID
-	c.mp.sel, _ = path.New(c.cfg.Select, c.cfg.Paths, seed) // arguments checked by Config
+	c.mp.sel, _ = path.NewTuned(c.cfg.Select, c.cfg.Paths, seed, c.cfg.SelectTuning) // arguments checked by Config
 }
 
 // pickPath chooses the path of a data packet that is sure to leave. Asked

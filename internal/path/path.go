@@ -40,6 +40,7 @@
 package path
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -134,9 +135,30 @@ func (k *Kind) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// New returns a selector of the given kind over paths paths (1..MaxPaths).
-// seed drives every random choice the selector makes.
+// Tuning overrides a policy's constants for one selector; a zero field
+// keeps the default.
+type Tuning struct {
+	// DWRRWindowRTTs replaces DWRRWindowRTTs: how many smoothed RTTs
+	// DWRR's delivery-rate window spans, and so how stale the deliveries
+	// its weights follow may be.
+	DWRRWindowRTTs int
+}
+
+// MaxDWRRWindowRTTs bounds Tuning.DWRRWindowRTTs.
+const MaxDWRRWindowRTTs = 1 << 16
+
+// New returns a selector of the given kind over paths paths (1..MaxPaths)
+// with the policies' default constants. seed drives every random choice
+// the selector makes.
 func New(kind Kind, paths int, seed uint64) (Selector, error) {
+	return NewTuned(kind, paths, seed, Tuning{})
+}
+
+// NewTuned is New with the constants tune overrides.
+func NewTuned(kind Kind, paths int, seed uint64, tune Tuning) (Selector, error) {
+	if tune.DWRRWindowRTTs < 0 || tune.DWRRWindowRTTs > MaxDWRRWindowRTTs {
+		return nil, fmt.Errorf("DWRR window of %d RTTs: want 1..%d, or 0 for the default", tune.DWRRWindowRTTs, MaxDWRRWindowRTTs)
+	}
 	if paths < 1 || paths > MaxPaths {
 		return nil, fmt.Errorf("path selector with %d paths: want 1..%d", paths, MaxPaths)
 	}
@@ -152,7 +174,7 @@ func New(kind Kind, paths int, seed uint64) (Selector, error) {
 	case BestRTT:
 		return newBestRTT(t, rng.IntN(paths)), nil
 	case DWRR:
-		return newDWRR(t, rng.IntN(paths)), nil
+		return newDWRR(t, rng.IntN(paths), cmp.Or(tune.DWRRWindowRTTs, DWRRWindowRTTs)), nil
 	}
 	return nil, fmt.Errorf("unknown path selector %v: want one of %s", kind, kindChoices)
 }

@@ -344,3 +344,34 @@ func sum(xs []int) int {
 	}
 	return s
 }
+
+// TestDWRRWindowTuning: DWRR re-weighs at the end of each half window, so
+// on paths of capacity 3:1 the default window settles near 3:1 while one
+// longer than the whole run stays near even.
+func TestDWRRWindowTuning(t *testing.T) {
+	ratio := func(tune Tuning) float64 {
+		f := newFakeNet(t, DWRR, uniformRTT(2, 50*us), 1)
+		s, err := NewTuned(DWRR, 2, 1, tune)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.s, f.t = s, TableOf(s)
+		f.capacity = []float64{0.45, 0.15}
+		f.run(20 * monotime.Millisecond)
+		got := f.run(20 * monotime.Millisecond)
+		return float64(got[0]) / float64(got[1])
+	}
+	if got := ratio(Tuning{}); got < 2.5 {
+		t.Errorf("default window (%d RTTs): packets split %.2f:1, want near 3:1", DWRRWindowRTTs, got)
+	}
+	// Only the path table's health moves the longer one off even: the
+	// slow path's losses.
+	if got := ratio(Tuning{DWRRWindowRTTs: 4096}); got > 1.5 {
+		t.Errorf("window of 4096 RTTs, longer than the run: packets split %.2f:1, want near 1:1", got)
+	}
+	for _, w := range []int{-1, MaxDWRRWindowRTTs + 1} {
+		if _, err := NewTuned(DWRR, 2, 9, Tuning{DWRRWindowRTTs: w}); err == nil || !strings.Contains(err.Error(), "DWRR window") {
+			t.Errorf("DWRR window %d: err = %v, want a range error", w, err)
+		}
+	}
+}

@@ -231,19 +231,20 @@ type dwrr struct {
 	rate             []uint64 // bytes acked in the last full window
 	cur              int
 	visiting         bool // cur's quantum was added for this visit
+	window           int  // in smoothed RTTs: DWRRWindowRTTs unless tuned
 	rollAt           monotime.Time
 	weighed          uint64 // table version the quanta reflect
 }
 
 const credit = 1024 // deficit units per packet
 
-func newDWRR(t *Table, start int) *dwrr {
+func newDWRR(t *Table, start, windowRTTs int) *dwrr {
 	n := len(t.paths)
 	s := &dwrr{
 		base:    base{t},
 		quantum: make([]int64, n), deficit: make([]int64, n),
 		older: make([]uint64, n), newer: make([]uint64, n), rate: make([]uint64, n),
-		cur: start,
+		cur: start, window: windowRTTs,
 	}
 	s.reweigh()
 	return s
@@ -259,7 +260,7 @@ func (s *dwrr) roll(now monotime.Time) {
 		s.rate[i] = s.older[i] + s.newer[i]
 		s.older[i], s.newer[i] = s.newer[i], 0
 	}
-	s.rollAt = now.Add(max(DWRRWindowRTTs/2*rtt, monotime.Nanosecond))
+	s.rollAt = now.Add(max(rtt*monotime.Duration(s.window)/2, monotime.Nanosecond))
 	s.reweigh()
 }
 

@@ -265,7 +265,8 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 		Admission: v.int("transport.admission"),
 		Core: core.Config{MTU: v.int("transport.mtu"), ChunkSize: v.int("transport.chunk"), InitialRTT: max(rtt, 10*monotime.Microsecond),
 			MaxMsgs: 16, MaxBytesInFlight: int64(v.int("transport.window")), Rate: v.float("topology.host_rate"),
-			CC: v.congestion(), BaseRTT: rtt, Chooser: chooser}}
+			CC: v.congestion(), BaseRTT: rtt, Chooser: chooser,
+			SelectTuning: path.Tuning{DWRRWindowRTTs: v.int("transport.dwrr_window")}}}
 	if bal, _ := v.get("routing.balancer").(topology.BalancerKind); bal == topology.TE {
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}

@@ -201,6 +201,7 @@ var schema = map[string]field{
 	"failure.detect":            {"1ms", duration},
 	"transport.qps":             {"1", intIn(1, 128)},
 	"transport.select":          {"single", selector},
+	"transport.dwrr_window":     {strconv.Itoa(path.DWRRWindowRTTs), intIn(1, path.MaxDWRRWindowRTTs)},
 	"transport.window":          {"0", size(0, 1<<40)},
 	"transport.admission":       {"0", intIn(0, 1<<16)},
 	"transport.cc":              {"none", congestion},
