@@ -160,9 +160,13 @@ func TestSRNackRenackOnlyWhatHadTime(t *testing.T) {
 		name        string
 		secondGap   int64 // when packet 6 arrives, opening the gap [3,6)
 		firstRenack string
+		// The re-NACK that covers both comes a round trip and a half
+		// plus the 4 missing packets after the later of the first
+		// re-NACK, when it covered both, and the NACK it left out.
+		secondRenack int64
 	}{
-		{"in time", 20, "gap[1,6)"},   // NACKed at 30, 132 us before the re-NACK
-		{"too late", 100, "gap[1,2)"}, // NACKed at 110, 52 us before
+		{"in time", 20, "gap[1,6)", 162 + 154},   // NACKed at 30, 132 us before the re-NACK
+		{"too late", 100, "gap[1,2)", 110 + 154}, // NACKed at 110, 52 us before
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, st, s := srNackRecv()
@@ -181,9 +185,7 @@ func TestSRNackRenackOnlyWhatHadTime(t *testing.T) {
 			if got := f.nacks[2:]; !slices.Equal(got, []string{tc.firstRenack}) {
 				t.Errorf("first re-NACK %q, want %q", got, tc.firstRenack)
 			}
-			// The next re-NACK covers both, a round trip and a half plus
-			// the 4 missing packets later.
-			if want := first.Add(150*us + 4*us); st.Due() != want {
+			if want := at(tc.secondRenack); st.Due() != want {
 				t.Fatalf("second re-NACK at %v, want %v", st.Due(), want)
 			}
 			s.RecvTimeout(st.Due(), st, f)

@@ -83,16 +83,26 @@ func (g *gapNacker) expire(now monotime.Time, m RecvMessage, delay monotime.Dura
 			m.Nack(g.reason, first, upTo)
 		}
 		if first < g.nackedTo {
-			g.armRenack(now, m)
+			// Gaps NACKed since the re-NACK was armed are due a re-NACK
+			// delay after their own NACK, not after this one: in a long
+			// message NACKs run on for the whole first pass, and waiting
+			// a delay from here would add most of a round trip to every
+			// lost retransmission among them.
+			from := now
+			if upTo < g.nackedTo {
+				from = g.nackedAt
+			}
+			g.armRenack(from, m)
 		}
 	}
 }
 
-// armRenack sets the re-NACK of everything NACKed so far for when its
-// retransmissions have had time to come back, with another quarter round
-// trip of slack (1.5 RTT in all, the model's re-NACK period).
-func (g *gapNacker) armRenack(now monotime.Time, m RecvMessage) {
-	g.renackAt = now.Add(g.returnTime(m) + m.RoundTrip()/4)
+// armRenack sets the re-NACK of everything NACKed so far for when the
+// retransmissions asked for at from have had time to come back, with
+// another quarter round trip of slack (1.5 RTT in all, the model's
+// re-NACK period).
+func (g *gapNacker) armRenack(from monotime.Time, m RecvMessage) {
+	g.renackAt = from.Add(g.returnTime(m) + m.RoundTrip()/4)
 	g.renackTo = g.nackedTo
 }
 
