@@ -155,7 +155,6 @@ func TestSRNackGapTimers(t *testing.T) {
 // packets' time: 129 us here); a gap too recent waits for the next
 // re-NACK, a re-NACK delay after the first.
 func TestSRNackRenackOnlyWhatHadTime(t *testing.T) {
-	const us = monotime.Microsecond
 	for _, tc := range []struct {
 		name        string
 		secondGap   int64 // when packet 6 arrives, opening the gap [3,6)
