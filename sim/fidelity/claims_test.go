@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite testdata/claims.json from this 
 // can afford, keeping every claim judged. A scenario not named runs its
 // quick grid as it is.
 var reduced = map[string][]string{
-	"sdr-longhaul":     {"workload.size=[128KiB, 16MiB]", "workload.bytes=1GiB"},
+	"sdr-longhaul":     {"workload.size=[128KiB, 16MiB]", "workload.bytes=1GiB", "transport.rto_factor=[2, 8]"},
 	"stellar-spray":    {"workload.placement_seed=1"},
 	"training-routing": {"workload.count=1", "workload.layers=2", "workload.micro_batches=4"},
 	"csaud-training":   {"workload.count=1"},

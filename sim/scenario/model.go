@@ -48,6 +48,7 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		RateBitsPerSec: v.float("topology.host_rate"),
 		RTT:            rtt,
 		DropProb:       v.float("topology.loss"),
+		RTOFactor:      v.float("transport.rto_factor"),
 		Decode:         model.DecodeStripe, // how internal/core codes: per packet stripe
 		Retry:          model.RetryPacket,  // the receive bitmap keeps packets across attempts
 	}

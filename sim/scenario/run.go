@@ -314,6 +314,10 @@ func (v *values) scheme() (reliability.Scheme, reliability.Chooser) {
 		return nil, autoscheme.New()
 	}
 	s, _ := v.get("transport.scheme").(reliability.Scheme)
+	if sr, ok := s.(reliability.SelectiveRepeat); ok {
+		sr.A = v.float("transport.rto_factor")
+		s = sr
+	}
 	return s, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/units"
 	"github.com/sdrnet/sdrnet/sim/topology"
 )
@@ -227,6 +228,7 @@ var schema = map[string]field{
 	"topology.queue":            {"0", size(0, 1<<40)},
 	"topology.ecn":              {"0", size(0, 1<<40)},
 	"transport.scheme":          {"sr", scheme},
+	"transport.rto_factor":      {strconv.Itoa(reliability.DefaultRTOFactor), positive},
 	"transport.mtu":             {"4096", size(64, 65000)},
 	"transport.chunk":           {"64KiB", size(64, 1<<30)},
 	"workload.kind":             {"messages", oneOf("messages", "allreduce", "permutation", "alltoall", "incast", "training")},
