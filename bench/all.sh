@@ -4,10 +4,10 @@
 # what they wrote. Each script replaces only its own section, so a run
 # that stops half-way leaves the others' figures as they were.
 #
-#   bash bench/all.sh                       # wan.sh's 17 minutes, training-scale.sh's 20, the others' few
+#   bash bench/all.sh                       # wan.sh's 17 minutes, training-scale.sh's 20, longhaul.sh's 13, the others' few
 #   HTSIM_SRC=~/uet-htsim bash bench/all.sh # with the htsim comparison (an hour more)
 #
-# Knobs: ONLY="claims transfer-dir wan training-scale htsim" (a subset, in that order);
+# Knobs: ONLY="claims longhaul transfer-dir wan training-scale htsim" (a subset, in that order);
 # HTSIM_SRC, a checkout of github.com/ultraethernet/uet-htsim (the htsim
 # row is skipped, with a line saying so, where it is not set). A script
 # that fails (a run failed, or a goal it checks is not met) is reported
@@ -15,7 +15,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-ONLY=${ONLY:-"claims transfer-dir wan training-scale htsim"}
+ONLY=${ONLY:-"claims longhaul transfer-dir wan training-scale htsim"}
 failed=()
 run() {
   local name=$1
@@ -28,6 +28,7 @@ run() {
 for b in $ONLY; do
   case $b in
   claims) run claims bash bench/claims.sh ;;
+  longhaul) run longhaul bash bench/longhaul.sh ;;
   transfer-dir) run transfer-dir bash bench/transfer-dir.sh ;;
   wan) run wan bash bench/wan.sh ;;
   training-scale) run training-scale bash bench/training-scale.sh ;;
@@ -38,7 +39,7 @@ for b in $ONLY; do
       echo "== htsim: skipped (set HTSIM_SRC to a uet-htsim checkout)" >&2
     fi
     ;;
-  *) echo "bench/all.sh: unknown benchmark $b (want claims, transfer-dir, wan, training-scale or htsim)" >&2; exit 2 ;;
+  *) echo "bench/all.sh: unknown benchmark $b (want claims, longhaul, transfer-dir, wan, training-scale or htsim)" >&2; exit 2 ;;
   esac
 done
 bash bench/glance.sh >/dev/null
