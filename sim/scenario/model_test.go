@@ -57,3 +57,39 @@ func TestDeviationWithinModelSpread(t *testing.T) {
 		t.Errorf("1600 runs: %q, want the gap called", got)
 	}
 }
+
+// TestRTOFactorReachesSchemeAndModel: transport.rto_factor sets SR's
+// timeout in the simulated scheme and in the analytic model alike, and
+// leaves SR-NACK's repair (about a round trip) nearly where it was.
+func TestRTOFactorReachesSchemeAndModel(t *testing.T) {
+	s, err := Parse("rto.yaml", []byte(`name: rto
+topology:
+  loss: 1e-2
+transport:
+  scheme: [sr, sr-nack]
+  rto_factor: [2, 8]
+workload:
+  size: 16MiB
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rtt = 25 * monotime.Millisecond
+	model := map[string]float64{}
+	predicted := Predict(s, true)
+	for i, pt := range s.Grid(true) {
+		v := &values{pt: pt}
+		scheme, _ := v.scheme()
+		a := v.float("transport.rto_factor")
+		if got, want := scheme.RetransmitTimeout(rtt), rtt+monotime.Duration(a*float64(rtt)); got != want {
+			t.Errorf("%s: RTO %v, want RTT + %g RTT = %v", pt.Label(), got, a, want)
+		}
+		model[pt.Label()] = predicted[i].Model.Mean
+	}
+	if sr2, sr8 := model["scheme=sr rto_factor=2"], model["scheme=sr rto_factor=8"]; !(sr8 > 2*sr2) {
+		t.Errorf("model: SR's mean %.4g s at a=2 and %.4g s at a=8, want the longer timeout to more than double it", sr2, sr8)
+	}
+	if n2, n8 := model["scheme=sr-nack rto_factor=2"], model["scheme=sr-nack rto_factor=8"]; n8 > 1.1*n2 || n8 < n2 {
+		t.Errorf("model: SR-NACK's mean %.4g s at a=2 and %.4g s at a=8, want within 10%% (only its tail RTO grows)", n2, n8)
+	}
+}
