@@ -173,8 +173,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("rate %g is negative", c.Rate)
 	case c.Paths < 1 || c.Paths > MaxPaths:
 		return c, fmt.Errorf("paths %d out of range 1..%d", c.Paths, MaxPaths)
-	case c.SelectTuning.DWRRWindowRTTs < 0 || c.SelectTuning.DWRRWindowRTTs > path.MaxDWRRWindowRTTs:
-		return c, fmt.Errorf("DWRR window of %d RTTs out of range 1..%d (0: the default)", c.SelectTuning.DWRRWindowRTTs, path.MaxDWRRWindowRTTs)
+	case c.SelectTuning.Check() != nil:
+		return c, c.SelectTuning.Check()
 	case (c.Keys == nil) != (c.Protection == wire.ProtectNone) || c.Protection > wire.ProtectFull:
 		return c, fmt.Errorf("protection %v with keys set %v: protection (header or full) needs a key exchange, and a key exchange a protection", c.Protection, c.Keys != nil)
 	case c.HandshakeTimeout < 0:

@@ -154,10 +154,18 @@ func New(kind Kind, paths int, seed uint64) (Selector, error) {
 	return NewTuned(kind, paths, seed, Tuning{})
 }
 
+// Check reports a field out of its range.
+func (t Tuning) Check() error {
+	if t.DWRRWindowRTTs < 0 || t.DWRRWindowRTTs > MaxDWRRWindowRTTs {
+		return fmt.Errorf("DWRR window of %d RTTs: want 1..%d, or 0 for the default", t.DWRRWindowRTTs, MaxDWRRWindowRTTs)
+	}
+	return nil
+}
+
 // NewTuned is New with the constants tune overrides.
 func NewTuned(kind Kind, paths int, seed uint64, tune Tuning) (Selector, error) {
-	if tune.DWRRWindowRTTs < 0 || tune.DWRRWindowRTTs > MaxDWRRWindowRTTs {
-		return nil, fmt.Errorf("DWRR window of %d RTTs: want 1..%d, or 0 for the default", tune.DWRRWindowRTTs, MaxDWRRWindowRTTs)
+	if err := tune.Check(); err != nil {
+		return nil, err
 	}
 	if paths < 1 || paths > MaxPaths {
 		return nil, fmt.Errorf("path selector with %d paths: want 1..%d", paths, MaxPaths)

@@ -48,9 +48,13 @@ func predict(v *values, cell Cell, rtt monotime.Duration) *Prediction {
 		RateBitsPerSec: v.float("topology.host_rate"),
 		RTT:            rtt,
 		DropProb:       v.float("topology.loss"),
-		RTOFactor:      v.float("transport.rto_factor"),
 		Decode:         model.DecodeStripe, // how internal/core codes: per packet stripe
 		Retry:          model.RetryPacket,  // the receive bitmap keeps packets across attempts
+	}
+	if sr, ok := scheme.(reliability.SelectiveRepeat); ok {
+		// The timeout the simulated scheme runs with; EC's repair keeps
+		// the default, in the model as in internal/reliability.
+		p.RTOFactor = sr.A
 	}
 	if why == "" {
 		switch scheme.Kind() {
