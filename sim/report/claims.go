@@ -258,7 +258,11 @@ func judge(cells []scenario.Cell, c scenario.Claim) Verdict {
 				v.Holds++
 			}
 		} else {
-			p.Tie = tied(p.Better, scenario.ClaimStdErr(&cell, v.Metric), p.Worse, scenario.ClaimStdErr(&w, v.Metric))
+			if v.Metric == "median" {
+				p.Tie = tiedRuns(p.Better, cell.Completions, p.Worse, w.Completions)
+			} else {
+				p.Tie = tied(p.Better, scenario.ClaimStdErr(&cell, v.Metric), p.Worse, scenario.ClaimStdErr(&w, v.Metric))
+			}
 			if p.Tie {
 				v.Ties++
 			} else if p.Better < p.Worse {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,6 +107,45 @@ func TestJudgeTies(t *testing.T) {
 		v := Judge([]scenario.Cell{tt.obs, tt.dwrr}, []scenario.Claim{{Better: better, Worse: worse, Tolerance: tt.tolerance}})[0]
 		if v.Holds != tt.holds || v.Ties != tt.ties || v.Outcome != tt.outcome || !strings.Contains(v.Summary(), tt.contains) {
 			t.Errorf("%s: holds %d, ties %d, %s: %q", tt.name, v.Holds, v.Ties, v.Outcome, v.Summary())
+		}
+	}
+}
+
+// TestJudgeMedian: runs with a heavy tail tie on their means, while a
+// claim judged on the median takes its tie rule from the runs' ranks.
+func TestJudgeMedian(t *testing.T) {
+	cell := func(sel string, runs ...float64) scenario.Cell {
+		c := scenario.Cell{Runs: len(runs), Params: map[string]string{"transport.select": sel}}
+		sorted := slices.Sorted(slices.Values(runs))
+		c.Completions, c.P50 = runs, scenario.Percentile(sorted, 0.5)
+		for _, r := range runs {
+			c.Mean += r / float64(len(runs))
+		}
+		for _, r := range runs {
+			c.StdErr += (r - c.Mean) * (r - c.Mean) / float64(len(runs)-1)
+		}
+		c.StdErr = math.Sqrt(c.StdErr / float64(len(runs)))
+		return c
+	}
+	fast := cell("obs", 0.753, 0.571, 0.527, 0.512, 0.521)
+	heavy := cell("single", 7.475, 2.234, 3.679, 0.579, 0.579)
+	mixed := cell("obs", 4.056, 4.479, 1.343, 6.669, 0.441)
+	lowerMixed := cell("obs", 0.5, 3.0, 2.0, 8.0, 0.6) // a lower median, but no rank test tells it apart
+	better, worse := map[string]string{"transport.select": "obs"}, map[string]string{"transport.select": "single"}
+	for _, tt := range []struct {
+		name    string
+		cells   []scenario.Cell
+		metric  string
+		outcome string
+	}{
+		{"mean of a heavy tail", []scenario.Cell{fast, heavy}, "mean", OutcomeFails},
+		{"median, ranks apart", []scenario.Cell{fast, heavy}, "median", OutcomeHolds},
+		{"median, ranks mixed", []scenario.Cell{mixed, heavy}, "median", OutcomeFails},
+		{"lower median, ranks mixed", []scenario.Cell{lowerMixed, heavy}, "median", OutcomeFails},
+	} {
+		v := Judge(tt.cells, []scenario.Claim{{Better: better, Worse: worse, Metric: tt.metric}})[0]
+		if v.Outcome != tt.outcome {
+			t.Errorf("%s: %s: %q", tt.name, v.Outcome, v.Summary())
 		}
 	}
 }

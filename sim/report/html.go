@@ -34,6 +34,9 @@ type view struct {
 	Fabric    *fabricView
 	Ours      []ranking
 	NoiseRule string
+	// BoxNoiseRule is the tie rule the verdict box states: NoiseRule, and
+	// the median's where a claim is judged on medians.
+	BoxNoiseRule string
 	// Box is the verdict box the report opens with: every claim, what
 	// fails first; Tally counts them by outcome.
 	Box       []Verdict
@@ -56,6 +59,10 @@ func newView(r *Run) (*view, error) {
 	}
 	v.Ours = rank(r.Cells, r.Compare)
 	v.Box, v.Tally, v.MatchRule = SortedVerdicts(r.Verdicts), tally(r.Verdicts), MatchRule
+	v.BoxNoiseRule = NoiseRule
+	if slices.ContainsFunc(r.Verdicts, func(v Verdict) bool { return v.Metric == "median" }) {
+		v.BoxNoiseRule += "; " + MedianNoiseRule
+	}
 	v.Agreement = agree(r.Cells)
 	return v, nil
 }
@@ -201,7 +208,7 @@ ul.cells { font-size: 13px; margin-top: 0; }
 .legend svg { vertical-align: middle; margin-right: 0.3em; }
 </style></head><body>
 <h1>{{.Scenario}}</h1>
-{{if .Box}}<div class="box" id="verdicts"><p><strong>Claims judged on this run: {{.Tally}}.</strong> Direction: the better setting's figure is lower in each setting of the other parameters, and a tie ({{.NoiseRule}}) is no win. Magnitude: the worse figure over the better against the figure the claim states ({{.MatchRule}}).</p>
+{{if .Box}}<div class="box" id="verdicts"><p><strong>Claims judged on this run: {{.Tally}}.</strong> Direction: the better setting's figure is lower in each setting of the other parameters, and a tie ({{.BoxNoiseRule}}) is no win. Magnitude: the worse figure over the better against the figure the claim states ({{.MatchRule}}).</p>
 <ul>{{range .Box}}<li class="{{mark .Outcome}}">{{if eq .Outcome "holds"}}&#10003;{{else if eq .Outcome "not judged"}}?{{else}}&#10007;{{end}} <strong>{{.Outcome}}</strong> ({{whose .Source}}): {{.Claim}}: {{.Summary}}.</li>
 {{end}}</ul></div>
 {{end}}<p>{{.Description}}</p>

@@ -48,7 +48,7 @@ var ClaimSources = []string{"paper", "sdrnet"}
 
 // ClaimMetrics are the cell figures a claim may compare; lower is better
 // for all of them.
-var ClaimMetrics = []string{"mean", "sender_mean", "p99", "p999", "sender_p99", "sender_p999", "model_mean", "model_p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99", "qp_cache_miss_rate", "nic_stall"}
+var ClaimMetrics = []string{"mean", "median", "sender_mean", "p99", "p999", "sender_p99", "sender_p999", "model_mean", "model_p999", "retx_bytes", "drops", "ctrl_wait_p90", "ctrl_wait_p99", "startup", "fct_p99", "qp_cache_miss_rate", "nic_stall"}
 
 // ClaimValue is a cell's figure named by metric; NaN where the cell has no
 // such figure: sender_mean of a cell not timed at the sender, a tail its
@@ -69,6 +69,8 @@ func ClaimValue(c *Cell, metric string) float64 {
 		return math.NaN()
 	}
 	switch metric {
+	case "median":
+		return c.P50
 	case "model_mean":
 		return c.Model.Mean
 	case "model_p999":
@@ -104,7 +106,8 @@ func ClaimValue(c *Cell, metric string) float64 {
 }
 
 // ClaimStdErr is the standard error of a cell's figure named by metric,
-// where the run measures one (the means); 0 elsewhere.
+// where the run measures one (the means); 0 elsewhere. A median's noise is
+// judged from the runs themselves (Cell.Completions).
 func ClaimStdErr(c *Cell, metric string) float64 {
 	switch metric {
 	case "", "mean":

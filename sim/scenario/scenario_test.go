@@ -375,7 +375,7 @@ func TestClaimErrors(t *testing.T) {
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=none\n", "different values"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=cubic\n", "c.yaml:7:12: claims: transport.cc"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=dcqcn\n", "not in the scenario's grid"},
-		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: speed\n", "want mean, sender_mean, p99"},
+		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    metric: speed\n", "want mean, median, sender_mean, p99"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    factor: 10\n", "magnitude: at least 10x"},
 		{"  - claim: x\n    better: transport.cc=none\n    worse: transport.cc=nscc\n    magnitude: 40%\n", `want "about X"`},
 		{"  - claim: x\n    source: me\n    better: transport.cc=none\n    worse: transport.cc=nscc\n", "want paper"},
