@@ -86,6 +86,7 @@ type Engine struct {
 	progressEvery uint64
 	progressNext  uint64
 	progressFn    func(e *Engine)
+	observe       func(t monotime.Time, h Handler)
 }
 
 // pcgStream is the second half of the 128-bit PCG state; the seed is the
@@ -221,6 +222,11 @@ func (e *Engine) OnProgress(every uint64, fn func(e *Engine)) {
 	e.progressEvery, e.progressNext, e.progressFn = every, e.processed+every, fn
 }
 
+// Observe calls fn with each event's time and handler before the handler
+// runs, for analyses of a run's events (how they would split across
+// threads); nil stops it. It costs a run nothing while unset.
+func (e *Engine) Observe(fn func(t monotime.Time, h Handler)) { e.observe = fn }
+
 // Run runs events in order until none remain or a handler calls Stop.
 func (e *Engine) Run() { e.run(monotime.Never, false) }
 
@@ -247,6 +253,9 @@ func (e *Engine) run(limit monotime.Time, advance bool) {
 		e.release(i)
 		e.now = top.t
 		e.processed++
+		if e.observe != nil {
+			e.observe(top.t, h)
+		}
 		h.OnEvent(e, arg)
 		if e.processed == e.progressNext {
 			e.progressNext += e.progressEvery
