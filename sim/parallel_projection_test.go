@@ -9,7 +9,6 @@ import (
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/sim/engine"
-	"github.com/sdrnet/sdrnet/sim/topology"
 )
 
 var (
@@ -18,7 +17,7 @@ var (
 )
 
 // TestParallelProjection runs BenchmarkFatTreePermutation's workload with
-// every event tagged by the rack it works on (topology.PartitionByRack)
+// every event tagged by the rack it works on (Fabric.PartitionByRack)
 // and projects how a conservative parallel engine, synchronising once
 // per lookahead (the least delay of a cable between racks), would spread
 // them over threads. It checks the projection's own invariants; the
@@ -26,9 +25,7 @@ var (
 func TestParallelProjection(t *testing.T) {
 	k := *projectK
 	eng := engine.New(1)
-	f, err := topology.FatTree(eng, k, topology.FabricConfig{HostRate: 400e9, HostDelay: monotime.Microsecond,
-		TierRate: []float64{400e9}, TierDelay: []monotime.Duration{monotime.Microsecond},
-		TierQueue: []int{4 << 20}, Balancer: topology.Balancer{Kind: topology.EECMP}})
+	f, err := benchFatTree(eng, k)
 	if err != nil {
 		t.Fatal(err)
 	}
