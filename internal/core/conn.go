@@ -131,9 +131,9 @@ type closing struct {
 	reason string
 }
 
-// newConn makes a connection, or with ud set a datagram endpoint's peer.
-// newConn makes a connection, or a datagram peer, with configuration cfg:
-// a datagram endpoint's peers share their endpoint's.
+// newConn makes a connection, or with ud set a datagram endpoint's peer,
+// with configuration cfg: a datagram endpoint's peers share their
+// endpoint's.
 func newConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, cfg *Config) *Conn {
 	c := &Conn{ep: e, ud: ud, id: id, peerID: peerID, peer: peer, cfg: cfg,
 		shift:     cfg.chunkShift(),
