@@ -5,10 +5,12 @@
 # fabric: 400 Gbit/s, 1 us cables, SR-NACK over 16 sprayed paths; BYTES
 # per flow) runs with every event tagged by the rack it works on; the
 # events are cut into windows one lookahead long (the least delay of a
-# cable between racks: within a window no rack can affect another), each
-# thread takes a contiguous block of racks, and a window lasts as long as
-# its busiest thread. The projected speedup counts events, not their cost,
-# and no synchronisation: it bounds what threads can gain.
+# cable between racks: within a window no rack can affect another), racks
+# go to threads in contiguous blocks or interleaved (rack i to thread
+# i mod n), and a window lasts as long as its busiest thread. The
+# projected speedup counts events, not their cost, and no
+# synchronisation: it bounds what threads can gain. Each row also gives
+# the share of events that pass a packet between threads.
 #
 #   bash bench/parallel-projection.sh     # about 2 minutes on 2 vCPUs
 #
@@ -25,8 +27,8 @@ use_tmp
 machine >"$tmp/head"
 go test -c -o "$tmp/sim.test" ./sim
 {
-  echo "| k | hosts | racks (parts) | events | between racks | windows (rounds) | events per window | busiest rack / mean | threads | projected speedup | idle, mean / worst thread |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| k | hosts | racks (parts) | events | between racks | windows (rounds) | events per window | busiest rack / mean | threads | racks to threads | projected speedup | idle, mean / worst thread | events passing a packet between threads |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$tmp/table"
 for k in $KS; do
   echo "projecting k=$k..." >&2
@@ -38,10 +40,10 @@ log = open(sys.argv[1]).read()
 m = re.search(r"k=(\d+), \d+ bytes per flow: (\d+) hosts in (\d+) racks; (\d+) events \(([\d.]+)% of no rack, ([\d.]+)% carrying a packet between racks\); (\d+) windows of (\S+) \((\d+) events each\)", log)
 b = re.search(r"most \d+ \(([\d.]+)x the mean\)", log)
 k, hosts, racks, events, _, between, windows, window, per = m.groups()
-for t, sp, idle, worst in re.findall(r"threads (\d+): projected speedup ([\d.]+)x, idle (\d+)% mean, (\d+)% worst thread", log):
+for t, how, sp, idle, worst, hand in re.findall(r"threads (\d+), (\w+): projected speedup ([\d.]+)x, idle (\d+)% mean, (\d+)% worst thread, ([\d.]+)% of events pass", log):
     if t == "1":
         continue
-    print("| %s | %s | %s | %.3g | %s%% | %s of %s | %s | %sx | %s | %sx | %s%% / %s%% |" % (k, hosts, racks, float(events), between, windows, window, per, b.group(1), t, sp, idle, worst))
+    print("| %s | %s | %s | %.3g | %s%% | %s of %s | %s | %sx | %s | %s | %sx | %s%% / %s%% | %s%% |" % (k, hosts, racks, float(events), between, windows, window, per, b.group(1), t, how, sp, idle, worst, hand))
 PY
 done
 cat "$tmp/table"

@@ -40,13 +40,16 @@ func TestParallelProjection(t *testing.T) {
 		p, ok := part.Of[h]
 		if !ok {
 			unowned++
-			proj.Add(at, -1)
+			proj.Add(at, -1, -1)
 			return
 		}
-		if part.Crossing[h] {
+		from, crosses := part.From[h]
+		if !crosses {
+			from = -1
+		} else {
 			crossing++
 		}
-		proj.Add(at, int(p))
+		proj.Add(at, int(p), int(from))
 	})
 	cfg := flowsCfg(16, path.Oblivious)
 	cfg.Core.MaxBytesInFlight = 1 << 20
@@ -68,12 +71,17 @@ func TestParallelProjection(t *testing.T) {
 		windows, part.Lookahead, float64(events)/float64(windows))
 	t.Logf("events per rack: least %d, most %d (%.2fx the mean)", least, most, float64(most)*float64(part.Parts)/float64(sum))
 	for _, r := range res {
-		t.Logf("threads %d: projected speedup %.2fx, idle %.0f%% mean, %.0f%% worst thread", r.Threads, r.Speedup, 100*r.IdleMean, 100*r.IdleMax)
+		how := map[bool]string{false: "blocks", true: "interleaved"}[r.Interleaved]
+		t.Logf("threads %d, %s: projected speedup %.2fx, idle %.0f%% mean, %.0f%% worst thread, %.1f%% of events pass a packet between threads",
+			r.Threads, how, r.Speedup, 100*r.IdleMean, 100*r.IdleMax, 100*float64(r.Handoffs)/float64(events))
 		if r.Speedup < 1-1e-9 || r.Speedup > float64(r.Threads)+1e-9 {
 			t.Errorf("threads %d: speedup %.3f outside 1..%d", r.Threads, r.Speedup, r.Threads)
 		}
-		if r.Threads == 1 && math.Abs(r.Speedup-1) > 1e-9 {
-			t.Errorf("one thread: speedup %.6f, want 1", r.Speedup)
+		if r.Threads == 1 && (math.Abs(r.Speedup-1) > 1e-9 || r.Handoffs != 0) {
+			t.Errorf("one thread: speedup %.6f with %d handoffs, want 1 and none", r.Speedup, r.Handoffs)
+		}
+		if r.Handoffs > crossing {
+			t.Errorf("threads %d: %d handoffs, more than the %d packets between racks", r.Threads, r.Handoffs, crossing)
 		}
 	}
 }

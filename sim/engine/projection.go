@@ -6,15 +6,20 @@ import "github.com/sdrnet/sdrnet/internal/monotime"
 // conservative synchronisation, before any parallel engine exists: the
 // run's events, each tagged with the part of the model it works on, are
 // cut into windows one lookahead long (within a window no part can
-// affect another), each thread takes a contiguous block of parts, and a
-// window lasts as long as its busiest thread. The projected speedup is
-// the events over the sum of those maxima: it counts events, not their
-// cost, and no synchronisation overhead, so it bounds what threads can
-// gain. Events of no part (a workload's) run alone, one step each.
+// affect another), parts are dealt to threads, and a window lasts as
+// long as its busiest thread. The projected speedup is the events over
+// the sum of those maxima: it counts events, not their cost, and no
+// synchronisation overhead, so it bounds what threads can gain. Events
+// of no part (a workload's) run alone, one step each.
+//
+// Parts go to threads two ways: in contiguous blocks (neighbouring racks
+// together, so fewer packets pass between threads) or interleaved (part
+// i to thread i mod n, which spreads a busy neighbourhood). Each is
+// projected, with the packets it passes between threads.
 type Projection struct {
 	window  monotime.Duration
 	parts   int
-	threads []int
+	configs []ThreadProjection // what each (threads, assignment) accumulates
 
 	cur     int64    // the window being counted, -1 before the first
 	counts  []uint64 // per part, in the current window
@@ -23,37 +28,47 @@ type Projection struct {
 
 	events, unowned uint64
 	perPart         []uint64
-	windows         uint64   // windows with an event
-	critical        []uint64 // per thread count: the sum over windows of the busiest thread's events
-	busy            [][]uint64
+	windows         uint64     // windows with an event
+	critical        []uint64   // per config: the sum over windows of the busiest thread's events
+	busy            [][]uint64 // per config and thread: its events
 }
 
-// ThreadProjection is a Projection's answer for one thread count.
+// ThreadProjection is a Projection's answer for one thread count and
+// assignment of parts.
 type ThreadProjection struct {
-	Threads int
+	Threads     int
+	Interleaved bool
 	// Speedup is the run's events over the critical path's.
 	Speedup float64
 	// Idle is the share of the threads' time in windows spent waiting
 	// for the busiest: mean and worst thread.
 	IdleMean, IdleMax float64
+	// Handoffs are the events that bring a packet from a part of one
+	// thread to a part of another: what threads would pass each other.
+	Handoffs uint64
 }
 
 // NewProjection counts for parts parts, windows of the given lookahead,
-// and each of the thread counts.
+// and each of the thread counts, in blocks and interleaved.
 func NewProjection(parts int, lookahead monotime.Duration, threads []int) *Projection {
-	p := &Projection{window: max(lookahead, 1), parts: parts, threads: threads, cur: -1,
-		counts: make([]uint64, parts), perPart: make([]uint64, parts), critical: make([]uint64, len(threads))}
+	p := &Projection{window: max(lookahead, 1), parts: parts, cur: -1,
+		counts: make([]uint64, parts), perPart: make([]uint64, parts)}
 	most := 1
 	for _, n := range threads {
 		most = max(most, n)
-		p.busy = append(p.busy, make([]uint64, n))
+		for _, il := range []bool{false, true} {
+			p.configs = append(p.configs, ThreadProjection{Threads: n, Interleaved: il})
+			p.busy = append(p.busy, make([]uint64, n))
+		}
 	}
+	p.critical = make([]uint64, len(p.configs))
 	p.load = make([]uint64, most)
 	return p
 }
 
-// Add counts an event at t of part (negative: of no part).
-func (p *Projection) Add(t monotime.Time, part int) {
+// Add counts an event at t of part (negative: of no part); from is the
+// part a packet it delivers comes from, or negative.
+func (p *Projection) Add(t monotime.Time, part, from int) {
 	p.events++
 	if part < 0 || part >= p.parts {
 		p.unowned++
@@ -71,14 +86,25 @@ func (p *Projection) Add(t monotime.Time, part int) {
 	}
 	p.counts[part]++
 	p.perPart[part]++
+	if from >= 0 && from < p.parts && from != part {
+		for i := range p.configs {
+			c := &p.configs[i]
+			if p.thread(part, c) != p.thread(from, c) {
+				c.Handoffs++
+			}
+		}
+	}
 }
 
-// thread is the thread that runs part among n.
-func (p *Projection) thread(part, n int) int {
-	if p.parts <= n {
+// thread is the thread that runs part under c.
+func (p *Projection) thread(part int, c *ThreadProjection) int {
+	switch {
+	case p.parts <= c.Threads:
 		return part
+	case c.Interleaved:
+		return part % c.Threads
 	}
-	return part * n / p.parts
+	return part * c.Threads / p.parts
 }
 
 // flush closes the current window.
@@ -87,11 +113,12 @@ func (p *Projection) flush() {
 		return
 	}
 	p.windows++
-	for i, n := range p.threads {
-		load := p.load[:n]
+	for i := range p.configs {
+		c := &p.configs[i]
+		load := p.load[:c.Threads]
 		clear(load)
 		for _, part := range p.touched {
-			load[p.thread(part, n)] += p.counts[part]
+			load[p.thread(part, c)] += p.counts[part]
 		}
 		most := uint64(0)
 		for th, l := range load {
@@ -106,16 +133,15 @@ func (p *Projection) flush() {
 	p.touched = p.touched[:0]
 }
 
-// Result closes the count and returns, per thread count, the projected
-// speedup and idle time, with the windows that had work (the
-// synchronisation rounds) and the events per part.
+// Result closes the count and returns, per thread count and assignment,
+// the projected speedup, idle time and handoffs, with the windows that
+// had work (the synchronisation rounds) and the events per part.
 func (p *Projection) Result() (out []ThreadProjection, windows uint64, perPart []uint64) {
 	p.flush()
-	for i, n := range p.threads {
-		tp := ThreadProjection{Threads: n}
-		if c := p.critical[i]; c > 0 {
-			tp.Speedup = float64(p.events) / float64(c)
-			owned := float64(p.critical[i] - p.unowned) // the windows' steps
+	for i, c := range p.configs {
+		if crit := p.critical[i]; crit > 0 {
+			c.Speedup = float64(p.events) / float64(crit)
+			steps := float64(crit - p.unowned) // the windows' steps
 			sum, least := 0.0, -1.0
 			for _, b := range p.busy[i] {
 				sum += float64(b)
@@ -123,12 +149,12 @@ func (p *Projection) Result() (out []ThreadProjection, windows uint64, perPart [
 					least = float64(b)
 				}
 			}
-			if owned > 0 {
-				tp.IdleMean = 1 - sum/float64(n)/owned
-				tp.IdleMax = 1 - least/owned
+			if steps > 0 {
+				c.IdleMean = 1 - sum/float64(c.Threads)/steps
+				c.IdleMax = 1 - least/steps
 			}
 		}
-		out = append(out, tp)
+		out = append(out, c)
 	}
 	return out, p.windows, p.perPart
 }

@@ -16,9 +16,10 @@ type Partition struct {
 	// Of is the part of every handler the fabric owns; a handler not in
 	// it (a workload's, a sampler's) belongs to none.
 	Of map[engine.Handler]int32
-	// Crossing marks the handlers whose events carry a packet from one
-	// part into another: what parts would exchange as messages.
-	Crossing map[engine.Handler]bool
+	// From is, for the handlers whose events carry a packet from one part
+	// into another, the part it comes from: what parts would exchange as
+	// messages.
+	From map[engine.Handler]int32
 	// Lookahead is the least delay of a cable between parts: how far
 	// ahead of the others a part may run under conservative
 	// synchronisation. Zero when nothing crosses.
@@ -48,7 +49,7 @@ func (f *Fabric) PartitionByRack() Partition {
 	for h := range f.Hosts {
 		nodePart[h] = nodePart[len(f.Hosts)+int(f.groupOf[h])]
 	}
-	p := Partition{Parts: int(parts), Of: map[engine.Handler]int32{}, Crossing: map[engine.Handler]bool{}}
+	p := Partition{Parts: int(parts), Of: map[engine.Handler]int32{}, From: map[engine.Handler]int32{}}
 	for h, host := range f.Hosts {
 		p.Of[host] = nodePart[h]
 	}
@@ -64,7 +65,7 @@ func (f *Fabric) PartitionByRack() Partition {
 		}
 		p.Of[arrival] = to
 		if from != to {
-			p.Crossing[arrival] = true
+			p.From[arrival] = from
 			if p.Lookahead == 0 || delay < p.Lookahead {
 				p.Lookahead = delay
 			}
