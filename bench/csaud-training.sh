@@ -5,7 +5,7 @@
 # 256 and 1,024 GPUs, one worker per size: each cell's iteration, its
 # claims' verdicts, and the wall time and peak memory of the run.
 #
-#   bash bench/csaud-training.sh     # about an hour on 2 vCPUs
+#   bash bench/csaud-training.sh     # about half an hour on 2 vCPUs
 #
 # Knobs: SDRNET=BIN DOC=docs/performance.md (DOC= leaves the docs alone),
 # SIZES="256 1024".
