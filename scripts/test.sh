@@ -15,5 +15,5 @@ echo "== staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 echo "== go test"
 go test -count=1 -timeout 20m ./...   # sim/fidelity: the papers' results guarded
-echo "== go test -race (core packages, short)"
-go test -count=1 -race -short ./internal/core/... ./internal/reliability/ ./internal/wire/ ./sdr/transfer/
+echo "== go test -race (core packages and the threaded engine, short)"
+go test -count=1 -race -short ./internal/core/... ./internal/reliability/ ./internal/wire/ ./sdr/transfer/ ./sim/engine/
