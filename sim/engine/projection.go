@@ -3,7 +3,8 @@ package engine
 import "github.com/sdrnet/sdrnet/internal/monotime"
 
 // Projection measures how a run's events would spread over threads under
-// conservative synchronisation, before any parallel engine exists: the
+// conservative synchronisation (as a Group runs them), from a run on one
+// engine: the
 // run's events, each tagged with the part of the model it works on, are
 // cut into windows one lookahead long (within a window no part can
 // affect another), parts are dealt to threads, and a window lasts as

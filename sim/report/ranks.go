@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -16,7 +17,7 @@ import (
 const rankLevel = 0.05
 
 // MedianNoiseRule says in words when two medians are shown as a tie.
-var MedianNoiseRule = "medians: unless a Mann-Whitney rank test, two-sided at 5%, tells their runs apart, or within 1% of the larger"
+var MedianNoiseRule = fmt.Sprintf("medians: unless a Mann-Whitney rank test, two-sided at %g%%, tells their runs apart, or within %g%% of the larger", 100*rankLevel, 100*tieRel)
 
 // tiedRuns reports whether medians ma and mb of runs a and b are equal
 // within the runs' noise. Cells of one run each have no spread, so only
