@@ -17,3 +17,5 @@ echo "== go test"
 go test -count=1 -timeout 20m ./...   # sim/fidelity: the papers' results guarded
 echo "== go test -race (core packages and the threaded engine, short)"
 go test -count=1 -race -short ./internal/core/... ./internal/reliability/ ./internal/wire/ ./sdr/transfer/ ./sim/engine/
+echo "== go test -race (fabrics split by racks on threads)"
+go test -count=1 -race -run 'InParts|OneEngineOnly|Refuses' ./sim/ ./sim/scenario/

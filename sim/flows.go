@@ -2,6 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -48,6 +51,9 @@ type FlowsConfig struct {
 	// that many senders hold clear-to-send toward it. Zero: every
 	// connection posts up to its own window.
 	Admission int
+	// Threads runs a topology split into parts (Topology.Group) on this
+	// many threads; the run is the same on any number.
+	Threads int
 }
 
 // FlowsResult is what a run of flows measured.
@@ -105,7 +111,11 @@ func RunFlows(t *topology.Topology, flows []Flow, cfg FlowsConfig) (FlowsResult,
 	if limit == 0 {
 		limit = 3600 * monotime.Second
 	}
-	t.Net.Eng.RunUntil(r.start.Add(limit))
+	if g := t.Group; g != nil {
+		g.Run(cfg.Threads, r.start.Add(limit))
+	} else {
+		t.Net.Eng.RunUntil(r.start.Add(limit))
+	}
 	return r.result(limit)
 }
 
@@ -123,8 +133,8 @@ type flowRun struct {
 	dependents [][]int // per flow: the flows waiting for it
 	ready      []bool
 	steps      *stepTracker
-	arrived    int
-	failure    error
+	arrived    atomic.Int64 // parts count arrivals at once
+	failure    flowFailure
 	start      monotime.Time
 	// Under admission, a host's incoming flows in flow order, the next
 	// to grant and the grants outstanding. A connection's receives match
@@ -136,6 +146,17 @@ type flowRun struct {
 	// background: the run goes on beside another workload, which stops
 	// the engine; the last flow's arrival does not.
 	background bool
+}
+
+// flowFailure is a run's first failure. In parts, several may fail in the
+// window that stops the run, on any thread first: the earliest, then the
+// lowest host's, is the one reported, so the report does not depend on
+// the threads.
+type flowFailure struct {
+	mu   sync.Mutex
+	err  error
+	at   monotime.Time
+	host int
 }
 
 // newFlowRun opens the flows' connections.
@@ -185,6 +206,9 @@ func newFlowRun(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, 
 		}
 	}
 	r.steps = newStepTracker(flows)
+	if t.Group != nil {
+		r.steps.inParts(t, flows)
+	}
 	r.incoming = make([][]int, len(t.Hosts))
 	r.nextGrant = make([]int, len(t.Hosts))
 	r.granted = make([]int, len(t.Hosts))
@@ -196,12 +220,30 @@ func newFlowRun(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, 
 	return r, nil
 }
 
-func (r *flowRun) fail(err error) {
-	if r.failure == nil {
-		r.failure = err
-		r.t.Net.Eng.Stop()
+// fail records that the run failed at host and stops it.
+func (r *flowRun) fail(host int, err error) {
+	eng := r.eng(host)
+	f := &r.failure
+	f.mu.Lock()
+	inParts := r.t.Group != nil
+	if f.err == nil || inParts && (eng.Now() < f.at || eng.Now() == f.at && host < f.host) {
+		f.err, f.at, f.host = err, eng.Now(), host
 	}
+	f.mu.Unlock()
+	r.stop(eng)
 }
+
+// stop ends the run: the group's at the end of the window, else now.
+func (r *flowRun) stop(eng *engine.Engine) {
+	if g := eng.Group(); g != nil {
+		g.Stop()
+		return
+	}
+	eng.Stop()
+}
+
+// eng returns the engine host's events run on.
+func (r *flowRun) eng(host int) *engine.Engine { return r.t.Hosts[host].Engine() }
 
 func (r *flowRun) postOne(pc *pairConn) {
 	f := pc.flows[pc.posted]
@@ -210,7 +252,7 @@ func (r *flowRun) postOne(pc *pairConn) {
 		err = r.steps.tag(r.t.Hosts[r.flows[f].Dst].EP, pc.rx, h, r.flows[f])
 	}
 	if err != nil {
-		r.fail(fmt.Errorf("flow %d: post: %w", f, err))
+		r.fail(r.flows[f].Dst, fmt.Errorf("flow %d: post: %w", f, err))
 	}
 	pc.recvPos[uint32(h)] = pc.posted
 	pc.posted++
@@ -242,7 +284,7 @@ func (r *flowRun) send(pc *pairConn) {
 		f := pc.flows[pc.sent]
 		if _, err := pc.tx.SendVirtual(r.flows[f].Bytes, nil); err != nil {
 			if err != core.ErrTooManyMessages { // else retried when a send completes
-				r.fail(fmt.Errorf("flow %d: send: %w", f, err))
+				r.fail(r.flows[f].Src, fmt.Errorf("flow %d: send: %w", f, err))
 			}
 			return
 		}
@@ -252,14 +294,14 @@ func (r *flowRun) send(pc *pairConn) {
 
 func (r *flowRun) startFlow(f int) {
 	r.ready[f] = true
-	r.res.Start[f] = r.t.Net.Eng.Now()
+	r.res.Start[f] = r.eng(r.flows[f].Src).Now()
 	r.send(r.connOf[f])
 	r.t.Hosts[r.flows[f].Src].Wake()
 }
 
 // startAt starts flow f now, or at its start time if that is later.
 func (r *flowRun) startAt(f int) {
-	eng := r.t.Net.Eng
+	eng := r.eng(r.flows[f].Src)
 	if at := r.start.Add(r.flows[f].At); at > eng.Now() {
 		eng.At(at, startFunc(func() { r.startFlow(f) }), 0)
 		return
@@ -271,6 +313,7 @@ func (r *flowRun) startAt(f int) {
 func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 	switch ev.Kind {
 	case core.EventRecvDone:
+		t := r.t
 		pc := r.byRx[ev.Conn]
 		k, ok := pc.recvPos[ev.Msg]
 		if !ok {
@@ -278,7 +321,8 @@ func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 		}
 		delete(pc.recvPos, ev.Msg)
 		f := pc.flows[k]
-		r.res.Done[f] = r.t.Net.Eng.Now()
+		eng := h.Engine()
+		r.res.Done[f] = eng.Now()
 		_ = ev.Conn.Complete(core.RecvHandle(ev.Msg))
 		pc.done[k] = true
 		for pc.oldest < len(pc.flows) && pc.done[pc.oldest] {
@@ -288,25 +332,39 @@ func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 			r.granted[h.ID]--
 		}
 		r.post(pc, int(h.ID))
-		r.steps.arrived(r.t, r.flows[f])
-		r.arrived++
+		r.steps.arrived(r.t, r.flows[f], f)
 		for _, d := range r.dependents[f] {
-			if r.waiting[d]--; r.waiting[d] == 0 {
-				r.startAt(d)
+			if part := r.eng(r.flows[d].Src).Part(); part != eng.Part() {
+				// A sender in another part hears a lookahead later,
+				// as it would over the network.
+				eng.SendTo(part, eng.Now().Add(t.Group.Lookahead()), (*dependencyMet)(r), uint64(d))
+				continue
 			}
+			r.dependencyMet(d)
 		}
-		if r.arrived == len(r.flows) {
-			r.res.End = r.t.Net.Eng.Now()
-			if !r.background {
-				r.t.Net.Eng.Stop()
-			}
+		if r.arrived.Add(1) == int64(len(r.flows)) && !r.background {
+			r.stop(eng)
 		}
 	case core.EventSendDone:
 		r.send(r.byTx[ev.Conn])
 	case core.EventRecvFailed, core.EventSendFailed:
-		r.fail(fmt.Errorf("host %d: %v: %w", h.ID, ev.Kind, ev.Err))
+		r.fail(int(h.ID), fmt.Errorf("host %d: %v: %w", h.ID, ev.Kind, ev.Err))
 	}
 }
+
+// dependencyMet counts, at its sender, that a flow flow d waits for
+// arrived, and starts d when none is left.
+func (r *flowRun) dependencyMet(d int) {
+	if r.waiting[d]--; r.waiting[d] == 0 {
+		r.startAt(d)
+	}
+}
+
+// dependencyMet is flowRun.dependencyMet as an event (arg: the flow), for
+// a sender in another part.
+type dependencyMet flowRun
+
+func (m *dependencyMet) OnEvent(_ *engine.Engine, arg uint64) { (*flowRun)(m).dependencyMet(int(arg)) }
 
 // begin takes the flows' hosts' events (every host's, unless in the
 // background), posts the first receives and starts the flows that wait
@@ -314,6 +372,9 @@ func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 func (r *flowRun) begin() {
 	t := r.t
 	r.start = t.Net.Eng.Now()
+	if t.Group != nil {
+		r.start = t.Group.Part(0).Now()
+	}
 	uses := r.hostsUsed()
 	for i, h := range t.Hosts {
 		if uses[i] {
@@ -355,11 +416,14 @@ func (r *flowRun) result(limit monotime.Duration) (FlowsResult, error) {
 		r.res.Stats.add(pc.tx.Stats(), rx)
 		r.res.Reordering.add(rx)
 	}
-	if r.failure != nil {
-		return r.res, r.failure
+	if n := r.arrived.Load(); n > 0 && n == int64(len(r.flows)) {
+		r.res.End = slices.Max(r.res.Done)
 	}
-	if r.arrived < len(r.flows) {
-		return r.res, fmt.Errorf("only %d of %d flows arrived within %v", r.arrived, len(r.flows), limit)
+	if r.failure.err != nil {
+		return r.res, r.failure.err
+	}
+	if n := r.arrived.Load(); n < int64(len(r.flows)) {
+		return r.res, fmt.Errorf("only %d of %d flows arrived within %v", n, len(r.flows), limit)
 	}
 	return r.res, nil
 }

@@ -204,8 +204,8 @@ func RunTraining(t *topology.Topology, cfg TrainingConfig) (TrainingResult, erro
 	if bg != nil {
 		_, _ = bg.result(limit) // flows unfinished when the job ended are expected
 		res.Background = bg.res
-		if bg.failure != nil && err == nil {
-			err = fmt.Errorf("training: background traffic: %w", bg.failure)
+		if bg.failure.err != nil && err == nil {
+			err = fmt.Errorf("training: background traffic: %w", bg.failure.err)
 		}
 	}
 	return res, err

@@ -28,6 +28,7 @@ type simOptions struct {
 	out     string
 	sets    []string
 	workers int
+	threads int
 	full    bool
 	list    bool
 	// hugePages: see useHugePages.
@@ -56,7 +57,8 @@ scenario (its quick subset unless --full).`,
 	f := cmd.Flags()
 	o.addGridFlags(f)
 	f.StringVar(&o.out, "out", "", "output directory (default out/<scenario name>)")
-	f.IntVarP(&o.workers, "jobs", "j", runtime.NumCPU(), "grid points run in parallel (1..1024)")
+	f.IntVarP(&o.workers, "jobs", "j", runtime.NumCPU(), "grid points run in parallel (1..1024; with --threads, the CPUs over the threads)")
+	f.IntVar(&o.threads, "threads", 0, "run each fabric point split by racks on this many threads, the same output on any number (0: one engine, or the scenario's threads; 0..1024)")
 	f.BoolVar(&o.list, "list", false, "list the built-in scenarios")
 	f.BoolVar(&o.hugePages, "huge-pages", false, hugePagesUsage)
 	return cmd
@@ -164,6 +166,15 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	if err := checkJobs(o.workers); err != nil {
 		return err
 	}
+	if f := cmd.Flags(); f.Changed("threads") {
+		if o.threads < 0 || o.threads > scenario.MaxThreads {
+			return invalidFlag("threads", fmt.Sprint(o.threads), fmt.Errorf("want 0..%d", scenario.MaxThreads))
+		}
+		s.Threads = o.threads
+	}
+	if s.Threads > 1 && !cmd.Flags().Changed("jobs") {
+		o.workers = max(1, runtime.NumCPU()/s.Threads) // a point's threads share the CPUs
+	}
 	out := o.out
 	if out == "" {
 		out = filepath.Join("out", s.Name)
@@ -174,7 +185,11 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	stderr := cmd.ErrOrStderr()
 	prepareHeap(stderr, o.hugePages)
 	points := len(s.Grid(o.full))
-	fmt.Fprintf(stderr, "sdrnet sim: %s: %d grid points on %d workers\n", s.Name, points, o.workers)
+	threads := ""
+	if s.Threads > 0 {
+		threads = fmt.Sprintf(", each split by racks on %d threads", s.Threads)
+	}
+	fmt.Fprintf(stderr, "sdrnet sim: %s: %d grid points on %d workers%s\n", s.Name, points, o.workers, threads)
 	start := time.Now()
 	cells, err := scenario.Run(s, scenario.Options{Full: o.full, Workers: o.workers, Progress: progress(stderr, start)})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -34,15 +33,35 @@ type Group struct {
 	inboxes  [][]message // per part: scratch for the merge
 	stopped  atomic.Bool
 	windows  uint64
+	// whole holds the changes to the whole model (AtAll) by time, then
+	// the order they were asked for; between runs after every window.
+	whole   []wholeChange
+	between []func(end monotime.Time)
 }
 
-// message is an event one part sends another.
+// wholeChange is a change to the whole model at t.
+type wholeChange struct {
+	t   monotime.Time
+	seq int
+	fn  func(t monotime.Time)
+}
+
+// message is an event one part sends another (h and arg), or a value
+// it passes (r and v).
 type message struct {
 	t   monotime.Time
 	h   Handler
 	arg uint64
+	r   Receiver
+	v   any
 	src int
 	seq uint64
+}
+
+// Receiver takes a value another part passed it (Engine.Pass), in its own
+// part, before that part runs the window in which t falls.
+type Receiver interface {
+	Accept(e *Engine, t monotime.Time, v any)
 }
 
 // NewGroup returns parts engines whose random streams are derived from
@@ -71,6 +90,12 @@ func NewGroup(parts int, seed uint64, lookahead monotime.Duration) *Group {
 // Part returns part i's engine.
 func (g *Group) Part(i int) *Engine { return g.parts[i] }
 
+// Parts returns the number of parts.
+func (g *Group) Parts() int { return len(g.parts) }
+
+// Lookahead returns how far ahead of now a part may send another.
+func (g *Group) Lookahead() monotime.Duration { return g.lookahead }
+
 // Windows returns the synchronisation rounds run so far.
 func (g *Group) Windows() uint64 { return g.windows }
 
@@ -88,26 +113,70 @@ func (g *Group) Processed() uint64 {
 // would leave the rest of its window unrun.
 func (g *Group) Stop() { g.stopped.Store(true) }
 
+// AtAll runs fn at t as a change to the whole model (a cable cut, routes
+// converging): once every part has run its events before t and none has
+// run one at t or later, on one thread. fn may read and change any part,
+// and schedule events at t or later in any. Changes at one time run in
+// the order asked for.
+func (g *Group) AtAll(t monotime.Time, fn func(t monotime.Time)) {
+	c := wholeChange{t: t, seq: len(g.whole), fn: fn}
+	if n := len(g.whole); n > 0 {
+		c.seq = g.whole[n-1].seq + 1
+	}
+	i, _ := slices.BinarySearchFunc(g.whole, c, func(a, b wholeChange) int {
+		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.seq, b.seq))
+	})
+	g.whole = slices.Insert(g.whole, i, c)
+}
+
+// Between runs fn after every window, on one thread while no part runs,
+// with the window's last picosecond: bookkeeping that spans parts (a
+// collective's progress) gathers there what the parts recorded. An event
+// fn schedules must lie after end.
+func (g *Group) Between(fn func(end monotime.Time)) { g.between = append(g.between, fn) }
+
 // Group returns the group e is a part of, nil if none.
 func (e *Engine) Group() *Group { return e.group }
+
+// Part returns e's index in its group, 0 if none.
+func (e *Engine) Part() int { return e.part }
 
 // SendTo schedules h.OnEvent at t in part dst of e's group; in e's own
 // part it is At. Another part's event must lie at least the group's
 // lookahead after now: a model that sends one sooner has no lookahead to
 // run in parallel with, and panics here.
 func (e *Engine) SendTo(dst int, t monotime.Time, h Handler, arg uint64) {
-	g := e.group
-	if g == nil || dst == e.part {
+	if e.group == nil || dst == e.part {
 		e.At(t, h, arg)
 		return
 	}
-	if t < e.now.Add(g.lookahead) {
-		panic(fmt.Sprintf("engine: part %d sends part %d an event at %v, within the lookahead %v of now %v", e.part, dst, t, g.lookahead, e.now))
+	e.post(dst, message{t: t, h: h, arg: arg})
+}
+
+// Pass hands v to r in part dst of e's group, for t, which must lie at
+// least the group's lookahead after now: a packet leaving a wire for a
+// part that owns the far end. r.Accept runs in part dst before its window
+// reaches t, so r may schedule an event at t. In e's own part, or outside
+// a group, r.Accept runs now.
+func (e *Engine) Pass(dst int, t monotime.Time, r Receiver, v any) {
+	if e.group == nil || dst == e.part {
+		r.Accept(e, t, v)
+		return
+	}
+	e.post(dst, message{t: t, r: r, v: v})
+}
+
+// post queues m for part dst at the end of the window.
+func (e *Engine) post(dst int, m message) {
+	g := e.group
+	if m.t < e.now.Add(g.lookahead) {
+		panic(fmt.Sprintf("engine: part %d sends part %d an event at %v, within the lookahead %v of now %v", e.part, dst, m.t, g.lookahead, e.now))
 	}
 	e.sent++
+	m.src, m.seq = e.part, e.sent
 	out := g.out[g.windows%2][e.part]
-	out[dst] = append(out[dst], message{t: t, h: h, arg: arg, src: e.part, seq: e.sent})
-	g.earliest[e.part] = min(g.earliest[e.part], t)
+	out[dst] = append(out[dst], m)
+	g.earliest[e.part] = min(g.earliest[e.part], m.t)
 }
 
 // Run runs windows on threads threads (at least one) until no part has
@@ -118,6 +187,7 @@ func (e *Engine) SendTo(dst int, t monotime.Time, h Handler, arg uint64) {
 func (g *Group) Run(threads int, until monotime.Time) {
 	threads = max(1, min(threads, len(g.parts)))
 	g.stopped.Store(false)
+	var c *crew
 	for !g.stopped.Load() {
 		start := monotime.Never
 		for i, e := range g.parts {
@@ -125,6 +195,15 @@ func (g *Group) Run(threads int, until monotime.Time) {
 				start = min(start, t)
 			}
 			start = min(start, g.earliest[i]) // sent last window, not yet delivered
+		}
+		if len(g.whole) > 0 && g.whole[0].t <= min(start, until) {
+			c := g.whole[0]
+			g.whole = g.whole[1:]
+			g.deliverAll() // what the last window sent is pending before c
+			c.fn(c.t)
+			continue
+		}
+		for i := range g.earliest {
 			g.earliest[i] = monotime.Never
 		}
 		if start == monotime.Never || start > until {
@@ -132,26 +211,77 @@ func (g *Group) Run(threads int, until monotime.Time) {
 			return
 		}
 		end := start.Add(g.lookahead - 1) // the window's last picosecond
+		if len(g.whole) > 0 {
+			end = min(end, g.whole[0].t-1)
+		}
 		g.windows++
-		if threads == 1 {
-			for i := range g.parts {
-				g.runPart(i, end)
-			}
-			continue
+		if c == nil {
+			c = newCrew(g, threads)
+			defer c.stop()
 		}
-		var wg sync.WaitGroup
-		for th := range threads {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := th; i < len(g.parts); i += threads {
-					g.runPart(i, end)
-				}
-			}()
-		}
-		wg.Wait()
+		c.run(end)
+		g.afterWindow(end)
 	}
 	g.deliverAll()
+}
+
+// crew runs each window's parts on its threads: the caller's, which takes
+// parts 0, threads, 2*threads..., and threads-1 workers that take the
+// others in the same way, started once for the run.
+type crew struct {
+	g       *Group
+	threads int
+	end     monotime.Time   // the window's last picosecond, set before go
+	start   []chan struct{} // per worker: run a window, or closed: stop
+	done    chan struct{}
+}
+
+func newCrew(g *Group, threads int) *crew {
+	c := &crew{g: g, threads: threads, done: make(chan struct{}, threads)}
+	for th := 1; th < threads; th++ {
+		ch := make(chan struct{}, 1)
+		c.start = append(c.start, ch)
+		go func() {
+			for range ch {
+				c.share(th)
+				c.done <- struct{}{}
+			}
+		}()
+	}
+	return c
+}
+
+// run runs one window, ending at end, on every thread.
+func (c *crew) run(end monotime.Time) {
+	c.end = end
+	for _, ch := range c.start {
+		ch <- struct{}{}
+	}
+	c.share(0)
+	for range c.start {
+		<-c.done
+	}
+}
+
+// share runs thread th's parts through the window.
+func (c *crew) share(th int) {
+	for i := th; i < len(c.g.parts); i += c.threads {
+		c.g.runPart(i, c.end)
+	}
+}
+
+// stop sends the workers home.
+func (c *crew) stop() {
+	for _, ch := range c.start {
+		close(ch)
+	}
+}
+
+// afterWindow runs the Between functions for the window that ended at end.
+func (g *Group) afterWindow(end monotime.Time) {
+	for _, fn := range g.between {
+		fn(end)
+	}
 }
 
 // runPart delivers to part dst what the others sent it in the window
@@ -172,8 +302,13 @@ func (g *Group) deliver(dst int, out [][][]message) {
 		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.src, b.src), cmp.Compare(a.seq, b.seq))
 	})
 	e := g.parts[dst]
-	for _, m := range inbox {
-		e.At(m.t, m.h, m.arg)
+	for i, m := range inbox {
+		if m.r != nil {
+			m.r.Accept(e, m.t, m.v)
+		} else {
+			e.At(m.t, m.h, m.arg)
+		}
+		inbox[i] = message{} // the values are the receiver's now
 	}
 	g.inboxes[dst] = inbox
 }

@@ -93,6 +93,89 @@ func TestGroupLookahead(t *testing.T) {
 	}
 }
 
+// wireEnd is the far end of a wire between parts: it takes what the near
+// end passed, in order, and records when each arrives and in which part.
+type wireEnd struct {
+	pending []int
+	got     []string
+}
+
+func (w *wireEnd) Accept(e *Engine, t monotime.Time, v any) {
+	w.pending = append(w.pending, v.(int))
+	e.At(t, w, 0)
+}
+
+func (w *wireEnd) OnEvent(e *Engine, _ uint64) {
+	w.got = append(w.got, fmt.Sprintf("%d@%v", w.pending[0], e.Now()))
+	w.pending = w.pending[1:]
+}
+
+// TestGroupPass: values passed to another part reach its receiver there,
+// in the order sent, and arrive at their times, on any number of threads.
+func TestGroupPass(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		g := NewGroup(2, 1, tokenLookahead)
+		far := &wireEnd{}
+		var partOfArrival []int
+		g.Part(1).Observe(func(monotime.Time, Handler) { partOfArrival = append(partOfArrival, 1) })
+		for i := range 3 {
+			at := monotime.Time(i) * monotime.Time(tokenLookahead/2)
+			g.Part(0).At(at, HandlerFunc(func(e *Engine, _ uint64) {
+				e.Pass(1, e.Now().Add(tokenLookahead), far, i)
+			}), 0)
+		}
+		g.Run(threads, monotime.Never)
+		want := "[0@1000000 1@1500000 2@2000000]" // picoseconds
+		if got := fmt.Sprint(far.got); got != want || len(partOfArrival) != 3 {
+			t.Errorf("%d threads: arrived %s (%d events in part 1), want %s, all in part 1", threads, got, len(partOfArrival), want)
+		}
+	}
+}
+
+// TestGroupAtAll: a change to the whole model runs when every part has run
+// its events before its time and none at or after it, and windows never
+// straddle it; what it schedules runs; Between sees every window's end.
+func TestGroupAtAll(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		g := NewGroup(4, 1, tokenLookahead)
+		m := &tokenModel{hops: 50}
+		for range 4 {
+			m.parts = append(m.parts, &tokenPart{m: m})
+		}
+		for tk := range 16 {
+			g.Part(tk%4).At(monotime.Time(tk), m.parts[tk%4], uint64(tk)<<32)
+		}
+		var log []string
+		check := func(at monotime.Time) {
+			for i := range 4 {
+				p := g.Part(i)
+				if next, ok := p.NextTime(); p.Now() >= at || ok && next < at {
+					log = append(log, fmt.Sprintf("at %v part %d: now %v, next %v", at, i, p.Now(), next))
+				}
+			}
+		}
+		ran := 0
+		late := HandlerFunc(func(e *Engine, _ uint64) { ran++ })
+		for _, at := range []monotime.Time{monotime.Time(3 * tokenLookahead / 2), monotime.Time(7 * tokenLookahead)} {
+			g.AtAll(at, func(now monotime.Time) {
+				check(now)
+				g.Part(2).At(now, late, 0)
+			})
+		}
+		lastEnd := monotime.Time(-1)
+		g.Between(func(end monotime.Time) {
+			if end <= lastEnd {
+				log = append(log, fmt.Sprintf("window ends %v after %v", end, lastEnd))
+			}
+			lastEnd = end
+		})
+		g.Run(threads, monotime.Never)
+		if len(log) > 0 || ran != 2 || lastEnd < monotime.Time(7*tokenLookahead) {
+			t.Errorf("%d threads: %d of 2 scheduled events ran, last window ended %v; %v", threads, ran, lastEnd, log)
+		}
+	}
+}
+
 // BenchmarkGroup: the toy model with a few hundred nanoseconds of work
 // per event (400 spins) on one thread and on two; ns/event falls with threads as far as
 // the barrier and the exchange allow.

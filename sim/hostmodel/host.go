@@ -105,6 +105,15 @@ func NewHost(n *network.Network, id int32, rate float64, uplink network.Node) *H
 	return h
 }
 
+// Move makes h and its NIC components of network n (see network.Move).
+func (h *Host) Move(n *network.Network) {
+	h.net = n
+	h.NIC.Move(n)
+}
+
+// Engine returns the engine h's events run on.
+func (h *Host) Engine() *engine.Engine { return h.net.Eng }
+
 // Connect opens a connection between hosts a and b and returns a's end
 // and b's end.
 func Connect(a, b *Host, id uint64, cfg core.Config) (*core.Conn, *core.Conn, error) {

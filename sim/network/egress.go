@@ -45,6 +45,9 @@ type Egress struct {
 	since             monotime.Time
 	held              fifo          // data waiting while paused
 	pfcMem            *SwitchMemory // the switch's, under PFC
+	// cross, when another part owns the wire's far end, is that end:
+	// packets leave the list as they depart, not as they arrive.
+	cross *Arrival
 	pauseState
 	Wire LinkStats
 }
@@ -129,9 +132,19 @@ func (e *Egress) schedule(p *Packet, now monotime.Time) monotime.Time {
 		e.setSending(p)
 	}
 	if e.list.n == 1 {
-		e.net.Eng.At(p.at, e, portEvent)
+		e.net.Eng.At(e.eventAt(p), e, portEvent)
 	}
 	return start
+}
+
+// eventAt is when the port's event for p, the head of its list, runs: its
+// arrival, or its departure where the far end is another part's. A crossing
+// head is the packet being sent, and nothing goes ahead of that.
+func (e *Egress) eventAt(p *Packet) monotime.Time {
+	if e.cross != nil {
+		return e.departure(p)
+	}
+	return p.at
 }
 
 // insertControl puts control packet p ahead of the data waiting behind the
@@ -203,7 +216,8 @@ func (e *Egress) hold(now monotime.Time) {
 }
 
 // OnEvent delivers the packet at the head of the list, which has crossed
-// the wire, or trips the PFC watchdog.
+// the wire (or, toward another part, has left the port), or trips the PFC
+// watchdog.
 func (e *Egress) OnEvent(eng *engine.Engine, arg uint64) {
 	if arg == watchdogEvent {
 		tripWatchdog(e)
@@ -212,7 +226,7 @@ func (e *Egress) OnEvent(eng *engine.Engine, arg uint64) {
 	e.advance(eng.Now())
 	p := e.list.pop()
 	if h := e.list.head; h != nil {
-		eng.At(h.at, e, portEvent)
+		eng.At(e.eventAt(h), e, portEvent)
 	}
 	if !e.Up {
 		e.Wire.Lost++
@@ -220,6 +234,10 @@ func (e *Egress) OnEvent(eng *engine.Engine, arg uint64) {
 		return
 	}
 	e.Wire.Delivered++
+	if e.cross != nil {
+		eng.Pass(e.cross.part, p.at, e.cross, p)
+		return
+	}
 	e.net.Hops++
 	e.Next.Receive(p)
 }

@@ -78,3 +78,13 @@ func (h *Histogram) Quantile(q float64) int64 {
 	}
 	return h.max
 }
+
+// Merge adds the values counted in o.
+func (h *Histogram) Merge(o *Histogram) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.n += o.n
+	h.sum += o.sum
+	h.max = max(h.max, o.max)
+}

@@ -44,3 +44,26 @@ func TestHistogramQuantiles(t *testing.T) {
 		t.Errorf("max %v count %d", h.Quantile(1), h.Count())
 	}
 }
+
+// TestHistogramMerge: two histograms merged answer as one that counted
+// both sets of values.
+func TestHistogramMerge(t *testing.T) {
+	var a, b, both Histogram
+	for v := range int64(1000) {
+		h := &a
+		if v%3 == 0 {
+			h = &b
+		}
+		h.Add(v * v)
+		both.Add(v * v)
+	}
+	a.Merge(&b)
+	for _, q := range []float64{0, 0.5, 0.9, 0.99, 1} {
+		if a.Quantile(q) != both.Quantile(q) {
+			t.Errorf("q%v: merged %d, counted together %d", q, a.Quantile(q), both.Quantile(q))
+		}
+	}
+	if a.Count() != both.Count() || a.Mean() != both.Mean() {
+		t.Errorf("merged: %d values, mean %v; together %d, mean %v", a.Count(), a.Mean(), both.Count(), both.Mean())
+	}
+}

@@ -156,6 +156,7 @@ type Ingress struct {
 	inLine   bool     // control packets are in the data class
 	next     Node     // the switch
 	up       Pausable // the port feeding this ingress
+	upPart   int      // the part up runs in, in a model run in parts
 	delay    monotime.Duration
 	headroom int
 	bytes    int // data that came in here and is still in the switch
@@ -190,7 +191,7 @@ func (in *Ingress) Receive(p *Packet) {
 	if !in.pausing && in.bytes+p.Wire > cfg.XOff {
 		in.pausing = true
 		in.mem.pfc.pausing++
-		in.mem.net.Eng.After(in.delay, in, pauseFrame)
+		in.frame(pauseFrame)
 	}
 	if in.bytes+p.Wire > cfg.XOff+in.headroom {
 		in.Drops++
@@ -211,9 +212,17 @@ func (in *Ingress) release(wire int) {
 	if in.pausing && in.bytes <= in.mem.pfc.cfg.XOn {
 		in.pausing = false
 		in.mem.pfc.pausing--
-		in.mem.net.Eng.After(in.delay, in, resumeFrame)
+		in.frame(resumeFrame)
 	}
 }
 
-// OnEvent lands a PAUSE or RESUME frame at the upstream port.
+// frame sends a PAUSE or RESUME frame up the cable: it lands a cable's
+// delay later, in the upstream port's part.
+func (in *Ingress) frame(f uint64) {
+	eng := in.mem.net.Eng
+	eng.SendTo(in.upPart, eng.Now().Add(in.delay), in, f)
+}
+
+// OnEvent lands a PAUSE or RESUME frame at the upstream port (in its part:
+// it touches nothing of the ingress's).
 func (in *Ingress) OnEvent(_ *engine.Engine, frame uint64) { in.up.setPaused(frame == pauseFrame) }

@@ -211,7 +211,11 @@ func fabricFlows(eng *engine.Engine, v *values, f *topology.Fabric, group []int)
 // workload.placement_seed), so every cell of a grid compares routing and
 // transport on the same job and the same failures; a list of placement
 // seeds repeats the comparison on other placements.
-func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint64, job *chakra.Job) (sim.TransferStats, []monotime.Duration, error) {
+//
+// threads > 0 runs it split by racks (topology.Fabric.Split) on that many
+// threads; a training job runs on one engine only, and asking for threads
+// there is an error that says so.
+func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint64, threads int, job *chakra.Job) (sim.TransferStats, []monotime.Duration, error) {
 	placement := scenarioSeed
 	if ps := uint64(v.int("workload.placement_seed")); ps != 0 {
 		placement = ps
@@ -270,6 +274,11 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 	if bal, _ := v.get("routing.balancer").(topology.BalancerKind); bal == topology.TE {
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}
+	if threads > 0 {
+		if err := splitFabric(eng, f, job, threads, &fc); err != nil {
+			return sim.TransferStats{}, nil, err
+		}
+	}
 	if err := scheduleFailures(eng, rng, v, f, flows, fc); err != nil {
 		return sim.TransferStats{}, nil, err
 	}
@@ -295,6 +304,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 			return res.Stats, nil, err
 		}
 		fabricMetrics(f, sampler, res.Reordering, eng.Now(), cell)
+		cell.Events, cell.SimTime = eng.Processed(), monotime.Duration(eng.Now()).Seconds()
 		return res.Stats, res.Iterations, nil
 	}
 	res, err := sim.RunFlows(&f.Topology, flows, fc)
@@ -327,7 +337,13 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 			times = append(times, res.FCT(i))
 		}
 	}
-	fabricMetrics(f, sampler, res.Reordering, eng.Now(), cell)
+	now, events := eng.Now(), eng.Processed()
+	if g := f.Group; g != nil {
+		f.Gather()
+		now, events = partsClock(g), g.Processed()
+	}
+	fabricMetrics(f, sampler, res.Reordering, now, cell)
+	cell.Events, cell.SimTime = events, monotime.Duration(now).Seconds()
 	if v.pt.Values["workload.kind"] == "allreduce" && len(times) > 0 {
 		var sum monotime.Duration
 		for _, d := range times {
@@ -338,6 +354,28 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 		cell.BusBWBps = float64(v.int("workload.size")) * 8 / mean * 2 * (n - 1) / n
 	}
 	return res.Stats, times, nil
+}
+
+// splitFabric splits f by racks to run on threads threads, once the
+// fabric's routes are in place, or says why the point runs on one engine.
+func splitFabric(eng *engine.Engine, f *topology.Fabric, job *chakra.Job, threads int, fc *sim.FlowsConfig) error {
+	if job != nil {
+		return fmt.Errorf("threads %d: a training job runs on one engine for now (its collectives tell every rank at once); set threads to 0, or use another workload.kind", threads)
+	}
+	if _, err := f.Split(eng.Rand().Uint64()); err != nil {
+		return fmt.Errorf("threads %d: %w; set threads to 0", threads, err)
+	}
+	fc.Threads = threads
+	return nil
+}
+
+// partsClock is where a run in parts stopped: the latest part's clock.
+func partsClock(g *engine.Group) monotime.Time {
+	now := monotime.Time(0)
+	for i := range g.Parts() {
+		now = max(now, g.Part(i).Now())
+	}
+	return now
 }
 
 // background adds on/off traffic between hosts outside the job.
@@ -427,6 +465,22 @@ func scheduleFailures(eng *engine.Engine, rng *rand.Rand, v *values, f *topology
 			}
 			eng.After(detect, converge, 0)
 		}
+	}
+	if g := f.Group; g != nil { // changes to the whole fabric, between windows
+		change := func(up bool) func(monotime.Time) {
+			return func(t monotime.Time) {
+				for _, c := range cut {
+					_ = f.SetCable(c[0], c[1], up)
+				}
+				g.AtAll(t.Add(detect), func(monotime.Time) { converge(nil, 0) })
+			}
+		}
+		start := eng.Now()
+		g.AtAll(start.Add(at), change(false))
+		if recover > 0 {
+			g.AtAll(start.Add(at+recover), change(true))
+		}
+		return nil
 	}
 	eng.After(at, set(false), 0)
 	if recover > 0 {
@@ -521,7 +575,7 @@ func fabricMetrics(f *topology.Fabric, sampler *topology.QueueSampler, res sim.R
 		secs := func(q float64) float64 { return monotime.Duration(w.Quantile(q)).Seconds() }
 		cell.CtrlWaitP50, cell.CtrlWaitP90, cell.CtrlWaitP99 = secs(0.5), secs(0.9), secs(0.99)
 	}
-	cell.Unroutable = f.Unroutable
+	cell.Unroutable = f.Unroutable()
 	cell.Hops = f.Net.Hops
 	var uses, misses uint64
 	for _, h := range f.Hosts {

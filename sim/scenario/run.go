@@ -417,7 +417,7 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 	eng := engine.New(seed)
 	if isFabric(v.pt.Values["topology.kind"]) {
 		start := time.Now()
-		stats, times, err := runFabricPoint(eng, v, &cell, s.Seed, job)
+		stats, times, err := runFabricPoint(eng, v, &cell, s.Seed, s.Threads, job)
 		if err != nil {
 			return cell, err
 		}
@@ -429,8 +429,6 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 		}
 		cell.DataBytes, cell.RetxBytes, cell.ParityBytes = stats.DataBytes, stats.RetxBytes, stats.ParityBytes
 		cell.Recovered, cell.Fallbacks, cell.RTOs = stats.RecoveredPackets, stats.Fallbacks, stats.RTOs
-		cell.Events = eng.Processed()
-		cell.SimTime = monotime.Duration(eng.Now()).Seconds()
 		cell.Model = &Prediction{Note: "no analytic model for a datacenter fabric"}
 		return cell, nil
 	}

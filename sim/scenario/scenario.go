@@ -40,7 +40,11 @@ type Scenario struct {
 	// against the run.
 	Claims []Claim
 	Seed   uint64
-	Params []Param // in schema order
+	// Threads, when positive, runs each fabric point split by racks on
+	// this many threads (the same output on any number); zero runs it on
+	// one engine.
+	Threads int
+	Params  []Param // in schema order
 	// Quick holds the overrides that make the default, fast run; Full
 	// ignores them.
 	Quick []Param
@@ -51,6 +55,9 @@ type Scenario struct {
 	// trace), by their names in it; nil: they are beside File.
 	Files fs.FS
 }
+
+// MaxThreads is the most threads a point may run on.
+const MaxThreads = 1024
 
 // Error is a scenario mistake, placed in the file and saying the fix.
 type Error struct {
@@ -73,7 +80,7 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
-var topLevel = []string{"name", "description", "finding", "claims", "differences", "compare", "seed", "quick", "topology", "routing", "failure", "transport", "workload", "nic", "host", "metrics"}
+var topLevel = []string{"name", "description", "finding", "claims", "differences", "compare", "seed", "threads", "quick", "topology", "routing", "failure", "transport", "workload", "nic", "host", "metrics"}
 
 // Parse checks a scenario given as YAML text; file names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
@@ -134,6 +141,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 				return nil, errAt(file, v, "seed: want a non-negative integer, like 1")
 			}
 			s.Seed = seed
+		case "threads":
+			n, err := strconv.Atoi(v.Value)
+			if v.Kind != yaml.ScalarNode || err != nil || n < 0 || n > MaxThreads {
+				return nil, errAt(file, v, "threads: want 0 (one engine) or the threads a fabric point runs on, 1..%d, got %q", MaxThreads, v.Value)
+			}
+			s.Threads = n
 		case "topology", "routing", "failure", "transport", "workload", "nic", "host", "metrics":
 			ps, err := section(file, k.Value, v)
 			if err != nil {

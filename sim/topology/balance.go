@@ -106,11 +106,11 @@ func (t *flowletTable) pick(s *FabricSwitch, p *network.Packet, n uint64, gap mo
 	if *t == nil {
 		*t = make(flowletTable)
 	}
-	now := s.f.Net.Eng.Now()
+	now := s.net.Eng.Now()
 	k := flowKey(p, true)
 	fl, ok := (*t)[k]
 	if !ok || now.Sub(fl.last) > gap || uint64(fl.port) >= n {
-		fl.port = uint32(s.f.Net.Eng.Rand().Uint64N(n))
+		fl.port = uint32(s.net.Eng.Rand().Uint64N(n))
 	}
 	fl.last = now
 	(*t)[k] = fl

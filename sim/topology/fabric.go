@@ -25,9 +25,20 @@ type Fabric struct {
 	groupOf  []int32   // host -> index of its edge switch among switches
 	Tiers    []string  // name of each tier, by Port.Tier
 	Balancer Balancer
-	// Unroutable counts packets dropped for want of a route (a partition
-	// while routing converges).
-	Unroutable uint64
+	// Parts is, when the fabric runs in parts (Split), the network of
+	// each part; portPart the part of each port's sender.
+	Parts    []*network.Network
+	portPart []int32
+}
+
+// Unroutable counts packets dropped for want of a route (a partition
+// while routing converges).
+func (f *Fabric) Unroutable() uint64 {
+	n := uint64(0)
+	for _, s := range f.FSwitch {
+		n += s.unroutable
+	}
+	return n
 }
 
 // Port is one direction of a cable: a switch's Egress, or a host's NIC
@@ -73,6 +84,9 @@ func (p *Port) Pause(now monotime.Time) network.PauseStats { return p.sender().P
 // Lost returns how many packets the port's wire lost.
 func (p *Port) Lost() uint64 {
 	if p.E != nil {
+		if a := p.E.Crossing(); a != nil {
+			return p.E.Wire.Lost + a.Lost
+		}
 		return p.E.Wire.Lost
 	}
 	return p.L.Stats.Lost
@@ -81,8 +95,9 @@ func (p *Port) Lost() uint64 {
 // FabricSwitch forwards packets toward their destination host.
 type FabricSwitch struct {
 	f     *Fabric
-	id    int32 // node id
-	Level int   // 0: top of rack, 1: spine, aggregation or CTSW, 2: core or ATSW
+	net   *network.Network // its part's
+	id    int32            // node id
+	Level int              // 0: top of rack, 1: spine, aggregation or CTSW, 2: core or ATSW
 	Mem   *network.SwitchMemory
 	// route[g] names, in routes, the ports one hop closer to edge switch
 	// group g. A switch has few distinct such lists (its uplinks serve
@@ -99,6 +114,8 @@ type FabricSwitch struct {
 	direct    []*Port
 	flows     flowletTable
 	te        map[uint64]*Port // TE: the controller's choice per flow
+	// unroutable counts packets dropped here for want of a route.
+	unroutable uint64
 }
 
 // Receive forwards p.
@@ -110,8 +127,8 @@ func (s *FabricSwitch) Receive(p *network.Packet) {
 	r := s.route[s.f.groupOf[p.Dst]]
 	switch out := s.egress[r]; len(out) {
 	case 0: // no route: the fabric is partitioned for now
-		s.f.Net.Free(p)
-		s.f.Unroutable++
+		s.net.Free(p)
+		s.unroutable++
 	case 1:
 		out[0].Receive(p)
 	default:
@@ -213,7 +230,7 @@ func newFabricBuilder(eng *engine.Engine, hosts int, levels []int, cfg FabricCon
 			size = cfg.SwitchBuffer[min(level, len(cfg.SwitchBuffer)-1)]
 		}
 		for range n {
-			s := &FabricSwitch{f: f, id: int32(hosts + len(f.FSwitch)), Level: level,
+			s := &FabricSwitch{f: f, net: f.Net, id: int32(hosts + len(f.FSwitch)), Level: level,
 				Mem: network.NewSwitchMemory(f.Net, size, alpha)}
 			if cfg.PFC != nil {
 				s.Mem.EnablePFC(*cfg.PFC)

@@ -1,8 +1,11 @@
 package topology
 
 import (
+	"fmt"
+
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/sim/engine"
+	"github.com/sdrnet/sdrnet/sim/network"
 )
 
 // Partition is a fabric split as a parallel engine would split it: each
@@ -28,28 +31,8 @@ type Partition struct {
 
 // PartitionByRack splits f by racks (see Partition).
 func (f *Fabric) PartitionByRack() Partition {
-	nodePart := make([]int32, f.nodes)
-	parts := int32(0)
-	for i, s := range f.FSwitch {
-		if len(s.direct) > 0 {
-			nodePart[len(f.Hosts)+i] = parts
-			parts++
-		}
-	}
-	if parts == 0 {
-		parts = 1
-	}
-	next := int32(0)
-	for i, s := range f.FSwitch {
-		if len(s.direct) == 0 {
-			nodePart[len(f.Hosts)+i] = next % parts
-			next++
-		}
-	}
-	for h := range f.Hosts {
-		nodePart[h] = nodePart[len(f.Hosts)+int(f.groupOf[h])]
-	}
-	p := Partition{Parts: int(parts), Of: map[engine.Handler]int32{}, From: map[engine.Handler]int32{}}
+	nodePart, parts := f.rackParts()
+	p := Partition{Parts: parts, Of: map[engine.Handler]int32{}, From: map[engine.Handler]int32{}}
 	for h, host := range f.Hosts {
 		p.Of[host] = nodePart[h]
 	}
@@ -73,3 +56,90 @@ func (f *Fabric) PartitionByRack() Partition {
 	}
 	return p
 }
+
+// rackParts returns the part of every node, split by racks, and the
+// number of parts.
+func (f *Fabric) rackParts() ([]int32, int) {
+	nodePart := make([]int32, f.nodes)
+	parts := int32(0)
+	for i, s := range f.FSwitch {
+		if len(s.direct) > 0 {
+			nodePart[len(f.Hosts)+i] = parts
+			parts++
+		}
+	}
+	if parts == 0 {
+		parts = 1
+	}
+	next := int32(0)
+	for i, s := range f.FSwitch {
+		if len(s.direct) == 0 {
+			nodePart[len(f.Hosts)+i] = next % parts
+			next++
+		}
+	}
+	for h := range f.Hosts {
+		nodePart[h] = nodePart[len(f.Hosts)+int(f.groupOf[h])]
+	}
+	return nodePart, int(parts)
+}
+
+// Split makes f run in parts, one per rack as PartitionByRack splits it,
+// on a group of engines seeded from seed: every part gets a network like
+// f.Net (whose engine then runs nothing of the fabric's), every host,
+// switch and port moves onto its part's, and a wire whose far end lies
+// in another part passes its packets over as they leave the port. The
+// lookahead is the least delay of such a wire.
+// PAUSE and RESUME frames cross as events a cable's delay ahead. Cables
+// fail and routes converge as changes to the whole fabric between
+// windows (engine.Group.AtAll).
+func (f *Fabric) Split(seed uint64) (*engine.Group, error) {
+	if f.Group != nil {
+		return nil, fmt.Errorf("topology: the fabric runs in parts already")
+	}
+	nodePart, parts := f.rackParts()
+	lookahead := monotime.Duration(0)
+	for _, p := range f.Ports {
+		if p.E != nil && nodePart[p.From] != nodePart[p.To] && (lookahead == 0 || p.E.Delay < lookahead) {
+			lookahead = p.E.Delay
+		}
+	}
+	if lookahead == 0 { // nothing crosses: any window will do
+		lookahead = max(f.OneWay, monotime.Microsecond)
+	}
+	g := engine.NewGroup(parts, seed, lookahead)
+	f.Parts = make([]*network.Network, parts)
+	for i := range parts {
+		n := network.NewNetwork(g.Part(i))
+		n.Overhead = f.Net.Overhead
+		f.Parts[i] = n
+	}
+	for h, host := range f.Hosts {
+		host.Move(f.Parts[nodePart[h]])
+	}
+	for i, s := range f.FSwitch {
+		s.net = f.Parts[nodePart[len(f.Hosts)+i]]
+		s.Mem.Move(s.net)
+	}
+	f.portPart = make([]int32, len(f.Ports))
+	for i, p := range f.Ports {
+		from, to := nodePart[p.From], nodePart[p.To]
+		f.portPart[i] = from
+		if p.In != nil {
+			p.In.UpstreamIn(int(from))
+		}
+		if p.E == nil {
+			p.L.Move(f.Parts[from]) // a host's wire, within its rack
+			continue
+		}
+		p.E.Move(f.Parts[from])
+		if from != to {
+			p.E.CrossTo(int(to), f.Parts[to])
+		}
+	}
+	f.Group = g
+	return g, nil
+}
+
+// Gather adds the parts' counters into f.Net after a run in parts.
+func (f *Fabric) Gather() { f.Net.Gather(f.Parts) }

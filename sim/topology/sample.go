@@ -17,12 +17,16 @@ import (
 //
 // The sampler reschedules itself for as long as the engine runs, so it
 // suits runs that end by Stop or RunUntil (as RunFlows does).
+//
+// A fabric in parts has a sampler per part, each sampling its own ports
+// at the same instants on its own engine; their samples merge when asked.
 type QueueSampler struct {
 	every  monotime.Duration
 	ports  []*Port
 	tiers  []network.Histogram // bytes
 	series []series            // per tier
 	deep   []int64             // per tier, the deepest port of this sample
+	parts  []*QueueSampler
 }
 
 // SeriesBins bounds a tier's queue-depth series.
@@ -52,20 +56,64 @@ func (s *series) add(v int64) {
 	s.n++
 }
 
-// SampleQueues starts sampling f's switch ports every interval from now.
+// SampleQueues starts sampling f's switch ports every interval from now:
+// on eng, or where f runs in parts, on each part's engine.
 func SampleQueues(eng *engine.Engine, f *Fabric, every monotime.Duration) *QueueSampler {
+	s := newQueueSampler(f, every)
+	if f.Group == nil {
+		for _, p := range f.Ports {
+			if int(p.From) >= len(f.Hosts) && p.Tier < len(f.Tiers) {
+				s.ports = append(s.ports, p)
+			}
+		}
+		eng.After(s.every, s, 0)
+		return s
+	}
+	for range f.Parts {
+		s.parts = append(s.parts, newQueueSampler(f, every))
+	}
+	for i, p := range f.Ports {
+		if int(p.From) >= len(f.Hosts) && p.Tier < len(f.Tiers) {
+			sub := s.parts[f.portPart[i]]
+			sub.ports = append(sub.ports, p)
+		}
+	}
+	for i, sub := range s.parts {
+		f.Group.Part(i).After(sub.every, sub, 0)
+	}
+	return s
+}
+
+func newQueueSampler(f *Fabric, every monotime.Duration) *QueueSampler {
 	s := &QueueSampler{every: max(every, monotime.Nanosecond), tiers: make([]network.Histogram, len(f.Tiers)),
 		series: make([]series, len(f.Tiers)), deep: make([]int64, len(f.Tiers))}
 	for i := range s.series {
 		s.series[i].span = 1
 	}
-	for _, p := range f.Ports {
-		if int(p.From) >= len(f.Hosts) && p.Tier < len(f.Tiers) {
-			s.ports = append(s.ports, p)
+	return s
+}
+
+// gather merges the parts' samples, after a run in parts: every part
+// sampled the same instants, so their series have the same bins.
+func (s *QueueSampler) gather() {
+	if len(s.parts) == 0 {
+		return
+	}
+	for i := range s.tiers {
+		s.tiers[i] = network.Histogram{}
+		s.series[i] = s.parts[0].series[i]
+		s.series[i].max = nil
+		for _, sub := range s.parts {
+			s.tiers[i].Merge(&sub.tiers[i])
+			bins := sub.series[i].max
+			if s.series[i].max == nil {
+				s.series[i].max = make([]int64, len(bins))
+			}
+			for k := range min(len(bins), len(s.series[i].max)) {
+				s.series[i].max[k] = max(s.series[i].max[k], bins[k])
+			}
 		}
 	}
-	eng.After(s.every, s, 0)
-	return s
 }
 
 // OnEvent takes one sample of every port.
@@ -88,6 +136,7 @@ func (s *QueueSampler) Tier(i int) *network.Histogram {
 	if i < 0 || i >= len(s.tiers) {
 		return nil
 	}
+	s.gather()
 	return &s.tiers[i]
 }
 
@@ -98,5 +147,6 @@ func (s *QueueSampler) Series(i int) (deepest []int64, width monotime.Duration) 
 	if i < 0 || i >= len(s.series) {
 		return nil, 0
 	}
+	s.gather()
 	return s.series[i].max, s.every * monotime.Duration(s.series[i].span)
 }

@@ -72,6 +72,10 @@ type Topology struct {
 	// OneWay is the longest unloaded trip from host to host: how long a
 	// clear-to-send may take to arrive.
 	OneWay monotime.Duration
+	// Group, when the topology runs in parts on several threads, holds
+	// the parts' engines; a host's events run on its part's
+	// (Host.Engine), not on Net's.
+	Group *engine.Group
 }
 
 // TwoSites builds two sites: hosts 0..n-1 at site 0, n..2n-1 at site 1.

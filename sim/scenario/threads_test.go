@@ -1,0 +1,92 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestFabricInParts: a fabric grid split by racks gives the same cells,
+// byte for byte, on one thread and on several, with queue samples,
+// several balancers, every flow workload, lossy and under PFC, with and
+// without a cable failing and recovering.
+func TestFabricInParts(t *testing.T) {
+	src := `name: parts
+threads: %d
+topology:
+  kind: [leafspine, fattree]
+  k: 4
+  leaves: 4
+  spines: 2
+  hosts_per_leaf: 4
+  host_rate: 100Gbps
+  queue: 256KiB
+  pfc: [off, on]
+routing:
+  balancer: [e-ecmp, flowlet]
+failure:
+  links: [0, 1]
+  at: 5us
+  detect: 10us
+  recover: 20us
+transport:
+  qps: 4
+  select: obs
+  window: 512KiB
+workload:
+  kind: [permutation, incast, allreduce, alltoall]
+  hosts: 8
+  placement: fragmented
+  size: 1MiB
+metrics:
+  queue_sample: 1us
+`
+	run := func(threads int) []byte {
+		cells := runScenario(t, "parts.yaml", []byte(fmt.Sprintf(src, threads)), 2)
+		paused := false
+		for _, c := range cells {
+			paused = paused || c.Pauses > 0
+			if c.Runs == 0 || c.Mean <= 0 || c.Hops == 0 || c.Tiers[1].QueueMaxBytes <= 0 {
+				t.Fatalf("%d threads, %s: runs %d mean %v hops %d tier 1 %+v", threads, c.Label, c.Runs, c.Mean, c.Hops, c.Tiers[1])
+			}
+		}
+		if !paused {
+			t.Fatalf("%d threads: no cell paused a port; the grid does not reach PFC", threads)
+		}
+		b, _ := json.Marshal(cells)
+		return b
+	}
+	one := run(1)
+	for _, threads := range []int{2, 4} {
+		if !bytes.Equal(run(threads), one) {
+			t.Errorf("%d threads: cells differ from one thread's", threads)
+		}
+	}
+}
+
+// TestThreadsWhereOneEngineOnly: a training job cannot run split yet; the
+// error says so and how to run it.
+func TestThreadsWhereOneEngineOnly(t *testing.T) {
+	s, err := Parse("x.yaml", []byte(`name: x
+threads: 2
+topology:
+  kind: leafspine
+  leaves: 2
+  spines: 2
+  hosts_per_leaf: 4
+workload:
+  kind: training
+  model: dp
+  hosts: 4
+  layers: 1
+  size: 64KiB
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(s, Options{Workers: 1}); err == nil || !strings.Contains(err.Error(), "training job runs on one engine") || !strings.Contains(err.Error(), "threads") {
+		t.Errorf("a training job on threads: %v, want an error naming the training job and threads", err)
+	}
+}
