@@ -144,9 +144,12 @@ func TestCollectivesInParts(t *testing.T) {
 
 // BenchmarkFatTreeInParts is BenchmarkFatTreePermutation's fabric with
 // 2 MB flows (the htsim comparison's), on one engine and split into racks
-// on 1 and 2 threads. k=32 is 8,192 hosts; -parts.k picks it.
+// on 1 and 2 threads. k=32 is 8,192 hosts; -parts.k picks it. A split run
+// has more events than one engine's (a packet into another rack is handed
+// over as it leaves the port, then arrives): ns/hop compares the two.
 //
 //	go test ./sim/ -run '^$' -bench FatTreeInParts -benchtime 1x -parts.k 32
+//	bash bench/parallel.sh   # both k, alternated rounds, into the docs
 func BenchmarkFatTreeInParts(b *testing.B) {
 	k := *partsK
 	for _, threads := range []int{0, 1, 2} {
@@ -155,7 +158,7 @@ func BenchmarkFatTreeInParts(b *testing.B) {
 			name = fmt.Sprintf("k%d/one-engine", k)
 		}
 		b.Run(name, func(b *testing.B) {
-			var events, windows uint64
+			var events, windows, hops uint64
 			for b.Loop() {
 				eng := engine.New(1)
 				f, err := benchFatTree(eng, k)
@@ -175,13 +178,18 @@ func BenchmarkFatTreeInParts(b *testing.B) {
 					b.Fatal(err)
 				}
 				if g := f.Group; g != nil {
+					f.Gather()
 					events += g.Processed()
 					windows += g.Windows()
 				} else {
 					events += eng.Processed()
 				}
+				hops += f.Net.Hops
 			}
+			b.ReportMetric(float64(events)/float64(b.N), "events/op")
+			b.ReportMetric(float64(hops)/float64(b.N), "hops/op")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(hops), "ns/hop")
 			if windows > 0 {
 				b.ReportMetric(float64(events)/float64(windows), "events/window")
 			}
