@@ -42,8 +42,7 @@ def runs(k, run):
     out = []
     for r in range(1, rounds + 1):
         log = open(f"{tmp}/k{k}-{run}-{r}.log").read()
-        m = re.search(r"\s(\d+) ns/op\s+(\d+) events/op\s+(\d+) hops/op", log)
-        out.append(tuple(float(x) for x in m.groups()))
+        out.append(tuple(float(re.search(r"([\d.]+) %s\s" % u, log).group(1)) for u in ("ns/op", "events/op", "hops/op")))
     return out
 print("| k | hosts | run | wall, median (rounds) | events | ns per event | ns per hop | speedup over one engine | speedup over 1 thread |")
 print("|---|---|---|---|---|---|---|---|---|")
