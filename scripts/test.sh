@@ -18,4 +18,4 @@ go test -count=1 -timeout 20m ./...   # sim/fidelity: the papers' results guarde
 echo "== go test -race (core packages and the threaded engine, short)"
 go test -count=1 -race -short ./internal/core/... ./internal/reliability/ ./internal/wire/ ./sdr/transfer/ ./sim/engine/
 echo "== go test -race (fabrics split by racks on threads)"
-go test -count=1 -race -short -run 'InParts|OneEngineOnly' ./sim/ ./sim/scenario/
+go test -count=1 -race -short -run 'InParts' ./sim/ ./sim/scenario/

@@ -370,11 +370,17 @@ func (m *dependencyMet) OnEvent(_ *engine.Engine, arg uint64) { (*flowRun)(m).de
 // background), posts the first receives and starts the flows that wait
 // for none, now or at their start times.
 func (r *flowRun) begin() {
-	t := r.t
-	r.start = t.Net.Eng.Now()
-	if t.Group != nil {
-		r.start = t.Group.Part(0).Now()
+	start := r.t.Net.Eng.Now()
+	if g := r.t.Group; g != nil {
+		start = g.Part(0).Now()
 	}
+	r.beginAt(start)
+}
+
+// beginAt is begin with the flows' start times counted from start.
+func (r *flowRun) beginAt(start monotime.Time) {
+	t := r.t
+	r.start = start
 	uses := r.hostsUsed()
 	for i, h := range t.Hosts {
 		if uses[i] {

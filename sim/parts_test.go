@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sdrnet/sdrnet/internal/core"
+	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
+	"github.com/sdrnet/sdrnet/sim/chakra"
 	"github.com/sdrnet/sdrnet/sim/engine"
 	"github.com/sdrnet/sdrnet/sim/network"
 	"github.com/sdrnet/sdrnet/sim/topology"
@@ -201,3 +205,57 @@ func BenchmarkFatTreeInParts(b *testing.B) {
 }
 
 var partsK = flag.Int("parts.k", 16, "BenchmarkFatTreeInParts: the fat-tree's k")
+
+// TestTrainingInParts: a Megatron-LM job (tensor parallelism inside
+// servers of two GPUs, pipeline sends and expert all-to-alls across
+// them, data-parallel rings), replayed on a fabric split by racks, is the
+// same on one thread and on several, timeline included, and takes about
+// as long as on one engine.
+func TestTrainingInParts(t *testing.T) {
+	m := chakra.Megatron{Layers: 2, Hidden: 1024, SeqLen: 512, MicroBatch: 1, MicroBatches: 2, TP: 2, PP: 2, DP: 2, EP: 2, GPUFlops: 100e12}
+	traces, groups, err := m.Traces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := chakra.NewGroupJob(traces, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(threads int) (string, TrainingResult) {
+		eng := engine.New(5)
+		f, err := topology.FatTree(eng, 4, dcConfig(100e9, topology.EECMP))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if threads > 0 {
+			if _, err := f.Split(eng.Rand().Uint64()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hosts := make([]int, len(job.Ranks)) // every other rack: servers across the fabric
+		for r := range hosts {
+			hosts[r] = r/2*4 + r%2
+		}
+		res, err := RunTraining(&f.Topology, TrainingConfig{Job: job, Hosts: hosts, Iterations: 2, Threads: threads,
+			Servers: ServerLinks{GPUs: 2, Rate: 3600e9, Latency: 2 * monotime.Microsecond},
+			Scheme:  reliability.SelectiveRepeat{NACK: true}, Core: core.Config{InitialRTT: 20 * monotime.Microsecond, Rate: 100e9, Paths: 4}})
+		if err != nil {
+			t.Fatalf("%d threads: %v", threads, err)
+		}
+		if threads > 0 {
+			f.Gather()
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%+v\nhops %d\n", res, f.Net.Hops)
+		return b.String(), res
+	}
+	want, res := run(1)
+	if got, _ := run(2); got != want {
+		t.Errorf("2 threads differ from one:\n%s", firstDiff(want, got))
+	}
+	_, serial := run(0)
+	if r := float64(res.Time) / float64(serial.Time); r < 0.9 || r > 1.1 || res.Stats.DataBytes == 0 || len(res.Spans) != len(serial.Spans) {
+		t.Errorf("in parts the job takes %v over %d bytes and %d spans, on one engine %v, %d bytes, %d spans (%.2fx)",
+			res.Time, res.Stats.DataBytes, len(res.Spans), serial.Time, serial.Stats.DataBytes, len(serial.Spans), r)
+	}
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,6 +53,9 @@ type TrainingConfig struct {
 	// wait for it.
 	Background       []Flow
 	BackgroundConfig FlowsConfig
+	// Threads runs a topology in parts (Topology.Group) on this many
+	// threads; the run is the same on any number.
+	Threads int
 }
 
 // ServerLinks are the links among the GPUs of a server (NVLink and
@@ -149,9 +153,16 @@ func RunTraining(t *topology.Topology, cfg TrainingConfig) (TrainingResult, erro
 	if cfg.Servers.GPUs > 1 && !(cfg.Servers.Rate > 0) {
 		return TrainingResult{}, fmt.Errorf("training: servers of %d GPUs with links of %g bit/s", cfg.Servers.GPUs, cfg.Servers.Rate)
 	}
-	rp := &replay{eng: t.Net.Eng, job: job, cfg: cfg.Core, perIter: perIter, iterEnd: make([]monotime.Time, iters),
-		p2p: map[p2pChannel][2]*core.Conn{}, servers: cfg.Servers, hosts: hosts, tree: cfg.Tree, channels: max(cfg.Channels, 1),
-		local: map[localKey][]*member{}, localP2P: map[p2pChannel]*localQueue{}}
+	rp := &replay{eng: t.Net.Eng, g: t.Group, job: job, cfg: cfg.Core, perIter: perIter,
+		p2p: map[p2pChannel][2]*core.Conn{}, servers: cfg.Servers, hosts: hosts, tree: cfg.Tree, channels: max(cfg.Channels, 1)}
+	parts := 1
+	if t.Group != nil {
+		parts = t.Group.Parts()
+	}
+	rp.parts = make([]replayPart, parts)
+	for i := range rp.parts {
+		rp.parts[i] = replayPart{iterEnd: make([]monotime.Time, iters), local: map[localKey][]*member{}, localP2P: map[p2pChannel]*localQueue{}}
+	}
 	rp.cfg.Scheme = cfg.Scheme
 	rp.ranks = make([]*rank, n)
 	for r := range n {
@@ -163,7 +174,12 @@ func RunTraining(t *topology.Topology, cfg TrainingConfig) (TrainingResult, erro
 	for _, rk := range rp.ranks {
 		rk.host.Handle = rk.handle
 		if len(rk.trace.Nodes) == 0 {
-			rp.ranksDone++
+			rp.ranksDone.Add(1)
+		}
+	}
+	if rp.g != nil {
+		if err := rp.inParts(); err != nil {
+			return TrainingResult{}, err
 		}
 	}
 	var bg *flowRun
@@ -179,26 +195,44 @@ func RunTraining(t *topology.Topology, cfg TrainingConfig) (TrainingResult, erro
 		m.post()
 	}
 	rp.start = rp.eng.Now()
-	rp.eng.After(t.OneWay+4*monotime.Microsecond, startFunc(func() {
-		rp.start = rp.eng.Now()
-		if bg != nil {
-			bg.begin()
-		}
-		for _, rk := range rp.ranks {
-			rk.idleSince = rp.start
-			for _, i := range job.Order[rk.id] {
-				if rk.waiting[i] == 0 {
-					rk.dispatch(i)
-				}
+	begin := func(rk *rank) {
+		rk.idleSince = rp.start
+		for _, i := range job.Order[rk.id] {
+			if rk.waiting[i] == 0 {
+				rk.dispatch(i)
 			}
 		}
-	}), 0)
+	}
 	limit := cfg.Limit
 	if limit == 0 {
 		limit = 3600 * monotime.Second
 	}
-	if rp.ranksDone < len(rp.ranks) {
-		rp.eng.RunUntil(rp.eng.Now().Add(limit)) // finish stops it once every rank is done
+	if g := rp.g; g != nil {
+		// Each part starts its ranks at the iteration's start; the
+		// background flows are readied now to start from then.
+		rp.start = g.Part(0).Now().Add(t.OneWay + 4*monotime.Microsecond)
+		if bg != nil {
+			bg.beginAt(rp.start)
+		}
+		for _, rk := range rp.ranks {
+			rk.eng().At(rp.start, startFunc(func() { begin(rk) }), 0)
+		}
+		if rp.ranksDone.Load() < int64(len(rp.ranks)) {
+			g.Run(cfg.Threads, rp.start.Add(limit))
+		}
+	} else {
+		rp.eng.After(t.OneWay+4*monotime.Microsecond, startFunc(func() {
+			rp.start = rp.eng.Now()
+			if bg != nil {
+				bg.begin()
+			}
+			for _, rk := range rp.ranks {
+				begin(rk)
+			}
+		}), 0)
+		if rp.ranksDone.Load() < int64(len(rp.ranks)) {
+			rp.eng.RunUntil(rp.eng.Now().Add(limit)) // finish stops it once every rank is done
+		}
 	}
 	res, err := rp.result(limit)
 	if bg != nil {
@@ -235,10 +269,23 @@ func (rp *replay) background(t *topology.Topology, flows []Flow, cfg FlowsConfig
 // result is what the replay measured, or why it did not finish.
 func (rp *replay) result(limit monotime.Duration) (TrainingResult, error) {
 	n := len(rp.ranks)
-	res := TrainingResult{Compute: make([]monotime.Duration, n), Exposed: make([]monotime.Duration, n), Spans: rp.spans}
+	res := TrainingResult{Compute: make([]monotime.Duration, n), Exposed: make([]monotime.Duration, n)}
+	iterEnd := rp.parts[0].iterEnd
+	for _, p := range rp.parts {
+		res.Spans = append(res.Spans, p.spans...)
+		for k, end := range p.iterEnd {
+			iterEnd[k] = max(iterEnd[k], end)
+		}
+	}
+	if len(rp.parts) > 1 { // each part's in its own order: one order for all
+		slices.SortStableFunc(res.Spans, func(a, b Span) int {
+			return cmp.Or(cmp.Compare(a.End, b.End), cmp.Compare(a.Rank, b.Rank))
+		})
+	}
+	failure := rp.failure.err
 	for _, rk := range rp.ranks {
-		if rk.done < len(rk.trace.Nodes) && rp.failure == nil {
-			rp.failure = fmt.Errorf("training: rank %d finished %d of its %d nodes within %v", rk.id, rk.done, len(rk.trace.Nodes), limit)
+		if rk.done < len(rk.trace.Nodes) && failure == nil {
+			failure = fmt.Errorf("training: rank %d finished %d of its %d nodes within %v", rk.id, rk.done, len(rk.trace.Nodes), limit)
 		}
 		res.Time = max(res.Time, rk.finishedAt.Sub(rp.start))
 		res.Compute[rk.id], res.Exposed[rk.id] = rk.compute, rk.exposed
@@ -247,14 +294,14 @@ func (rp *replay) result(limit monotime.Duration) (TrainingResult, error) {
 		res.Stats.add(c[0].Stats(), c[1].Stats())
 		res.Reordering.add(c[1].Stats())
 	}
-	if rp.failure == nil {
+	if failure == nil {
 		prev := rp.start
-		for _, end := range rp.iterEnd {
+		for _, end := range iterEnd {
 			res.Iterations = append(res.Iterations, end.Sub(prev))
 			prev = max(prev, end)
 		}
 	}
-	return res, rp.failure
+	return res, failure
 }
 
 // WriteTimeline writes the iteration's spans as a Chrome trace (JSON

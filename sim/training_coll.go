@@ -294,7 +294,7 @@ func (m *member) post() {
 	size := m.part(typ, int(attrInt(nd, "comm_size")))
 	pc := postedColl{typ: typ, seg: max((size+n-1)/n, 1)}
 	fail := func(err error) {
-		rp.fail(fmt.Errorf("training: rank %d: node %d (%q): a collective's receive: %w", m.rk.id, nd.ID, nd.Name, err))
+		rp.fail(m.rk.id, fmt.Errorf("training: rank %d: node %d (%q): a collective's receive: %w", m.rk.id, nd.ID, nd.Name, err))
 	}
 	if pc.typ == chakra.AllToAll {
 		if err := m.openAllToAll(); err != nil {
@@ -349,11 +349,11 @@ func (m *member) start() {
 	m.startK++
 	rk := m.rk
 	if m.lane == 0 {
-		rk.began[i] = rk.rp.eng.Now()
+		rk.began[i] = rk.eng().Now()
 	}
 	if len(m.ranks) == 1 {
 		m.coll = i
-		m.complete(rk.rp.eng.Now())
+		m.complete(rk.eng().Now())
 		return
 	}
 	if m.local {
@@ -379,7 +379,7 @@ func (m *member) start() {
 			case j != m.pos:
 				m.sent++
 				peer, key := m.peers[j], localShare(m.a2aK, m.pos)
-				rp.eng.After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { peer.arrived[key] = true; peer.advance() }), 0)
+				m.rk.eng().After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { peer.arrived[key] = true; peer.advance() }), 0)
 			}
 		}
 	default:
@@ -406,14 +406,14 @@ func (m *member) sendStep() {
 	h := m.localSent
 	m.localSent++
 	rp := m.rk.rp
-	rp.eng.After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { nx.arrive(nil, h) }), 0)
+	m.rk.eng().After(rp.servers.transfer(m.cur.seg, 1), startFunc(func() { nx.arrive(nil, h) }), 0)
 }
 
 // send sends size bytes of the collective under way on c.
 func (m *member) send(c *core.Conn, size int) {
 	m.sent++
 	if _, err := c.SendVirtual(size, nil); err != nil {
-		m.rk.rp.fail(fmt.Errorf("training: rank %d: a collective's send: %w", m.rk.id, err))
+		m.rk.rp.fail(m.rk.id, fmt.Errorf("training: rank %d: a collective's send: %w", m.rk.id, err))
 	}
 	m.rk.host.Wake()
 }
@@ -471,7 +471,7 @@ func (m *member) advance() {
 		done = m.gotN == m.cur.steps
 	}
 	if done {
-		m.complete(m.rk.rp.eng.Now())
+		m.complete(m.rk.eng().Now())
 	}
 }
 
@@ -495,14 +495,14 @@ func (m *member) complete(now monotime.Time) {
 // have moved it: the ring's steps one after another, an all-to-all's
 // shares at once through the GPU's links.
 func (m *member) startLocal() {
-	rp := m.rk.rp
+	rp, part := m.rk.rp, m.rk.part()
 	key := localKey{m.group, m.startK - 1}
-	rp.local[key] = append(rp.local[key], m)
-	ms := rp.local[key]
+	part.local[key] = append(part.local[key], m)
+	ms := part.local[key]
 	if len(ms) < len(m.ranks) {
 		return
 	}
-	delete(rp.local, key)
+	delete(part.local, key)
 	nd := &m.rk.trace.Nodes[m.coll]
 	n := len(m.ranks)
 	typ := chakra.CollectiveType(attrInt(nd, "comm_type"))
@@ -511,9 +511,10 @@ func (m *member) startLocal() {
 	if typ == chakra.AllToAll {
 		d = rp.servers.transfer(seg*(n-1), 1)
 	}
-	rp.eng.After(d, startFunc(func() {
+	eng := m.rk.eng()
+	eng.After(d, startFunc(func() {
 		for _, x := range ms {
-			x.complete(rp.eng.Now())
+			x.complete(eng.Now())
 		}
 	}), 0)
 }

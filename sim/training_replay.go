@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -15,6 +16,7 @@ import (
 // and the connections.
 type replay struct {
 	eng     *engine.Engine
+	g       *engine.Group // the topology's parts; nil on one engine
 	job     *chakra.Job
 	cfg     core.Config
 	ranks   []*rank
@@ -23,19 +25,73 @@ type replay struct {
 	conns   [][2]*core.Conn
 	p2p     map[p2pChannel][2]*core.Conn
 	perIter []int // nodes per iteration, by rank
-	iterEnd []monotime.Time
 	start   monotime.Time
-	spans   []Span
-	failure error
+	failure flowFailure
 	// ranksDone counts the ranks that finished every node.
-	ranksDone int
+	ranksDone atomic.Int64
 	tree      bool // all-reduce by NCCL's tree, not its ring
 	channels  int  // NCCL's channels for a group across servers
-	// Inside a server: the links, each rank's host, the members of a
-	// group that have reached its k-th collective, and the sends and
-	// receives of each channel waiting for their other end.
-	servers  ServerLinks
-	hosts    []int
+	// Inside a server: the links and each rank's host.
+	servers ServerLinks
+	hosts   []int
+	// parts holds what the ranks of each part of the topology keep
+	// (one part on one engine): a server's ranks share a part.
+	parts []replayPart
+	// sealed: in parts, every connection is open and none may open as
+	// the run goes (inParts).
+	sealed bool
+}
+
+// inParts readies the replay for a topology in parts, where a rank may
+// touch no other part's hosts: a server's ranks must share a part, and
+// the connections a replay opens as it goes on one engine
+// (point-to-point channels, all-to-all meshes) open now.
+func (rp *replay) inParts() error {
+	part := map[int]int{} // server -> its part
+	for r, rk := range rp.ranks {
+		if rp.servers.GPUs <= 1 {
+			break
+		}
+		server := rp.hosts[r] / rp.servers.GPUs
+		if p, ok := part[server]; ok && p != rk.eng().Part() {
+			return fmt.Errorf("training: rank %d's server (hosts %d to %d) spans racks, and a fabric in parts keeps a server's links in one: set topology.gpus_per_server to divide the hosts per rack, or threads to 0",
+				r, server*rp.servers.GPUs, (server+1)*rp.servers.GPUs-1)
+		}
+		part[server] = rk.eng().Part()
+	}
+	for _, rk := range rp.ranks {
+		for i := range rk.trace.Nodes {
+			nd := &rk.trace.Nodes[i]
+			switch nd.Type {
+			case chakra.CommSendNode:
+				ch := p2pChannel{rk.id, int(attrInt(nd, "comm_dst")), attrInt(nd, "comm_tag")}
+				if ch.dst >= 0 && ch.dst < len(rp.ranks) && !rp.servers.same(rp.hosts[ch.src], rp.hosts[ch.dst]) {
+					if _, err := rp.p2pConn(ch); err != nil {
+						return fmt.Errorf("training: rank %d node %d (%q): %w", rk.id, nd.ID, nd.Name, err)
+					}
+				}
+			case chakra.CommCollNode:
+				m := rk.groups[rp.job.GroupOf(nd)]
+				if m != nil && !m.local && len(m.ranks) > 1 && chakra.CollectiveType(attrInt(nd, "comm_type")) == chakra.AllToAll {
+					if err := m.openAllToAll(); err != nil {
+						return fmt.Errorf("training: rank %d node %d (%q): %w", rk.id, nd.ID, nd.Name, err)
+					}
+				}
+			}
+		}
+	}
+	rp.sealed = true
+	return nil
+}
+
+// replayPart is what the ranks of one part keep: when each iteration's
+// last node there ended, the last iteration's spans, the members of a
+// group inside a server that have reached its k-th collective, and the
+// sends and receives of each channel inside a server waiting for their
+// other end.
+type replayPart struct {
+	iterEnd  []monotime.Time
+	spans    []Span
 	local    map[localKey][]*member
 	localP2P map[p2pChannel]*localQueue
 }
@@ -84,12 +140,33 @@ type rank struct {
 	began        []monotime.Time // per node: when it started
 }
 
-func (rp *replay) fail(err error) {
-	if rp.failure == nil {
-		rp.failure = err
+// fail records that rank failed (the earliest failure, then the lowest
+// rank's, in parts) and stops the run.
+func (rp *replay) fail(rank int, err error) {
+	eng := rp.ranks[rank].eng()
+	f := &rp.failure
+	f.mu.Lock()
+	if f.err == nil || rp.g != nil && (eng.Now() < f.at || eng.Now() == f.at && rank < f.host) {
+		f.err, f.at, f.host = err, eng.Now(), rank
 	}
-	rp.eng.Stop()
+	f.mu.Unlock()
+	rp.stop(eng)
 }
+
+// stop ends the run: the group's at the end of the window, else now.
+func (rp *replay) stop(eng *engine.Engine) {
+	if rp.g != nil {
+		rp.g.Stop()
+		return
+	}
+	eng.Stop()
+}
+
+// eng is the engine the rank's events run on.
+func (rk *rank) eng() *engine.Engine { return rk.host.Engine() }
+
+// part is what the rank's part keeps.
+func (rk *rank) part() *replayPart { return &rk.rp.parts[rk.eng().Part()] }
 
 // connect opens a connection from rank a to rank b for channel lane,
 // whose packets the switches see with entropy of its own.
@@ -114,6 +191,9 @@ func (rp *replay) p2pConn(ch p2pChannel) ([2]*core.Conn, error) {
 	if c, ok := rp.p2p[ch]; ok {
 		return c, nil
 	}
+	if rp.sealed {
+		return [2]*core.Conn{}, fmt.Errorf("point-to-point channel %d to %d (tag %d) was not opened before the run", ch.src, ch.dst, ch.tag)
+	}
 	a, b, err := rp.connect(ch.src, ch.dst, rp.cfg, 0)
 	if err != nil {
 		return [2]*core.Conn{}, err
@@ -128,9 +208,9 @@ func (rp *replay) newRank(id int, h *hostmodel.Host) *rank {
 	rk := &rank{rp: rp, id: id, host: h, trace: tr, waiting: slices.Clone(rp.job.Waits[id]), children: rp.job.Children[id],
 		began: make([]monotime.Time, len(tr.Nodes)), groups: map[string]*member{}, rx: map[*core.Conn]*member{}, collLeft: map[int]int{},
 		sends: map[*core.Conn]map[uint32]int{}, recvs: map[*core.Conn]map[uint32]int{}}
-	rk.computeDone = engine.HandlerFunc(func(_ *engine.Engine, arg uint64) {
+	rk.computeDone = engine.HandlerFunc(func(e *engine.Engine, arg uint64) {
 		rk.busy = false
-		rk.gpuIdle(rp.eng.Now())
+		rk.gpuIdle(e.Now())
 		rk.finish(int(arg))
 		rk.runCompute()
 	})
@@ -147,18 +227,18 @@ func attrInt(nd *chakra.Node, name string) int64 {
 func (rk *rank) dispatch(i int) {
 	rp := rk.rp
 	nd := &rk.trace.Nodes[i]
-	rk.began[i] = rp.eng.Now() // a compute node's and a collective's start come later
+	rk.began[i] = rk.eng().Now() // a compute node's and a collective's start come later
 	switch nd.Type {
 	case chakra.CompNode:
 		rk.computeQ = append(rk.computeQ, i)
 		rk.runCompute()
 	case chakra.CommSendNode, chakra.CommRecvNode:
-		rk.commStarted(rp.eng.Now())
+		rk.commStarted(rk.eng().Now())
 		if rk.localP2P(i) {
 			return
 		}
 		if err := rk.startP2P(i); err != nil {
-			rp.fail(fmt.Errorf("training: rank %d node %d (%q): %w", rk.id, nd.ID, nd.Name, err))
+			rp.fail(rk.id, fmt.Errorf("training: rank %d node %d (%q): %w", rk.id, nd.ID, nd.Name, err))
 			return
 		}
 		rk.host.Wake()
@@ -166,7 +246,7 @@ func (rk *rank) dispatch(i int) {
 		m := rk.groups[rp.job.GroupOf(nd)]
 		chans := m.runners(chakra.CollectiveType(attrInt(nd, "comm_type")))
 		rk.collLeft[i] = len(chans)
-		rk.commStarted(rp.eng.Now())
+		rk.commStarted(rk.eng().Now())
 		for _, c := range chans {
 			c.ready[i] = true
 			c.start()
@@ -227,10 +307,11 @@ func (rk *rank) localP2P(i int) bool {
 	if !rp.servers.same(rp.hosts[ch.src], rp.hosts[ch.dst]) {
 		return false
 	}
-	q := rp.localP2P[ch]
+	part := rk.part()
+	q := part.localP2P[ch]
 	if q == nil {
 		q = &localQueue{}
-		rp.localP2P[ch] = q
+		part.localP2P[ch] = q
 	}
 	if nd.Type == chakra.CommSendNode {
 		q.sends = append(q.sends, i)
@@ -241,8 +322,9 @@ func (rk *rank) localP2P(i int) bool {
 		send, recv := q.sends[0], q.recvs[0]
 		q.sends, q.recvs = q.sends[1:], q.recvs[1:]
 		src, dst := rp.ranks[ch.src], rp.ranks[ch.dst]
-		rp.eng.After(rp.servers.transfer(int(attrInt(nd, "comm_size")), 1), startFunc(func() {
-			now := rp.eng.Now()
+		eng := rk.eng()
+		eng.After(rp.servers.transfer(int(attrInt(nd, "comm_size")), 1), startFunc(func() {
+			now := eng.Now()
 			src.commEnded(now)
 			src.finish(send)
 			dst.commEnded(now)
@@ -255,22 +337,24 @@ func (rk *rank) localP2P(i int) bool {
 // finish ends node i and starts those that waited only for it.
 func (rk *rank) finish(i int) {
 	rp := rk.rp
-	now := rp.eng.Now()
+	eng := rk.eng()
+	now := eng.Now()
 	rk.done++
 	rk.finishedAt = now
 	if rk.done == len(rk.trace.Nodes) {
-		if rp.ranksDone++; rp.ranksDone == len(rp.ranks) {
-			rp.eng.Stop()
+		if rp.ranksDone.Add(1) == int64(len(rp.ranks)) {
+			rp.stop(eng)
 		}
 	}
+	part := rk.part()
 	k := 0 // the node's iteration
 	if rp.perIter[rk.id] > 0 {
 		k = i / rp.perIter[rk.id]
-		rp.iterEnd[k] = max(rp.iterEnd[k], now)
+		part.iterEnd[k] = max(part.iterEnd[k], now)
 	}
-	if k == len(rp.iterEnd)-1 { // the timeline is the last, warm, iteration's
+	if k == len(part.iterEnd)-1 { // the timeline is the last, warm, iteration's
 		nd := &rk.trace.Nodes[i]
-		rp.spans = append(rp.spans, Span{Rank: rk.id, Name: nd.Name, Type: nd.Type,
+		part.spans = append(part.spans, Span{Rank: rk.id, Name: nd.Name, Type: nd.Type,
 			Start: rk.began[i].Sub(rp.start), End: now.Sub(rp.start)})
 	}
 	for _, c := range rk.children[i] {
@@ -288,12 +372,12 @@ func (rk *rank) runCompute() {
 	i := rk.computeQ[0]
 	rk.computeQ = rk.computeQ[1:]
 	rk.busy = true
-	now := rk.rp.eng.Now()
+	now := rk.eng().Now()
 	rk.began[i] = now
 	rk.gpuBusy(now)
 	d := monotime.Duration(rk.trace.Nodes[i].DurationMicros) * monotime.Microsecond
 	rk.compute += d
-	rk.rp.eng.After(d, rk.computeDone, uint64(i))
+	rk.eng().After(d, rk.computeDone, uint64(i))
 }
 
 // handle takes the core's events for the rank's host.
@@ -302,7 +386,7 @@ func (rk *rank) handle(_ *hostmodel.Host, ev core.Event) {
 	switch ev.Kind {
 	case core.EventRecvDone:
 		if err := ev.Conn.Complete(core.RecvHandle(ev.Msg)); err != nil {
-			rp.fail(err)
+			rp.fail(rk.id, err)
 			return
 		}
 		if m := rk.rx[ev.Conn]; m != nil {
@@ -311,17 +395,17 @@ func (rk *rank) handle(_ *hostmodel.Host, ev core.Event) {
 		}
 		if i, ok := rk.recvs[ev.Conn][ev.Msg]; ok {
 			delete(rk.recvs[ev.Conn], ev.Msg)
-			rk.commEnded(rp.eng.Now())
+			rk.commEnded(rk.eng().Now())
 			rk.finish(i)
 		}
 	case core.EventSendDone:
 		if i, ok := rk.sends[ev.Conn][ev.Msg]; ok {
 			delete(rk.sends[ev.Conn], ev.Msg)
-			rk.commEnded(rp.eng.Now())
+			rk.commEnded(rk.eng().Now())
 			rk.finish(i)
 		}
 	case core.EventRecvFailed, core.EventSendFailed:
-		rp.fail(fmt.Errorf("training: rank %d: %v: %w", rk.id, ev.Kind, ev.Err))
+		rp.fail(rk.id, fmt.Errorf("training: rank %d: %v: %w", rk.id, ev.Kind, ev.Err))
 	}
 }
 

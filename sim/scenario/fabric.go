@@ -213,8 +213,7 @@ func fabricFlows(eng *engine.Engine, v *values, f *topology.Fabric, group []int)
 // seeds repeats the comparison on other placements.
 //
 // threads > 0 runs it split by racks (topology.Fabric.Split) on that many
-// threads; a training job runs on one engine only, and asking for threads
-// there is an error that says so.
+// threads.
 func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint64, threads int, job *chakra.Job) (sim.TransferStats, []monotime.Duration, error) {
 	placement := scenarioSeed
 	if ps := uint64(v.int("workload.placement_seed")); ps != 0 {
@@ -275,7 +274,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}
 	if threads > 0 {
-		if err := splitFabric(eng, f, job, threads, &fc); err != nil {
+		if err := splitFabric(eng, f, threads, &fc); err != nil {
 			return sim.TransferStats{}, nil, err
 		}
 	}
@@ -303,8 +302,9 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 		if err != nil {
 			return res.Stats, nil, err
 		}
-		fabricMetrics(f, sampler, res.Reordering, eng.Now(), cell)
-		cell.Events, cell.SimTime = eng.Processed(), monotime.Duration(eng.Now()).Seconds()
+		now, events := runEnd(eng, f)
+		fabricMetrics(f, sampler, res.Reordering, now, cell)
+		cell.Events, cell.SimTime = events, monotime.Duration(now).Seconds()
 		return res.Stats, res.Iterations, nil
 	}
 	res, err := sim.RunFlows(&f.Topology, flows, fc)
@@ -337,11 +337,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 			times = append(times, res.FCT(i))
 		}
 	}
-	now, events := eng.Now(), eng.Processed()
-	if g := f.Group; g != nil {
-		f.Gather()
-		now, events = partsClock(g), g.Processed()
-	}
+	now, events := runEnd(eng, f)
 	fabricMetrics(f, sampler, res.Reordering, now, cell)
 	cell.Events, cell.SimTime = events, monotime.Duration(now).Seconds()
 	if v.pt.Values["workload.kind"] == "allreduce" && len(times) > 0 {
@@ -357,11 +353,8 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 }
 
 // splitFabric splits f by racks to run on threads threads, once the
-// fabric's routes are in place, or says why the point runs on one engine.
-func splitFabric(eng *engine.Engine, f *topology.Fabric, job *chakra.Job, threads int, fc *sim.FlowsConfig) error {
-	if job != nil {
-		return fmt.Errorf("threads %d: a training job runs on one engine for now (its collectives tell every rank at once); set threads to 0, or use another workload.kind", threads)
-	}
+// fabric's routes are in place.
+func splitFabric(eng *engine.Engine, f *topology.Fabric, threads int, fc *sim.FlowsConfig) error {
 	if _, err := f.Split(eng.Rand().Uint64()); err != nil {
 		return fmt.Errorf("threads %d: %w; set threads to 0", threads, err)
 	}
@@ -369,13 +362,19 @@ func splitFabric(eng *engine.Engine, f *topology.Fabric, job *chakra.Job, thread
 	return nil
 }
 
-// partsClock is where a run in parts stopped: the latest part's clock.
-func partsClock(g *engine.Group) monotime.Time {
+// runEnd is where the run stopped and the events it ran: in parts, the
+// latest part's clock and every part's events, their counters gathered.
+func runEnd(eng *engine.Engine, f *topology.Fabric) (monotime.Time, uint64) {
+	g := f.Group
+	if g == nil {
+		return eng.Now(), eng.Processed()
+	}
+	f.Gather()
 	now := monotime.Time(0)
 	for i := range g.Parts() {
 		now = max(now, g.Part(i).Now())
 	}
-	return now
+	return now, g.Processed()
 }
 
 // background adds on/off traffic between hosts outside the job.

@@ -72,27 +72,39 @@ metrics:
 	}
 }
 
-// TestThreadsWhereOneEngineOnly: a training job cannot run split yet; the
-// error says so and how to run it.
-func TestThreadsWhereOneEngineOnly(t *testing.T) {
-	s, err := Parse("x.yaml", []byte(`name: x
-threads: 2
+// TestTrainingInParts: a training job's cells, timeline included, are
+// the same on one thread and on two.
+func TestTrainingInParts(t *testing.T) {
+	src := `name: x
+threads: %d
 topology:
   kind: leafspine
   leaves: 2
   spines: 2
   hosts_per_leaf: 4
+  gpus_per_server: 2
 workload:
   kind: training
-  model: dp
-  hosts: 4
-  layers: 1
-  size: 64KiB
-`))
-	if err != nil {
-		t.Fatal(err)
+  model: megatron
+  tp: 2
+  pp: 2
+  layers: 2
+  hidden: 1024
+  seq_len: 512
+  micro_batches: 2
+  hosts: 8
+metrics:
+  timeline: on
+`
+	run := func(threads int) []byte {
+		cells := runScenario(t, "x.yaml", []byte(fmt.Sprintf(src, threads)), 1)
+		if c := cells[0]; c.Training == nil || c.Training.Timeline == nil || c.Mean <= 0 {
+			t.Fatalf("%d threads: %+v", threads, c)
+		}
+		b, _ := json.Marshal(cells)
+		return b
 	}
-	if _, err := Run(s, Options{Workers: 1}); err == nil || !strings.Contains(err.Error(), "training job runs on one engine") || !strings.Contains(err.Error(), "threads") {
-		t.Errorf("a training job on threads: %v, want an error naming the training job and threads", err)
+	if !bytes.Equal(run(1), run(2)) {
+		t.Error("a training job's cells differ between one thread and two")
 	}
 }

@@ -151,7 +151,7 @@ func runTraining(top *topology.Topology, v *values, job *chakra.Job, hosts []int
 		Latency: v.duration("topology.nvlink_latency")}
 	res, err := sim.RunTraining(top, sim.TrainingConfig{Job: job, Hosts: hosts, Iterations: v.int("workload.count"), Servers: servers,
 		Tree: v.pt.Values["workload.algorithm"] == "tree", Channels: v.int("workload.channels"),
-		Scheme: scheme, Core: ccfg, Limit: v.duration("workload.limit"), Background: bg, BackgroundConfig: bgc})
+		Scheme: scheme, Core: ccfg, Limit: v.duration("workload.limit"), Background: bg, BackgroundConfig: bgc, Threads: bgc.Threads})
 	if err != nil {
 		return res, err
 	}
