@@ -36,7 +36,7 @@ func partsRun(t testing.TB, k, threads int, pfc bool, flows func(eng *engine.Eng
 	fl := flows(eng, len(f.Hosts))
 	cfg := flowsCfg(4, path.Oblivious)
 	if threads > 0 {
-		if _, err := f.Split(eng.Rand().Uint64()); err != nil {
+		if _, err := f.Split(eng.Rand().Uint64(), 1); err != nil {
 			t.Fatal(err)
 		}
 		cfg.Threads = threads
@@ -176,7 +176,7 @@ func BenchmarkFatTreeInParts(b *testing.B) {
 				cfg := flowsCfg(16, path.Oblivious)
 				cfg.Core.MaxBytesInFlight = 1 << 20
 				if threads > 0 {
-					if _, err := f.Split(eng.Rand().Uint64()); err != nil {
+					if _, err := f.Split(eng.Rand().Uint64(), 1); err != nil {
 						b.Fatal(err)
 					}
 					cfg.Threads = threads
@@ -207,10 +207,10 @@ func BenchmarkFatTreeInParts(b *testing.B) {
 var partsK = flag.Int("parts.k", 16, "BenchmarkFatTreeInParts: the fat-tree's k")
 
 // TestTrainingInParts: a Megatron-LM job (tensor parallelism inside
-// servers of two GPUs, pipeline sends and expert all-to-alls across
-// them, data-parallel rings), replayed on a fabric split by racks, is the
-// same on one thread and on several, timeline included, and takes about
-// as long as on one engine.
+// servers of four GPUs, each spanning two racks, pipeline sends and
+// expert all-to-alls across them, data-parallel rings), replayed on a
+// fabric split by racks, is the same on one thread and on several,
+// timeline included, and takes about as long as on one engine.
 func TestTrainingInParts(t *testing.T) {
 	m := chakra.Megatron{Layers: 2, Hidden: 1024, SeqLen: 512, MicroBatch: 1, MicroBatches: 2, TP: 2, PP: 2, DP: 2, EP: 2, GPUFlops: 100e12}
 	traces, groups, err := m.Traces()
@@ -228,16 +228,17 @@ func TestTrainingInParts(t *testing.T) {
 			t.Fatal(err)
 		}
 		if threads > 0 {
-			if _, err := f.Split(eng.Rand().Uint64()); err != nil {
-				t.Fatal(err)
+			// Servers of 4 GPUs span two racks of 2 hosts: 4 parts.
+			if g, err := f.Split(eng.Rand().Uint64(), 4); err != nil || g.Parts() != 4 {
+				t.Fatalf("split with servers of 4 GPUs: %v", err)
 			}
 		}
-		hosts := make([]int, len(job.Ranks)) // every other rack: servers across the fabric
+		hosts := make([]int, len(job.Ranks)) // two GPUs of every other server
 		for r := range hosts {
 			hosts[r] = r/2*4 + r%2
 		}
 		res, err := RunTraining(&f.Topology, TrainingConfig{Job: job, Hosts: hosts, Iterations: 2, Threads: threads,
-			Servers: ServerLinks{GPUs: 2, Rate: 3600e9, Latency: 2 * monotime.Microsecond},
+			Servers: ServerLinks{GPUs: 4, Rate: 3600e9, Latency: 2 * monotime.Microsecond},
 			Scheme:  reliability.SelectiveRepeat{NACK: true}, Core: core.Config{InitialRTT: 20 * monotime.Microsecond, Rate: 100e9, Paths: 4}})
 		if err != nil {
 			t.Fatalf("%d threads: %v", threads, err)

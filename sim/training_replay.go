@@ -54,8 +54,8 @@ func (rp *replay) inParts() error {
 		}
 		server := rp.hosts[r] / rp.servers.GPUs
 		if p, ok := part[server]; ok && p != rk.eng().Part() {
-			return fmt.Errorf("training: rank %d's server (hosts %d to %d) spans racks, and a fabric in parts keeps a server's links in one: set topology.gpus_per_server to divide the hosts per rack, or threads to 0",
-				r, server*rp.servers.GPUs, (server+1)*rp.servers.GPUs-1)
+			return fmt.Errorf("training: rank %d's server (hosts %d to %d) spans parts of the fabric, whose links no part may share: split the fabric keeping each server's %d GPUs together (Fabric.Split)",
+				r, server*rp.servers.GPUs, (server+1)*rp.servers.GPUs-1, rp.servers.GPUs)
 		}
 		part[server] = rk.eng().Part()
 	}

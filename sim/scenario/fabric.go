@@ -274,7 +274,7 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
 	}
 	if threads > 0 {
-		if err := splitFabric(eng, f, threads, &fc); err != nil {
+		if err := splitFabric(eng, f, threads, perServer, &fc); err != nil {
 			return sim.TransferStats{}, nil, err
 		}
 	}
@@ -353,9 +353,10 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 }
 
 // splitFabric splits f by racks to run on threads threads, once the
-// fabric's routes are in place.
-func splitFabric(eng *engine.Engine, f *topology.Fabric, threads int, fc *sim.FlowsConfig) error {
-	if _, err := f.Split(eng.Rand().Uint64()); err != nil {
+// fabric's routes are in place; a training job's servers of together GPUs
+// each keep to one part.
+func splitFabric(eng *engine.Engine, f *topology.Fabric, threads, together int, fc *sim.FlowsConfig) error {
+	if _, err := f.Split(eng.Rand().Uint64(), together); err != nil {
 		return fmt.Errorf("threads %d: %w; set threads to 0", threads, err)
 	}
 	fc.Threads = threads

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sdrnet/sdrnet/scenarios"
 )
 
 // TestFabricInParts: a fabric grid split by racks gives the same cells,
@@ -106,5 +110,54 @@ metrics:
 	}
 	if !bytes.Equal(run(1), run(2)) {
 		t.Error("a training job's cells differ between one thread and two")
+	}
+}
+
+// TestBuiltinsInParts: every built-in scenario whose points run on a
+// fabric gives the same first cell of its quick grid (one iteration of
+// its workload), byte for byte, on one thread and on two. (bench/claims.sh and TestClaimsHold judge the
+// scenarios on one engine, the default.)
+func TestBuiltinsInParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cell of every built-in scenario twice")
+	}
+	files, err := fs.Glob(scenarios.FS, "*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := 0
+	for _, name := range files {
+		data, _ := fs.ReadFile(scenarios.FS, name)
+		s, err := Parse(name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Files = scenarios.FS
+		if err := s.Set("workload.count=1"); err != nil { // one iteration of a collective or a job
+			t.Fatal(err)
+		}
+		pt := s.Grid(false)[0]
+		if !isFabric(pt.Values["topology.kind"]) {
+			continue
+		}
+		split++
+		run := func(threads int) []byte {
+			s.Threads = threads
+			c, err := RunPoint(s, pt)
+			if err != nil {
+				t.Fatalf("%s, cell %s, %d threads: %v", s.Name, pt.Label(), threads, err)
+			}
+			c.WallSec = 0
+			b, _ := json.Marshal(c)
+			return b
+		}
+		start := time.Now()
+		if !bytes.Equal(run(1), run(2)) {
+			t.Errorf("%s, cell %s: one thread and two differ", s.Name, pt.Label())
+		}
+		t.Logf("%s, cell %s: %v", s.Name, pt.Label(), time.Since(start).Round(time.Millisecond))
+	}
+	if split < 8 {
+		t.Errorf("%d built-ins run on fabrics; want the 8 there were when this test was written", split)
 	}
 }

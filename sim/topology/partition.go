@@ -59,13 +59,51 @@ func (f *Fabric) PartitionByRack() Partition {
 
 // rackParts returns the part of every node, split by racks, and the
 // number of parts.
-func (f *Fabric) rackParts() ([]int32, int) {
+func (f *Fabric) rackParts() ([]int32, int) { return f.rackGroups(1) }
+
+// rackGroups is rackParts with the racks of every together consecutive
+// hosts (a server's GPUs) in one part: the parts are numbered in the
+// order of their first rack.
+func (f *Fabric) rackGroups(together int) ([]int32, int) {
 	nodePart := make([]int32, f.nodes)
-	parts := int32(0)
+	racks := int32(0)
 	for i, s := range f.FSwitch {
 		if len(s.direct) > 0 {
-			nodePart[len(f.Hosts)+i] = parts
+			nodePart[len(f.Hosts)+i] = racks
+			racks++
+		}
+	}
+	// Join the racks of each group of hosts (union-find), then number
+	// the joined racks.
+	joined := make([]int32, racks)
+	for i := range joined {
+		joined[i] = int32(i)
+	}
+	root := func(r int32) int32 {
+		for joined[r] != r {
+			joined[r] = joined[joined[r]]
+			r = joined[r]
+		}
+		return r
+	}
+	rackOf := func(h int) int32 { return nodePart[len(f.Hosts)+int(f.groupOf[h])] }
+	for h := range f.Hosts {
+		if together > 1 && h%together != 0 {
+			a, b := root(rackOf(h-h%together)), root(rackOf(h))
+			joined[max(a, b)] = min(a, b)
+		}
+	}
+	number := make([]int32, racks)
+	parts := int32(0)
+	for r := range racks {
+		if root(r) == r {
+			number[r] = parts
 			parts++
+		}
+	}
+	for i, s := range f.FSwitch {
+		if len(s.direct) > 0 {
+			nodePart[len(f.Hosts)+i] = number[root(nodePart[len(f.Hosts)+i])]
 		}
 	}
 	if parts == 0 {
@@ -93,11 +131,15 @@ func (f *Fabric) rackParts() ([]int32, int) {
 // PAUSE and RESUME frames cross as events a cable's delay ahead. Cables
 // fail and routes converge as changes to the whole fabric between
 // windows (engine.Group.AtAll).
-func (f *Fabric) Split(seed uint64) (*engine.Group, error) {
+//
+// together > 1 keeps every together consecutive hosts (a server's GPUs,
+// whose links the fabric does not carry) in one part, joining their
+// racks.
+func (f *Fabric) Split(seed uint64, together int) (*engine.Group, error) {
 	if f.Group != nil {
 		return nil, fmt.Errorf("topology: the fabric runs in parts already")
 	}
-	nodePart, parts := f.rackParts()
+	nodePart, parts := f.rackGroups(together)
 	lookahead := monotime.Duration(0)
 	for _, p := range f.Ports {
 		if p.E != nil && nodePart[p.From] != nodePart[p.To] && (lookahead == 0 || p.E.Delay < lookahead) {
