@@ -183,7 +183,8 @@ func (e *Engine) post(dst int, m message) {
 // an event left, a part's handler calls the group's Stop, or the next
 // window would start after until. Each thread takes every threads-th
 // part, first the events the others sent it in the window before, then
-// its window.
+// its window; changes to the whole model (AtAll) and Between run on the
+// calling thread between windows.
 func (g *Group) Run(threads int, until monotime.Time) {
 	threads = max(1, min(threads, len(g.parts)))
 	g.stopped.Store(false)
@@ -197,10 +198,10 @@ func (g *Group) Run(threads int, until monotime.Time) {
 			start = min(start, g.earliest[i]) // sent last window, not yet delivered
 		}
 		if len(g.whole) > 0 && g.whole[0].t <= min(start, until) {
-			c := g.whole[0]
+			change := g.whole[0]
 			g.whole = g.whole[1:]
-			g.deliverAll() // what the last window sent is pending before c
-			c.fn(c.t)
+			g.deliverAll() // what the last window sent is pending before it
+			change.fn(change.t)
 			continue
 		}
 		for i := range g.earliest {
