@@ -172,9 +172,6 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 		}
 		s.Threads = o.threads
 	}
-	if s.Threads > 1 && !cmd.Flags().Changed("jobs") {
-		o.workers = max(1, runtime.NumCPU()/s.Threads) // a point's threads share the CPUs
-	}
 	out := o.out
 	if out == "" {
 		out = filepath.Join("out", s.Name)
@@ -184,12 +181,30 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 	}
 	stderr := cmd.ErrOrStderr()
 	prepareHeap(stderr, o.hugePages)
-	points := len(s.Grid(o.full))
-	threads := ""
-	if s.Threads > 0 {
-		threads = fmt.Sprintf(", each split by racks on %d threads", s.Threads)
+	grid := s.Grid(o.full)
+	fabric := 0
+	for _, pt := range grid {
+		if pt.OnFabric() {
+			fabric++
+		}
 	}
-	fmt.Fprintf(stderr, "sdrnet sim: %s: %d grid points on %d workers%s\n", s.Name, points, o.workers, threads)
+	if s.Threads > 1 && fabric > 0 && !cmd.Flags().Changed("jobs") {
+		o.workers = max(1, runtime.NumCPU()/s.Threads) // a point's threads share the CPUs
+	}
+	plural := ""
+	if s.Threads > 1 {
+		plural = "s"
+	}
+	threads := ""
+	switch {
+	case s.Threads > 0 && fabric == len(grid):
+		threads = fmt.Sprintf(", each split by racks on %d thread%s", s.Threads, plural)
+	case s.Threads > 0 && fabric > 0:
+		threads = fmt.Sprintf(", the %d on fabrics split by racks on %d thread%s", fabric, s.Threads, plural)
+	case s.Threads > 0:
+		threads = fmt.Sprintf(" (threads %d: no point runs on a fabric, which is what threads split; sites run on one engine)", s.Threads)
+	}
+	fmt.Fprintf(stderr, "sdrnet sim: %s: %d grid points on %d workers%s\n", s.Name, len(grid), o.workers, threads)
 	start := time.Now()
 	cells, err := scenario.Run(s, scenario.Options{Full: o.full, Workers: o.workers, Progress: progress(stderr, start)})
 	if err != nil {

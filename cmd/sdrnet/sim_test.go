@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -116,5 +118,22 @@ func TestBuiltinScenarios(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSimThreadsOnSites: --threads on a scenario with no fabric says it
+// splits nothing, and keeps a worker per CPU.
+func TestSimThreadsOnSites(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(file, []byte(tinyScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := execute([]string{"sim", file, "--threads", "2", "--out", filepath.Join(dir, "out")}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), fmt.Sprintf("on %d workers (threads 2: no point runs on a fabric", runtime.NumCPU())) {
+		t.Errorf("stderr %q: want it to say threads split no point here", errb.String())
 	}
 }

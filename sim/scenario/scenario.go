@@ -342,6 +342,10 @@ type Point struct {
 	Varying []string
 }
 
+// OnFabric reports whether the point runs on a datacenter fabric, which
+// threads split by racks (the sites of a long haul run on one engine).
+func (p Point) OnFabric() bool { return isFabric(p.Values["topology.kind"]) }
+
 // Label names the point by its varying parameters.
 func (p Point) Label() string {
 	var b strings.Builder
