@@ -88,11 +88,9 @@ type Engine struct {
 	progressFn    func(e *Engine)
 	observe       func(t monotime.Time, h Handler)
 
-	// In a Group: the group, this engine's part and the events it sent
-	// other parts (group.go).
+	// In a Group: the group and this engine's part (group.go).
 	group *Group
 	part  int
-	sent  uint64
 }
 
 // pcgStream is the second half of the 128-bit PCG state; the seed is the

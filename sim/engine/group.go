@@ -18,8 +18,8 @@ import (
 //
 // A run does not depend on the number of threads: a part's events are
 // its own, each part draws from its own random stream, and messages
-// reach their part at the window's end in one order, by time, sending
-// part and the order they were sent.
+// reach their part at the window's end in one order, by sending part and
+// the order they were sent.
 type Group struct {
 	parts     []*Engine
 	lookahead monotime.Duration
@@ -30,7 +30,6 @@ type Group struct {
 	out [2][][][]message
 	// earliest[src] is the earliest event part src sent this window.
 	earliest []monotime.Time
-	inboxes  [][]message // per part: scratch for the merge
 	stopped  atomic.Bool
 	windows  uint64
 	// whole holds the changes to the whole model (AtAll) by time, then
@@ -54,8 +53,6 @@ type message struct {
 	arg uint64
 	r   Receiver
 	v   any
-	src int
-	seq uint64
 }
 
 // Receiver takes a value another part passed it (Engine.Pass), in its own
@@ -71,7 +68,7 @@ func NewGroup(parts int, seed uint64, lookahead monotime.Duration) *Group {
 	if parts < 1 || lookahead <= 0 {
 		panic(fmt.Sprintf("engine: a group of %d parts with lookahead %v", parts, lookahead))
 	}
-	g := &Group{lookahead: lookahead, earliest: make([]monotime.Time, parts), inboxes: make([][]message, parts)}
+	g := &Group{lookahead: lookahead, earliest: make([]monotime.Time, parts)}
 	for i := range parts {
 		e := New(seed ^ (uint64(i)+1)*0x9e3779b97f4a7c15)
 		e.group, e.part = g, i
@@ -172,8 +169,6 @@ func (e *Engine) post(dst int, m message) {
 	if m.t < e.now.Add(g.lookahead) {
 		panic(fmt.Sprintf("engine: part %d sends part %d an event at %v, within the lookahead %v of now %v", e.part, dst, m.t, g.lookahead, e.now))
 	}
-	e.sent++
-	m.src, m.seq = e.part, e.sent
 	out := g.out[g.windows%2][e.part]
 	out[dst] = append(out[dst], m)
 	g.earliest[e.part] = min(g.earliest[e.part], m.t)
@@ -286,32 +281,30 @@ func (g *Group) afterWindow(end monotime.Time) {
 }
 
 // runPart delivers to part dst what the others sent it in the window
-// before, in one order (time, sending part, order sent), then runs its
-// events up to end.
+// before, then runs its events up to end.
 func (g *Group) runPart(dst int, end monotime.Time) {
 	g.deliver(dst, g.out[(g.windows-1)%2])
 	g.parts[dst].RunUntil(end)
 }
 
+// deliver hands part dst what the others sent it, by sending part and,
+// from each, in the order sent: an order no thread count changes, and
+// the only one needed, as the engine runs events by time, and events at
+// one time in the order scheduled.
 func (g *Group) deliver(dst int, out [][][]message) {
-	inbox := g.inboxes[dst][:0]
-	for src := range out {
-		inbox = append(inbox, out[src][dst]...)
-		out[src][dst] = out[src][dst][:0]
-	}
-	slices.SortFunc(inbox, func(a, b message) int {
-		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.src, b.src), cmp.Compare(a.seq, b.seq))
-	})
 	e := g.parts[dst]
-	for i, m := range inbox {
-		if m.r != nil {
-			m.r.Accept(e, m.t, m.v)
-		} else {
-			e.At(m.t, m.h, m.arg)
+	for src := range out {
+		msgs := out[src][dst]
+		for i, m := range msgs {
+			if m.r != nil {
+				m.r.Accept(e, m.t, m.v)
+			} else {
+				e.At(m.t, m.h, m.arg)
+			}
+			msgs[i] = message{} // the values are the receiver's now
 		}
-		inbox[i] = message{} // the values are the receiver's now
+		out[src][dst] = msgs[:0]
 	}
-	g.inboxes[dst] = inbox
 }
 
 // deliverAll hands over what the last window sent, so the parts hold
