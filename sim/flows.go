@@ -134,7 +134,7 @@ type flowRun struct {
 	ready      []bool
 	steps      *stepTracker
 	arrived    atomic.Int64 // parts count arrivals at once
-	failure    flowFailure
+	failure    runFailure
 	start      monotime.Time
 	// Under admission, a host's incoming flows in flow order, the next
 	// to grant and the grants outstanding. A connection's receives match
@@ -148,15 +148,36 @@ type flowRun struct {
 	background bool
 }
 
-// flowFailure is a run's first failure. In parts, several may fail in the
+// runFailure is a run's first failure. In parts, several may fail in the
 // window that stops the run, on any thread first: the earliest, then the
-// lowest host's, is the one reported, so the report does not depend on
-// the threads.
-type flowFailure struct {
-	mu   sync.Mutex
-	err  error
-	at   monotime.Time
-	host int
+// one from the lowest id (a host's, a rank's), is the one kept, so the
+// report does not depend on the threads.
+type runFailure struct {
+	mu  sync.Mutex
+	err error
+	at  monotime.Time
+	by  int
+}
+
+// record keeps err, met by id on eng, if it is the run's first, and stops
+// the run.
+func (f *runFailure) record(eng *engine.Engine, id int, err error) {
+	now := eng.Now()
+	f.mu.Lock()
+	if f.err == nil || eng.Group() != nil && (now < f.at || now == f.at && id < f.by) {
+		f.err, f.at, f.by = err, now, id
+	}
+	f.mu.Unlock()
+	stopRun(eng)
+}
+
+// stopRun ends a run: a group's at the end of its window, else now.
+func stopRun(eng *engine.Engine) {
+	if g := eng.Group(); g != nil {
+		g.Stop()
+		return
+	}
+	eng.Stop()
 }
 
 // newFlowRun opens the flows' connections.
@@ -221,26 +242,7 @@ func newFlowRun(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, 
 }
 
 // fail records that the run failed at host and stops it.
-func (r *flowRun) fail(host int, err error) {
-	eng := r.eng(host)
-	f := &r.failure
-	f.mu.Lock()
-	inParts := r.t.Group != nil
-	if f.err == nil || inParts && (eng.Now() < f.at || eng.Now() == f.at && host < f.host) {
-		f.err, f.at, f.host = err, eng.Now(), host
-	}
-	f.mu.Unlock()
-	r.stop(eng)
-}
-
-// stop ends the run: the group's at the end of the window, else now.
-func (r *flowRun) stop(eng *engine.Engine) {
-	if g := eng.Group(); g != nil {
-		g.Stop()
-		return
-	}
-	eng.Stop()
-}
+func (r *flowRun) fail(host int, err error) { r.failure.record(r.eng(host), host, err) }
 
 // eng returns the engine host's events run on.
 func (r *flowRun) eng(host int) *engine.Engine { return r.t.Hosts[host].Engine() }
@@ -343,7 +345,7 @@ func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 			r.dependencyMet(d)
 		}
 		if r.arrived.Add(1) == int64(len(r.flows)) && !r.background {
-			r.stop(eng)
+			stopRun(eng)
 		}
 	case core.EventSendDone:
 		r.send(r.byTx[ev.Conn])

@@ -213,14 +213,7 @@ var partsK = flag.Int("parts.k", 16, "BenchmarkFatTreeInParts: the fat-tree's k"
 // timeline included, and takes about as long as on one engine.
 func TestTrainingInParts(t *testing.T) {
 	m := chakra.Megatron{Layers: 2, Hidden: 1024, SeqLen: 512, MicroBatch: 1, MicroBatches: 2, TP: 2, PP: 2, DP: 2, EP: 2, GPUFlops: 100e12}
-	traces, groups, err := m.Traces()
-	if err != nil {
-		t.Fatal(err)
-	}
-	job, err := chakra.NewGroupJob(traces, groups)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job, _ := megatronJob(t, m)
 	run := func(threads int) (string, TrainingResult) {
 		eng := engine.New(5)
 		f, err := topology.FatTree(eng, 4, dcConfig(100e9, topology.EECMP))

@@ -26,7 +26,7 @@ type replay struct {
 	p2p     map[p2pChannel][2]*core.Conn
 	perIter []int // nodes per iteration, by rank
 	start   monotime.Time
-	failure flowFailure
+	failure runFailure
 	// ranksDone counts the ranks that finished every node.
 	ranksDone atomic.Int64
 	tree      bool // all-reduce by NCCL's tree, not its ring
@@ -140,27 +140,8 @@ type rank struct {
 	began        []monotime.Time // per node: when it started
 }
 
-// fail records that rank failed (the earliest failure, then the lowest
-// rank's, in parts) and stops the run.
-func (rp *replay) fail(rank int, err error) {
-	eng := rp.ranks[rank].eng()
-	f := &rp.failure
-	f.mu.Lock()
-	if f.err == nil || rp.g != nil && (eng.Now() < f.at || eng.Now() == f.at && rank < f.host) {
-		f.err, f.at, f.host = err, eng.Now(), rank
-	}
-	f.mu.Unlock()
-	rp.stop(eng)
-}
-
-// stop ends the run: the group's at the end of the window, else now.
-func (rp *replay) stop(eng *engine.Engine) {
-	if rp.g != nil {
-		rp.g.Stop()
-		return
-	}
-	eng.Stop()
-}
+// fail records that rank failed and stops the run.
+func (rp *replay) fail(rank int, err error) { rp.failure.record(rp.ranks[rank].eng(), rank, err) }
 
 // eng is the engine the rank's events run on.
 func (rk *rank) eng() *engine.Engine { return rk.host.Engine() }
@@ -343,7 +324,7 @@ func (rk *rank) finish(i int) {
 	rk.finishedAt = now
 	if rk.done == len(rk.trace.Nodes) {
 		if rp.ranksDone.Add(1) == int64(len(rp.ranks)) {
-			rp.stop(eng)
+			stopRun(eng)
 		}
 	}
 	part := rk.part()

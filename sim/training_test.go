@@ -76,6 +76,20 @@ func replayGroups(t *testing.T, groups chakra.Groups, servers ServerLinks, ranks
 	return res
 }
 
+// megatronJob is m's job and its ranks' traces.
+func megatronJob(t *testing.T, m chakra.Megatron) (*chakra.Job, []*chakra.Trace) {
+	t.Helper()
+	traces, groups, err := m.Traces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := chakra.NewGroupJob(traces, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job, traces
+}
+
 // TestTrainingCompute: compute nodes hold their rank's GPU one at a
 // time for their traced durations, after their dependencies: the
 // iteration is the longest rank's chain.
@@ -351,14 +365,7 @@ func TestTrainingGroups(t *testing.T) {
 // and gradients' trips on its critical path (within 3%).
 func TestTrainingMegatronPipeline(t *testing.T) {
 	m := chakra.Megatron{Layers: 4, Hidden: 4096, SeqLen: 2048, MicroBatch: 1, MicroBatches: 4, TP: 1, PP: 2, DP: 1, EP: 1, GPUFlops: 100e12}
-	traces, groups, err := m.Traces()
-	if err != nil {
-		t.Fatal(err)
-	}
-	job, err := chakra.NewGroupJob(traces, groups)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job, traces := megatronJob(t, m)
 	top := topology.TwoSites(engine.New(1), topology.TwoSitesConfig{HostsPerSite: 1, HostRate: 100e9, HostDelay: monotime.Microsecond,
 		TrunkRate: 400e9, TrunkDelay: monotime.Microsecond, TrunkLoss: func() network.LossModel { return network.Bernoulli{} }})
 	res, err := RunTraining(top, TrainingConfig{Job: job, Scheme: reliability.SelectiveRepeat{NACK: true}, Core: core.Config{InitialRTT: 20 * monotime.Microsecond, Rate: 100e9}})

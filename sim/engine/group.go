@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 	"sync/atomic"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
@@ -40,9 +40,8 @@ type Group struct {
 
 // wholeChange is a change to the whole model at t.
 type wholeChange struct {
-	t   monotime.Time
-	seq int
-	fn  func(t monotime.Time)
+	t  monotime.Time
+	fn func(t monotime.Time)
 }
 
 // message is an event one part sends another (h and arg), or a value
@@ -116,14 +115,8 @@ func (g *Group) Stop() { g.stopped.Store(true) }
 // and schedule events at t or later in any. Changes at one time run in
 // the order asked for.
 func (g *Group) AtAll(t monotime.Time, fn func(t monotime.Time)) {
-	c := wholeChange{t: t, seq: len(g.whole), fn: fn}
-	if n := len(g.whole); n > 0 {
-		c.seq = g.whole[n-1].seq + 1
-	}
-	i, _ := slices.BinarySearchFunc(g.whole, c, func(a, b wholeChange) int {
-		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.seq, b.seq))
-	})
-	g.whole = slices.Insert(g.whole, i, c)
+	i := sort.Search(len(g.whole), func(i int) bool { return g.whole[i].t > t }) // after those at t
+	g.whole = slices.Insert(g.whole, i, wholeChange{t: t, fn: fn})
 }
 
 // Between runs fn after every window, on one thread while no part runs,

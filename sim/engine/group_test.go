@@ -176,6 +176,24 @@ func TestGroupAtAll(t *testing.T) {
 	}
 }
 
+// TestGroupAtAllOrder: changes at one time run in the order asked for,
+// also when asked for after a later one.
+func TestGroupAtAllOrder(t *testing.T) {
+	g := NewGroup(2, 1, tokenLookahead)
+	var ran []string
+	change := func(name string) func(monotime.Time) {
+		return func(now monotime.Time) { ran = append(ran, fmt.Sprintf("%s@%d", name, now)) }
+	}
+	g.AtAll(10, change("a"))
+	g.AtAll(5, change("b"))
+	g.AtAll(5, change("c"))
+	g.AtAll(10, change("d"))
+	g.Run(1, monotime.Never)
+	if got, want := fmt.Sprint(ran), "[b@5 c@5 a@10 d@10]"; got != want {
+		t.Errorf("changes ran %s, want %s", got, want)
+	}
+}
+
 // BenchmarkGroup: the toy model with a few hundred nanoseconds of work
 // per event (400 spins) on one thread and on two; ns/event falls with threads as far as
 // the barrier and the exchange allow.

@@ -29,9 +29,6 @@ func (in *Ingress) UpstreamIn(part int) { in.upPart = part }
 // Gather adds the counters of parts into n, after a run in parts.
 func (n *Network) Gather(parts []*Network) {
 	for _, p := range parts {
-		if p == n {
-			continue
-		}
 		n.Hops += p.Hops
 		n.ControlWait.Merge(&p.ControlWait)
 	}

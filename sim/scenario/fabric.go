@@ -452,39 +452,33 @@ func scheduleFailures(eng *engine.Engine, rng *rand.Rand, v *values, f *topology
 	}
 	at, detect, recover := v.duration("failure.at"), v.duration("failure.detect"), v.duration("failure.recover")
 	bal, _ := v.get("routing.balancer").(topology.BalancerKind)
-	converge := engine.HandlerFunc(func(*engine.Engine, uint64) {
+	// A failure changes the whole fabric at once: an event on one engine,
+	// a change between windows in parts.
+	whole := func(t monotime.Time, fn func(t monotime.Time)) {
+		if g := f.Group; g != nil {
+			g.AtAll(t, fn)
+			return
+		}
+		eng.At(t, engine.HandlerFunc(func(e *engine.Engine, _ uint64) { fn(e.Now()) }), 0)
+	}
+	converge := func(monotime.Time) {
 		f.Reroute()
 		if bal == topology.TE {
 			f.Engineer(demands(flows, max(fc.QPs, 1)))
 		}
-	})
-	set := func(up bool) engine.HandlerFunc {
-		return func(*engine.Engine, uint64) {
+	}
+	set := func(up bool) func(monotime.Time) {
+		return func(t monotime.Time) {
 			for _, c := range cut {
 				_ = f.SetCable(c[0], c[1], up)
 			}
-			eng.After(detect, converge, 0)
+			whole(t.Add(detect), converge)
 		}
 	}
-	if g := f.Group; g != nil { // changes to the whole fabric, between windows
-		change := func(up bool) func(monotime.Time) {
-			return func(t monotime.Time) {
-				for _, c := range cut {
-					_ = f.SetCable(c[0], c[1], up)
-				}
-				g.AtAll(t.Add(detect), func(monotime.Time) { converge(nil, 0) })
-			}
-		}
-		start := eng.Now()
-		g.AtAll(start.Add(at), change(false))
-		if recover > 0 {
-			g.AtAll(start.Add(at+recover), change(true))
-		}
-		return nil
-	}
-	eng.After(at, set(false), 0)
+	start := eng.Now()
+	whole(start.Add(at), set(false))
 	if recover > 0 {
-		eng.After(at+recover, set(true), 0)
+		whole(start.Add(at+recover), set(true))
 	}
 	return nil
 }

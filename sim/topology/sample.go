@@ -60,26 +60,26 @@ func (s *series) add(v int64) {
 // on eng, or where f runs in parts, on each part's engine.
 func SampleQueues(eng *engine.Engine, f *Fabric, every monotime.Duration) *QueueSampler {
 	s := newQueueSampler(f, every)
-	if f.Group == nil {
-		for _, p := range f.Ports {
-			if int(p.From) >= len(f.Hosts) && p.Tier < len(f.Tiers) {
-				s.ports = append(s.ports, p)
-			}
+	samplers, engines := []*QueueSampler{s}, []*engine.Engine{eng}
+	if g := f.Group; g != nil {
+		engines = engines[:0]
+		for i := range g.Parts() {
+			s.parts = append(s.parts, newQueueSampler(f, every))
+			engines = append(engines, g.Part(i))
 		}
-		eng.After(s.every, s, 0)
-		return s
-	}
-	for range f.Parts {
-		s.parts = append(s.parts, newQueueSampler(f, every))
+		samplers = s.parts
 	}
 	for i, p := range f.Ports {
 		if int(p.From) >= len(f.Hosts) && p.Tier < len(f.Tiers) {
-			sub := s.parts[f.portPart[i]]
+			sub := samplers[0]
+			if f.Group != nil {
+				sub = samplers[f.portPart[i]]
+			}
 			sub.ports = append(sub.ports, p)
 		}
 	}
-	for i, sub := range s.parts {
-		f.Group.Part(i).After(sub.every, sub, 0)
+	for i, sub := range samplers {
+		engines[i].After(sub.every, sub, 0)
 	}
 	return s
 }
