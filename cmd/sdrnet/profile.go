@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 
 	"github.com/spf13/cobra"
 )
 
-// profiles writes a CPU profile (for `go tool pprof`) or an execution
-// trace (for `go tool trace`) of one command's run: the way to see where
-// a slow bench or sim spends its time, or waits, without rebuilding.
+// profiles writes a CPU profile or a heap profile (for `go tool pprof`)
+// or an execution trace (for `go tool trace`) of one command's run: the
+// way to see where a slow bench or sim spends its time or memory, or
+// waits, without rebuilding.
 type profiles struct {
-	cpu, trace profileFile
+	cpu, heap, trace profileFile
 }
 
 // profileFile is one of them: the flag that asks for it, its file, and
@@ -48,7 +50,9 @@ func (e *errWriter) Write(b []byte) (int, error) {
 func (p *profiles) register(root *cobra.Command) {
 	p.cpu = profileFile{flag: "--cpuprofile", start: pprof.StartCPUProfile, stop: pprof.StopCPUProfile}
 	p.trace = profileFile{flag: "--trace", start: trace.Start, stop: trace.Stop}
+	p.heap = heapProfile()
 	root.PersistentFlags().StringVar(&p.cpu.path, "cpuprofile", "", "write a CPU profile of the run to this file (read it with go tool pprof)")
+	root.PersistentFlags().StringVar(&p.heap.path, "memprofile", "", "write a heap profile at the end of the run to this file: alloc_space shows what the run allocated, setup included (read it with go tool pprof)")
 	root.PersistentFlags().StringVar(&p.trace.path, "trace", "", "write an execution trace of the run to this file (read it with go tool trace)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return p.start() }
 }
@@ -57,15 +61,31 @@ func (p *profiles) start() error {
 	if err := p.cpu.begin(); err != nil {
 		return err
 	}
-	if err := p.trace.begin(); err != nil {
+	if err := p.heap.begin(); err != nil {
 		return errors.Join(err, p.cpu.end())
+	}
+	if err := p.trace.begin(); err != nil {
+		return errors.Join(err, p.cpu.end(), p.heap.end())
 	}
 	return nil
 }
 
 // stop ends the profile and the trace, whether the command succeeded or
 // not, and says if either was not written whole.
-func (p *profiles) stop() error { return errors.Join(p.cpu.end(), p.trace.end()) }
+func (p *profiles) stop() error { return errors.Join(p.cpu.end(), p.heap.end(), p.trace.end()) }
+
+// heapProfile writes the heap profile when the run ends: the profile is
+// of the whole run, so there is nothing to start. The runtime's profile
+// stops at the last collection, so one runs first.
+func heapProfile() profileFile {
+	var out io.Writer
+	f := profileFile{flag: "--memprofile", start: func(w io.Writer) error { out = w; return nil }}
+	f.stop = func() {
+		runtime.GC()
+		_ = pprof.Lookup("heap").WriteTo(out, 0) // a write error is kept by errWriter
+	}
+	return f
+}
 
 func (f *profileFile) begin() error {
 	if f.path == "" {

@@ -13,12 +13,12 @@ import (
 
 func TestProfileFlags(t *testing.T) {
 	dir := t.TempDir()
-	cpu, tr := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "run.trace")
+	cpu, heap, tr := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "heap.prof"), filepath.Join(dir, "run.trace")
 	var out, errb bytes.Buffer
-	if err := execute([]string{"model", "--set", "workload.size=1MiB", "--cpuprofile", cpu, "--trace", tr}, &out, &errb); err != nil {
+	if err := execute([]string{"model", "--set", "workload.size=1MiB", "--cpuprofile", cpu, "--memprofile", heap, "--trace", tr}, &out, &errb); err != nil {
 		t.Fatalf("model with profile flags: %v\n%s", err, errb.String())
 	}
-	for _, f := range []string{cpu, tr} {
+	for _, f := range []string{cpu, heap, tr} {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("%s: not written (%v)", f, err)
 		}
@@ -51,9 +51,11 @@ func TestProfileFlags(t *testing.T) {
 	// A profile that could not be written whole (a full disk) fails the
 	// command, though the runtime drops its write errors.
 	if runtime.GOOS == "linux" {
-		err = execute([]string{"model", "--set", "workload.size=1MiB", "--trace", "/dev/full"}, &out, &errb)
-		if err == nil || !strings.Contains(err.Error(), "--trace") {
-			t.Errorf("trace to /dev/full: got %v, want an error naming --trace", err)
+		for _, flag := range []string{"--trace", "--memprofile"} {
+			err = execute([]string{"model", "--set", "workload.size=1MiB", flag, "/dev/full"}, &out, &errb)
+			if err == nil || !strings.Contains(err.Error(), flag) {
+				t.Errorf("%s to /dev/full: got %v, want an error naming it", flag, err)
+			}
 		}
 	}
 }
