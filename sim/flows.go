@@ -27,7 +27,11 @@ type Flow struct {
 	Src, Dst int
 	Bytes    int
 	At       monotime.Duration // earliest start, from the run's start
-	After    []int             // flows that must have arrived first
+	// After is the flows that must have arrived first. Flows may share
+	// one After slice (the same array and length): they then wait for it
+	// as a group, which costs the run a count per part rather than one
+	// per flow, as when an iteration waits for the whole previous one.
+	After []int
 	// Step, when positive, names the collective step the flow belongs to:
 	// its receiver tags the receive with it (core's StepRecv), and the
 	// workload tells the receiver when the step waits only on it, as a
@@ -129,8 +133,10 @@ type flowRun struct {
 	conns      []*pairConn // in creation order
 	byTx, byRx map[*core.Conn]*pairConn
 	connOf     []*pairConn
-	waiting    []int   // per flow: dependencies not yet arrived
-	dependents [][]int // per flow: the flows waiting for it
+	waiting    []int   // per flow: dependencies not yet arrived (a shared wait counts one)
+	dependents [][]int // per flow: the flows waiting for it alone
+	shared     []sharedWait
+	waitOn     [][]waitRef // per flow: the shared waits that name it (flows_wait.go)
 	ready      []bool
 	steps      *stepTracker
 	arrived    atomic.Int64 // parts count arrivals at once
@@ -184,8 +190,8 @@ func stopRun(eng *engine.Engine) {
 func newFlowRun(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
 	r := &flowRun{t: t, flows: flows, cfg: cfg, byTx: map[*core.Conn]*pairConn{}, byRx: map[*core.Conn]*pairConn{},
 		connOf: make([]*pairConn, len(flows)), waiting: make([]int, len(flows)), dependents: make([][]int, len(flows)),
-		ready: make([]bool, len(flows)),
-		res:   FlowsResult{Start: make([]monotime.Time, len(flows)), Done: make([]monotime.Time, len(flows))}}
+		waitOn: make([][]waitRef, len(flows)), ready: make([]bool, len(flows)),
+		res: FlowsResult{Start: make([]monotime.Time, len(flows)), Done: make([]monotime.Time, len(flows))}}
 	ccfg := cfg.Core
 	ccfg.Scheme = cfg.Scheme
 	ccfg.Paths = max(cfg.QPs, 1)
@@ -218,13 +224,9 @@ func newFlowRun(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, 
 		pc.flows = append(pc.flows, i)
 		pc.done = append(pc.done, false)
 		r.connOf[i] = pc
-		for _, d := range f.After {
-			if d < 0 || d >= len(flows) || d == i {
-				return r, fmt.Errorf("flow %d waits for flow %d, which does not exist", i, d)
-			}
-			r.waiting[i]++
-			r.dependents[d] = append(r.dependents[d], i)
-		}
+	}
+	if err := r.addDependencies(); err != nil {
+		return r, err
 	}
 	r.steps = newStepTracker(flows)
 	if t.Group != nil {
@@ -315,7 +317,6 @@ func (r *flowRun) startAt(f int) {
 func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 	switch ev.Kind {
 	case core.EventRecvDone:
-		t := r.t
 		pc := r.byRx[ev.Conn]
 		k, ok := pc.recvPos[ev.Msg]
 		if !ok {
@@ -335,15 +336,7 @@ func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 		}
 		r.post(pc, int(h.ID))
 		r.steps.arrived(r.t, r.flows[f], f)
-		for _, d := range r.dependents[f] {
-			if part := r.eng(r.flows[d].Src).Part(); part != eng.Part() {
-				// A sender in another part hears a lookahead later,
-				// as it would over the network.
-				eng.SendTo(part, eng.Now().Add(t.Group.Lookahead()), (*dependencyMet)(r), uint64(d))
-				continue
-			}
-			r.dependencyMet(d)
-		}
+		r.arrivedFor(eng, f)
 		if r.arrived.Add(1) == int64(len(r.flows)) && !r.background {
 			stopRun(eng)
 		}
@@ -353,20 +346,6 @@ func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 		r.fail(int(h.ID), fmt.Errorf("host %d: %v: %w", h.ID, ev.Kind, ev.Err))
 	}
 }
-
-// dependencyMet counts, at its sender, that a flow flow d waits for
-// arrived, and starts d when none is left.
-func (r *flowRun) dependencyMet(d int) {
-	if r.waiting[d]--; r.waiting[d] == 0 {
-		r.startAt(d)
-	}
-}
-
-// dependencyMet is flowRun.dependencyMet as an event (arg: the flow), for
-// a sender in another part.
-type dependencyMet flowRun
-
-func (m *dependencyMet) OnEvent(_ *engine.Engine, arg uint64) { (*flowRun)(m).dependencyMet(int(arg)) }
 
 // begin takes the flows' hosts' events (every host's, unless in the
 // background), posts the first receives and starts the flows that wait

@@ -172,33 +172,30 @@ func fabricFlows(eng *engine.Engine, v *values, f *topology.Fabric, group []int)
 			return nil, nil, fmt.Errorf("workload.kind %q needs topology.kind longhaul or dumbbell", kind)
 		}
 		base, lastStep := len(all), stepBase
-		var last []int
+		// The flows nobody in this iteration waits for end it.
+		waited := make([]bool, len(flows))
 		for i := range flows {
-			for j := range flows[i].After {
+			for j, d := range flows[i].After {
+				if d >= 0 && d < len(flows) { // else RunFlows says which
+					waited[d] = true
+				}
 				flows[i].After[j] += base
 			}
 			if flows[i].Step > 0 { // every iteration's steps are its own
 				flows[i].Step += stepBase
 				lastStep = max(lastStep, flows[i].Step)
 			}
+		}
+		var last []int
+		for i := range flows {
 			if len(flows[i].After) == 0 { // a round-one flow waits for the previous iteration
-				flows[i].After = append(flows[i].After, prevLast...)
+				flows[i].After = prevLast // one slice: the flows wait as a group (sim.Flow)
 			}
-			last = append(last, base+i)
-		}
-		// The flows nobody in this iteration waits for end it.
-		waited := map[int]bool{}
-		for _, fl := range flows {
-			for _, d := range fl.After {
-				waited[d] = true
-			}
-		}
-		prevLast = prevLast[:0:0]
-		for _, i := range last {
 			if !waited[i] {
-				prevLast = append(prevLast, i)
+				last = append(last, base+i)
 			}
 		}
+		prevLast = last
 		all = append(all, flows...)
 		iterEnds = append(iterEnds, len(all))
 		stepBase = lastStep
