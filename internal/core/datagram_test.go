@@ -10,6 +10,7 @@ import (
 	"github.com/sdrnet/sdrnet/internal/core"
 	"github.com/sdrnet/sdrnet/internal/core/coretest"
 	"github.com/sdrnet/sdrnet/internal/monotime"
+	"github.com/sdrnet/sdrnet/internal/path"
 	"github.com/sdrnet/sdrnet/internal/reliability"
 )
 
@@ -142,10 +143,9 @@ func TestDatagramAllToAll(t *testing.T) {
 }
 
 // TestDatagramPeerBytes measures what a peer costs: a datagram peer at
-// rest against a connection with its default 1024 slots, which it makes
-// when it first posts a receive and sends, and keeps. The figures are
-// logged; the test checks a datagram peer costs under a fiftieth of a
-// connection in use.
+// rest against a connection with its default 1024 messages in flight each
+// way, whose slots it keeps. The figures are logged; the test checks a
+// datagram peer costs under a fiftieth of a connection in use.
 func TestDatagramPeerBytes(t *testing.T) {
 	addr := netip.MustParseAddrPort("127.0.0.2:9")
 	udPeer := heapPer(t, 4096, func(e *core.Endpoint) func(int) error {
@@ -158,11 +158,13 @@ func TestDatagramPeerBytes(t *testing.T) {
 	rcPeer := heapPer(t, 32, func(e *core.Endpoint) func(int) error {
 		return func(i int) error {
 			c, err := e.NewConn(uint64(i+1), 1, addr, core.Config{})
-			if err == nil {
-				_, err = c.PostRecv(make([]byte, 1))
-			}
-			if err == nil {
-				_, err = c.Send(make([]byte, 1))
+			for range core.DefaultMaxMsgs {
+				if err == nil {
+					_, err = c.PostRecv(make([]byte, 1))
+				}
+				if err == nil {
+					_, err = c.Send(make([]byte, 1))
+				}
 			}
 			return err
 		}
@@ -170,6 +172,44 @@ func TestDatagramPeerBytes(t *testing.T) {
 	t.Logf("bytes per peer: datagram at rest %d, connection in use %d (%.0fx)", udPeer, rcPeer, float64(rcPeer)/float64(udPeer))
 	if udPeer*50 > rcPeer {
 		t.Errorf("a datagram peer costs %d bytes, a connection %d: want under a fiftieth", udPeer, rcPeer)
+	}
+}
+
+// TestConnBytes measures what a connection costs at rest and carrying one
+// message each way (a collective's connection to one peer): its slots are
+// made as messages reach them, and a path table only by a sender. The
+// figures are logged; the test fails if either grows past a bound.
+func TestConnBytes(t *testing.T) {
+	addr := netip.MustParseAddrPort("127.0.0.2:9")
+	cfg := core.Config{Paths: 4, Select: path.Oblivious}
+	conn := func(use func(*core.Conn) error) func(*core.Endpoint) func(int) error {
+		return func(e *core.Endpoint) func(int) error {
+			return func(i int) error {
+				c, err := e.NewConn(uint64(i+1), 1, addr, cfg)
+				if err == nil {
+					err = use(c)
+				}
+				return err
+			}
+		}
+	}
+	rest := heapPer(t, 4096, conn(func(*core.Conn) error { return nil }))
+	recv := heapPer(t, 4096, conn(func(c *core.Conn) error { _, err := c.PostRecvVirtual(1 << 20); return err }))
+	both := heapPer(t, 4096, conn(func(c *core.Conn) error {
+		_, err := c.PostRecvVirtual(1 << 20)
+		if err == nil {
+			_, err = c.SendVirtual(1<<20, nil)
+		}
+		return err
+	}))
+	t.Logf("bytes per connection: at rest %d, receiving one message %d, one each way (4 paths) %d", rest, recv, both)
+	for _, tc := range []struct {
+		what      string
+		got, most uint64
+	}{{"at rest", rest, 1536}, {"receiving one message", recv, 2560}, {"one message each way", both, 5120}} {
+		if tc.got > tc.most {
+			t.Errorf("a connection %s costs %d bytes: want at most %d", tc.what, tc.got, tc.most)
+		}
 	}
 }
 

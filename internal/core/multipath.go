@@ -26,9 +26,15 @@ type multipath struct {
 	ctrlTurn Path // the path the next control packet tries first
 }
 
-func (c *Conn) initPaths() {
-	c.mp = multipath{}
-	if c.cfg.Paths <= 1 {
+// initPaths forgets the paths: the selector is made when the sender first
+// needs it (usePaths), so a connection that only receives never makes one.
+func (c *Conn) initPaths() { c.mp = multipath{} }
+
+// usePaths makes the path selector, once. Until then every path is as a
+// fresh selector has it, up and unused, which is all that a connection's
+// control packets read (ctrlPath).
+func (c *Conn) usePaths() {
+	if c.mp.sel != nil || c.cfg.Paths <= 1 {
 		return
 	}
 	// Rotated, not shifted: every bit of a random 64-bit id counts, and an
@@ -55,17 +61,17 @@ func (c *Conn) pickPath(now monotime.Time) Path {
 // It reads health without judging it (no silence check), as control
 // packets are not accounted to their path.
 func (c *Conn) ctrlPath() Path {
-	t := path.TableOf(c.mp.sel)
-	if t == nil || c.cfg.Select == path.Single {
+	if c.cfg.Paths <= 1 || c.cfg.Select == path.Single {
 		return 0
 	}
-	n := Path(t.Len())
+	t := path.TableOf(c.mp.sel) // nil: not made yet, every path up
+	n := Path(c.cfg.Paths)
 	for range n {
 		i := c.mp.ctrlTurn
 		c.mp.ctrlTurn = (c.mp.ctrlTurn + 1) % n
 		// With none up, every path in turn: one would take them all,
 		// dead or not.
-		if t.Up(int(i)) || t.UpCount() == 0 {
+		if t == nil || t.Up(int(i)) || t.UpCount() == 0 {
 			return i
 		}
 	}
@@ -96,6 +102,7 @@ func (c *Conn) pickPathUp(now monotime.Time) Path {
 
 // PathStats returns per-path counters, or nil for a single-path connection.
 func (c *Conn) PathStats() []path.Stats {
+	c.usePaths()
 	t := path.TableOf(c.mp.sel)
 	if t == nil {
 		return nil

@@ -24,6 +24,12 @@ func TestCtrlPathTakesTurns(t *testing.T) {
 		}
 		return got
 	}
+	// A connection that has sent nothing has made no selector: its
+	// control packets go round the paths as a fresh one has them, all up.
+	if got := turns(); !slices.Equal(got, []Path{0, 1, 2, 3, 0, 1, 2, 3}) || c.mp.sel != nil {
+		t.Errorf("fresh connection: control packets took %v (selector made: %v); want each in turn, none made", got, c.mp.sel != nil)
+	}
+	c.usePaths()
 	fail := func(p int) {
 		c.mp.sel.OnSent(0, p, 1000)
 		for range path.LossThreshold {

@@ -129,8 +129,13 @@ func (r *receiver) useSlots() {
 	if r.c.ud != nil {
 		r.c.ud.leaseRecv(r)
 	} else {
-		r.slots = make([]recvMsg, r.c.cfg.MaxMsgs)
+		r.slots = make([]recvMsg, 1) // grown as messages reach them (slots.go)
 	}
+	r.sizeDue()
+}
+
+// sizeDue makes the endpoint's set of due slots hold all of r's.
+func (r *receiver) sizeDue() {
 	if due := &r.c.ep.dueNow; len(*due)*64 < len(r.slots) {
 		due.reset(uint32(len(r.slots)))
 	}
@@ -165,10 +170,8 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	if c.state == stateDialing {
 		return 0, ErrNotEstablished
 	}
-	if r.slots == nil {
-		r.useSlots()
-	}
 	seq := r.nextSeq
+	r.reach(seq)
 	m := &r.slots[seq&c.slotMask]
 	if m.state != recvFree {
 		return 0, ErrTooManyMessages
@@ -188,7 +191,7 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 }
 
 func (r *receiver) handle(h RecvHandle) (*recvMsg, error) {
-	if r.slots == nil {
+	if int(uint32(h)&r.c.slotMask) >= len(r.slots) {
 		return nil, ErrUnknownHandle
 	}
 	m := &r.slots[uint32(h)&r.c.slotMask]
@@ -295,7 +298,7 @@ func (r *receiver) onHeld(id wire.MsgID) {
 
 // exact returns the slot holding exactly message id, or nil.
 func (r *receiver) exact(id wire.MsgID) *recvMsg {
-	if uint32(id.Slot) > r.c.slotMask || r.slots == nil {
+	if int(id.Slot) >= len(r.slots) {
 		return nil
 	}
 	m := &r.slots[id.Slot]
@@ -313,8 +316,15 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 	if uint32(id.Slot) > c.slotMask {
 		return nil, errMalformed
 	}
-	if r.slots == nil {
+	if r.slots == nil && c.ud != nil {
 		r.useSlots() // a datagram peer's, to answer as before; given back once answered
+	}
+	if int(id.Slot) >= len(r.slots) { // not made yet: free, holding message 0
+		c.stats.StalePackets++
+		if c.genAge(id, 0) <= 0 {
+			c.ctrl.push(ctrlItem{kind: ctrlDoneAck, id: id})
+		}
+		return nil, nil
 	}
 	m := &r.slots[id.Slot]
 	age := c.genAge(id, m.seq)

@@ -154,8 +154,8 @@ func (r *receiver) encodeAck(now monotime.Time, seq uint32, buf []byte) int {
 func (r *receiver) encodeDone(now monotime.Time, seq uint32, buf []byte) int {
 	a := wire.Ack{Conn: r.c.peerID, Flags: wire.FlagDone | wire.FlagCompleted | wire.FlagChunkUnits | r.echoes(),
 		Msg: r.c.msgID(seq)}
-	if r.slots != nil {
-		if m := &r.slots[seq&r.c.slotMask]; m.seq == seq && (m.state == recvDone || m.state == recvFree) {
+	if i := seq & r.c.slotMask; int(i) < len(r.slots) {
+		if m := &r.slots[i]; m.seq == seq && (m.state == recvDone || m.state == recvFree) {
 			a.Delay = ackDelay(now, m.ackAt)
 		}
 	}

@@ -2,7 +2,8 @@ package core
 
 // ring is a FIFO queue that grows to its high-water mark and then
 // allocates nothing. The core keeps events, retransmissions, timers and
-// pending control packets in rings.
+// pending control packets in rings. It starts small: a connection holds
+// several, most of which never hold more than a few items.
 type ring[T any] struct {
 	buf        []T
 	head, size int
@@ -12,7 +13,7 @@ func (q *ring[T]) len() int { return q.size }
 
 func (q *ring[T]) push(v T) {
 	if q.size == len(q.buf) {
-		nb := make([]T, max(16, 2*len(q.buf)))
+		nb := make([]T, max(4, 2*len(q.buf)))
 		for i := range q.size {
 			nb[i] = q.buf[(q.head+i)%len(q.buf)]
 		}

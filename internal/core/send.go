@@ -152,11 +152,12 @@ func (s *sender) init(c *Conn) {
 // needs them: a connection makes them (one that only ever receives never
 // does), a datagram peer leases them from its endpoint's pool.
 func (s *sender) useSlots() {
+	s.c.usePaths()
 	if s.c.ud != nil {
 		s.c.ud.leaseSend(s)
 		return
 	}
-	s.slots, s.grants = make([]sendMsg, s.c.cfg.MaxMsgs), make([]grant, s.c.cfg.MaxMsgs)
+	s.slots, s.grants = make([]sendMsg, 1), make([]grant, 1) // grown as messages reach them (slots.go)
 	s.timers = new(sendTimers)
 }
 
@@ -213,10 +214,8 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	if code := scheme.Code(); code != nil && code.K()+code.M() > reliability.MaxShards {
 		return 0, ErrSchemeParams
 	}
-	if s.slots == nil {
-		s.useSlots()
-	}
 	seq := s.nextSeq
+	s.reach(seq)
 	m := &s.slots[seq&c.slotMask]
 	if m.used {
 		return 0, ErrTooManyMessages
@@ -250,7 +249,8 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 		m.sentAt = make([]monotime.Time, nchunks)
 	}
 	m.sentAt = m.sentAt[:nchunks]
-	if g := &s.grants[seq&c.slotMask]; g.ok && g.gen == c.msgID(seq).Gen {
+	if i := seq & c.slotMask; int(i) < len(s.grants) && s.grants[i].ok && s.grants[i].gen == c.msgID(seq).Gen {
+		g := &s.grants[i]
 		g.ok = false
 		s.live--
 		m.copies = g.copies
@@ -273,7 +273,7 @@ func (s *sender) grant(m *sendMsg, bufLen, credit uint64) {
 }
 
 func (s *sender) lookup(id wire.MsgID) *sendMsg {
-	if uint32(id.Slot) > s.c.slotMask || s.slots == nil {
+	if int(id.Slot) >= len(s.slots) {
 		return nil
 	}
 	m := &s.slots[id.Slot]
@@ -305,10 +305,7 @@ func (s *sender) onCTS(_ monotime.Time, cts *wire.CTS) {
 	if s.c.genAge(cts.Msg, upcoming) < 0 {
 		return
 	}
-	if s.slots == nil {
-		s.useSlots()
-	}
-	g := &s.grants[cts.Msg.Slot]
+	g := s.grantFor(cts.Msg.Slot)
 	if g.ok && g.gen == cts.Msg.Gen {
 		g.credit = max(g.credit, cts.Credit)
 		s.heldCTS(&g.copies, cts.Msg)
