@@ -12,14 +12,14 @@
 #
 #   bash bench/parallel.sh     # about 5 minutes on 2 vCPUs
 #
-# Knobs: KS="16 32" ROUNDS=2 DOC=docs/performance.md (DOC= leaves the
+# Knobs: KS="8 16 32" ROUNDS=2 DOC=docs/performance.md (DOC= leaves the
 # docs alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 DOC=${DOC-docs/performance.md}
-KS=${KS:-16 32}
+KS=${KS:-8 16 32}
 ROUNDS=${ROUNDS:-2}
 use_tmp
 machine >"$tmp/head"

@@ -28,7 +28,7 @@ type simOptions struct {
 	out     string
 	sets    []string
 	workers int
-	threads int
+	threads string
 	full    bool
 	list    bool
 	// hugePages: see useHugePages.
@@ -58,7 +58,7 @@ scenario (its quick subset unless --full).`,
 	o.addGridFlags(f)
 	f.StringVar(&o.out, "out", "", "output directory (default out/<scenario name>)")
 	f.IntVarP(&o.workers, "jobs", "j", runtime.NumCPU(), "grid points run in parallel (1..1024; with --threads, the CPUs over the threads)")
-	f.IntVar(&o.threads, "threads", 0, "run each fabric point split by racks on this many threads, the same output on any number (0: one engine, or the scenario's threads; 0..1024)")
+	f.StringVar(&o.threads, "threads", "", "how each fabric point runs: split by racks on this many threads, the same output on any number (1..1024); 0: one engine; auto: split on one thread where the fabric has 1,024 hosts or more (default: the scenario's threads, auto unless it says)")
 	f.BoolVar(&o.list, "list", false, "list the built-in scenarios")
 	f.BoolVar(&o.hugePages, "huge-pages", false, hugePagesUsage)
 	return cmd
@@ -167,10 +167,11 @@ func runSim(cmd *cobra.Command, args []string, o *simOptions) error {
 		return err
 	}
 	if f := cmd.Flags(); f.Changed("threads") {
-		if o.threads < 0 || o.threads > scenario.MaxThreads {
-			return invalidFlag("threads", fmt.Sprint(o.threads), fmt.Errorf("want 0..%d", scenario.MaxThreads))
+		n, err := scenario.ParseThreads(o.threads)
+		if err != nil {
+			return invalidFlag("threads", o.threads, err)
 		}
-		s.Threads = o.threads
+		s.Threads = n
 	}
 	out := o.out
 	if out == "" {

@@ -76,8 +76,9 @@ func TestSimErrors(t *testing.T) {
 		{[]string{"sim", "--set", "workload.count=0"}, "want an integer in 1..1000000"},
 		{[]string{"sim", "--set", "bogus=1"}, `unknown parameter "bogus"`},
 		{[]string{"sim", "-j", "0"}, "invalid --jobs 0"},
-		{[]string{"sim", "--threads", "-1"}, "invalid --threads -1: want 0..1024"},
-		{[]string{"sim", "--threads", "2000"}, "invalid --threads 2000: want 0..1024"},
+		{[]string{"sim", "--threads", "-1"}, "invalid --threads -1: want auto or 0..1024"},
+		{[]string{"sim", "--threads", "2000"}, "invalid --threads 2000: want auto or 0..1024"},
+		{[]string{"sim", "--threads", "many"}, "invalid --threads many: want auto or 0..1024"},
 		{[]string{"model", "--set", "topology.loss=x"}, "want a probability"},
 	}
 	for _, tt := range tests {

@@ -210,7 +210,7 @@ func fabricFlows(eng *engine.Engine, v *values, f *topology.Fabric, group []int)
 // seeds repeats the comparison on other placements.
 //
 // threads > 0 runs it split by racks (topology.Fabric.Split) on that many
-// threads.
+// threads; ThreadsAuto on one, where the fabric is large (AutoSplitHosts).
 func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint64, threads int, job *chakra.Job) (sim.TransferStats, []monotime.Duration, error) {
 	placement := scenarioSeed
 	if ps := uint64(v.int("workload.placement_seed")); ps != 0 {
@@ -269,6 +269,9 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 			SelectTuning: path.Tuning{DWRRWindowRTTs: v.int("transport.dwrr_window")}}}
 	if bal, _ := v.get("routing.balancer").(topology.BalancerKind); bal == topology.TE {
 		f.Engineer(demands(flows, max(fc.QPs, 1)))
+	}
+	if threads == ThreadsAuto && len(f.Hosts) >= AutoSplitHosts {
+		threads = 1
 	}
 	if threads > 0 {
 		if err := splitFabric(eng, f, threads, perServer, &fc); err != nil {

@@ -40,9 +40,11 @@ type Scenario struct {
 	// against the run.
 	Claims []Claim
 	Seed   uint64
-	// Threads, when positive, runs each fabric point split by racks on
-	// this many threads (the same output on any number); zero runs it on
-	// one engine.
+	// Threads says how each fabric point runs: when positive, split by
+	// racks on this many threads (the same output on any number); when
+	// zero, on one engine; when ThreadsAuto (the default), split on one
+	// thread where its fabric has AutoSplitHosts hosts or more, where the
+	// split is the faster even on one thread, and on one engine below.
 	Threads int
 	Params  []Param // in schema order
 	// Quick holds the overrides that make the default, fast run; Full
@@ -58,6 +60,26 @@ type Scenario struct {
 
 // MaxThreads is the most threads a point may run on.
 const MaxThreads = 1024
+
+// ThreadsAuto is Scenario.Threads' default: split large fabrics.
+const ThreadsAuto = -1
+
+// AutoSplitHosts is the least hosts a fabric has that ThreadsAuto splits:
+// from about there on the split runs faster even on one thread, as each
+// rack's events stay in cache (bench/parallel.sh measures both).
+const AutoSplitHosts = 1024
+
+// ParseThreads reads a threads setting: auto (ThreadsAuto), or 0..MaxThreads.
+func ParseThreads(v string) (int, error) {
+	if v == "auto" {
+		return ThreadsAuto, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > MaxThreads {
+		return 0, fmt.Errorf("want auto or 0..%d", MaxThreads)
+	}
+	return n, nil
+}
 
 // Error is a scenario mistake, placed in the file and saying the fix.
 type Error struct {
@@ -95,7 +117,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, errAt(file, root, "a scenario is a mapping of %s", strings.Join(topLevel, ", "))
 	}
-	s := &Scenario{File: file, Seed: 1, Source: data}
+	s := &Scenario{File: file, Seed: 1, Source: data, Threads: ThreadsAuto}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
@@ -142,9 +164,10 @@ func Parse(file string, data []byte) (*Scenario, error) {
 			}
 			s.Seed = seed
 		case "threads":
-			n, err := strconv.Atoi(v.Value)
-			if v.Kind != yaml.ScalarNode || err != nil || n < 0 || n > MaxThreads {
-				return nil, errAt(file, v, "threads: want 0 (one engine) or the threads a fabric point runs on, 1..%d, got %q", MaxThreads, v.Value)
+			n, err := ParseThreads(v.Value)
+			if v.Kind != yaml.ScalarNode || err != nil {
+				return nil, errAt(file, v, "threads: want auto (the default: split fabrics of %d hosts or more), 0 (one engine) or the threads a fabric point runs on, 1..%d, got %q",
+					AutoSplitHosts, MaxThreads, v.Value)
 			}
 			s.Threads = n
 		case "topology", "routing", "failure", "transport", "workload", "nic", "host", "metrics":

@@ -29,8 +29,8 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate key", "name: x\nname: y\n", `key "name" given twice`},
 		{"bad yaml", "name: [x\n", `not valid YAML`},
 		{"bad seed", "name: x\nseed: -1\n", `seed: want a non-negative integer`},
-		{"bad threads", "name: x\nthreads: -1\n", `x.yaml:2:10: threads: want 0 (one engine) or the threads a fabric point runs on, 1..1024`},
-		{"too many threads", "name: x\nthreads: 5000\n", `threads: want 0`},
+		{"bad threads", "name: x\nthreads: -1\n", `x.yaml:2:10: threads: want auto (the default: split fabrics of 1024 hosts or more), 0 (one engine) or the threads a fabric point runs on, 1..1024`},
+		{"too many threads", "name: x\nthreads: 5000\n", `threads: want auto`},
 		{"quick unknown", "name: x\nquick:\n  workload.sise: 1\n", `quick: unknown parameter "workload.sise"`},
 		{"empty list", "name: x\ntopology:\n  loss: []\n", `empty list`},
 	}

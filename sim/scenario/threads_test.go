@@ -76,6 +76,43 @@ metrics:
 	}
 }
 
+// TestThreadsAuto: by default a fabric of AutoSplitHosts hosts or more
+// runs split on one thread, and a smaller one on one engine.
+func TestThreadsAuto(t *testing.T) {
+	src := `name: x
+%s
+topology:
+  kind: leafspine
+  leaves: %d
+  spines: 2
+  hosts_per_leaf: 16
+workload:
+  kind: permutation
+  hosts: 8
+  size: 256KiB
+`
+	run := func(threads string, leaves int) []byte {
+		cells := runScenario(t, "x.yaml", []byte(fmt.Sprintf(src, threads, leaves)), 1)
+		b, _ := json.Marshal(cells)
+		return b
+	}
+	for _, tc := range []struct {
+		leaves int
+		like   string // the threads setting auto runs as
+	}{{AutoSplitHosts/16 - 1, "threads: 0"}, {AutoSplitHosts / 16, "threads: 1"}} {
+		auto := run("", tc.leaves)
+		if !bytes.Equal(auto, run("threads: auto", tc.leaves)) {
+			t.Errorf("%d hosts: the default and threads: auto differ", tc.leaves*16)
+		}
+		if !bytes.Equal(auto, run(tc.like, tc.leaves)) {
+			t.Errorf("%d hosts: threads auto runs unlike %s", tc.leaves*16, tc.like)
+		}
+	}
+	if big := AutoSplitHosts / 16; bytes.Equal(run("threads: 0", big), run("threads: 1", big)) {
+		t.Error("one engine and the split give the same cells: the test cannot tell them apart")
+	}
+}
+
 // TestTrainingInParts: a training job's cells, timeline included, are
 // the same on one thread and on two.
 func TestTrainingInParts(t *testing.T) {
