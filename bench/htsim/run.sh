@@ -285,7 +285,7 @@ PY
   echo
   machine
   echo "htsim:   $(git -C "$sim_src" rev-parse --short HEAD 2>/dev/null || echo "source at $src") (build $HTSIM_BUILD)"
-  echo "runs:    REPS=$REPS per simulator and k, alternated, one core each"
+  echo "runs:    REPS=$REPS per simulator and k, alternated, one core each; HUGE=$HUGE (1: sdrnet --huge-pages timed too)"
 } | tee "$OUT/summary.md" >&2
 
 fail=0
