@@ -202,6 +202,19 @@ type Algorithm struct {
 	name   string
 	make   func(Params) Controller
 	credit bool
+	// registered: one of the named algorithms, which Same can compare
+	// by name (an algorithm's functions cannot be compared).
+	registered bool
+}
+
+// Same reports whether a and b make the same controllers: both none, or
+// the same named algorithm. One made by NewAlgorithm is the same as none
+// but itself, and Same cannot tell, so it says no.
+func (a Algorithm) Same(b Algorithm) bool {
+	if a.IsNone() || b.IsNone() {
+		return a.IsNone() && b.IsNone() && a.name == b.name
+	}
+	return a.registered && b.registered && a.name == b.name
 }
 
 // Name returns the algorithm's name, as Parse takes it.
@@ -245,12 +258,14 @@ var algorithms = map[string]Algorithm{}
 // register adds a named sender-driven controller; each controller's file
 // calls it once.
 func register(name string, make func(Params) Controller) {
-	algorithms[name] = Algorithm{name: name, make: make}
+	algorithms[name] = Algorithm{name: name, make: make, registered: true}
 }
 
 // registerReceiverDriven adds a named algorithm whose receivers pace
 // credit and whose senders run no controller.
-func registerReceiverDriven(name string) { algorithms[name] = Algorithm{name: name, credit: true} }
+func registerReceiverDriven(name string) {
+	algorithms[name] = Algorithm{name: name, credit: true, registered: true}
+}
 
 // Names returns the names Parse accepts, sorted.
 func Names() []string {

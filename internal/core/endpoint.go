@@ -113,6 +113,7 @@ type Endpoint struct {
 	// retried holds the cookies of dialing connections told to retry.
 	retried map[*Conn]*retryState
 	reapDue bool                 // a closed connection waits to be reaped
+	configs []*Config            // what NewConn's connections share (config_share.go)
 	steps   [stepTable]stepState // collective steps (steps.go)
 	sched   schedule             // which connections to look at (schedule.go)
 	// arrived is when the datagram being handled reached the host
@@ -143,7 +144,7 @@ func (e *Endpoint) NewConn(id, peerID uint64, peer netip.AddrPort, cfg Config) (
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(e, nil, id, peerID, peer, &cfg)
+	c := newConn(e, nil, id, peerID, peer, e.sharedConfig(&cfg))
 	e.add(c)
 	return c, nil
 }
