@@ -61,11 +61,12 @@ for k in ks:
             k, int(k) ** 3 // 4, run.replace("=", " "), wall / 1e9,
             ", ".join("%.1f" % (r[0] / 1e9) for r in rs), events, wall / events, wall / hops, one, thr))
 if len(ks) >= 2:
-    lo, hi = ks[0], ks[-1]
+    hi = ks[-1]
     print()
-    print("Cost per event at k=%s over k=%s: one engine %.2fx, split on 1 thread %.2fx." % (
-        hi, lo, per_event[(hi, "one-engine")] / per_event[(lo, "one-engine")],
-        per_event[(hi, "threads=1")] / per_event[(lo, "threads=1")]))
+    for lo in ks[:-1]:
+        print("Cost per event at k=%s over k=%s: one engine %.2fx, split on 1 thread %.2fx." % (
+            hi, lo, per_event[(hi, "one-engine")] / per_event[(lo, "one-engine")],
+            per_event[(hi, "threads=1")] / per_event[(lo, "threads=1")]))
 PY
 cat "$tmp/table"
 if [ -n "$DOC" ]; then
