@@ -12,17 +12,19 @@ import "reflect"
 const maxSharedConfigs = 8
 
 // sharedConfig returns a configuration equal to cfg that earlier
-// connections hold, or cfg, kept for later ones.
-func (e *Endpoint) sharedConfig(cfg *Config) *Config {
+// connections hold, or a copy of cfg, kept for later ones.
+func (e *Endpoint) sharedConfig(cfg Config) *Config {
 	for _, c := range e.configs {
-		if sameConfig(c, cfg) {
+		if sameConfig(c, &cfg) {
 			return c
 		}
 	}
+	c := new(Config)
+	*c = cfg
 	if len(e.configs) < maxSharedConfigs {
-		e.configs = append(e.configs, cfg)
+		e.configs = append(e.configs, c)
 	}
-	return cfg
+	return c
 }
 
 // sameConfig reports whether two connections may share one configuration:

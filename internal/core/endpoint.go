@@ -144,7 +144,7 @@ func (e *Endpoint) NewConn(id, peerID uint64, peer netip.AddrPort, cfg Config) (
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(e, nil, id, peerID, peer, e.sharedConfig(&cfg))
+	c := newConn(e, nil, id, peerID, peer, e.sharedConfig(cfg))
 	e.add(c)
 	return c, nil
 }
