@@ -52,28 +52,26 @@ type afterKey struct {
 func keyOf(after []int) afterKey { return afterKey{&after[0], len(after)} }
 
 // addDependencies fills r's waiting counts, dependents and shared waits
-// from the flows' After.
+// from the flows' After. Only slices of two flows or more are looked up
+// to be shared: a one-flow slice costs a flow one entry either way, and a
+// ring's every flow has one.
 func (r *flowRun) addDependencies() error {
 	flows := r.flows
-	users := map[afterKey][]int{} // a slice's waiting flows, ascending
-	for i, f := range flows {
-		if len(f.After) > 0 {
-			users[keyOf(f.After)] = append(users[keyOf(f.After)], i)
+	users := map[afterKey]int{} // how many flows wait for each slice
+	for _, f := range flows {
+		if len(f.After) > 1 {
+			users[keyOf(f.After)]++
 		}
 	}
-	shared := map[afterKey]int{}
+	members := map[afterKey][]int{} // a shared slice's waiting flows, ascending
+	var order []afterKey            // the shared slices, by their first flow
 	for i, f := range flows {
-		if len(f.After) == 0 {
-			continue
-		}
-		key := keyOf(f.After)
-		if members := users[key]; len(members) > 1 {
-			if _, ok := shared[key]; !ok {
-				if err := r.addShared(members); err != nil {
-					return err
-				}
-				shared[key] = len(r.shared) - 1
+		if len(f.After) > 1 && users[keyOf(f.After)] > 1 {
+			key := keyOf(f.After)
+			if members[key] == nil {
+				order = append(order, key)
 			}
+			members[key] = append(members[key], i)
 			r.waiting[i]++ // the group's
 			continue
 		}
@@ -83,6 +81,11 @@ func (r *flowRun) addDependencies() error {
 			}
 			r.waiting[i]++
 			r.dependents[d] = append(r.dependents[d], i)
+		}
+	}
+	for _, key := range order {
+		if err := r.addShared(members[key]); err != nil {
+			return err
 		}
 	}
 	return nil

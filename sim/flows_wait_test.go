@@ -72,7 +72,7 @@ func TestSharedAfterErrors(t *testing.T) {
 	}{
 		{"a member", []int{0, 2}, "flow 2 waits for flow 2"},
 		{"out of range", []int{0, 9}, "flow 2 waits for flow 9"},
-		{"negative", []int{-1}, "flow 2 waits for flow -1"},
+		{"negative", []int{0, -1}, "flow 2 waits for flow -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			flows := []Flow{{Src: 0, Dst: 1, Bytes: 100}, {Src: 1, Dst: 2, Bytes: 100},
