@@ -11,22 +11,26 @@
 #     time), and that size per host pair.
 #   - A k=32 fat-tree permutation (bench/htsim/permutation.yaml, 8,192
 #     hosts): the same figures.
+#   - One step of a ring AllReduce of 16,384 hosts (bench/ring-step.yaml,
+#     on a k=42 fat-tree): the same figures.
 #
 # One simulation at a time, one grid worker (-j1), with Go's default GC
 # (GOGC=100: the resident set holds up to about twice the live heap).
 #
 #   bash bench/memory.sh     # about 20 minutes on 2 vCPUs
 #
-# Knobs: HOSTS="256 1024" CELLS="gbn:single" (also e.g. csaud:obs) PERM_K=32 (PERM_K=
-# skips it) DOC=docs/performance.md (DOC= leaves the docs alone).
+# Knobs: HOSTS="256 1024" (HOSTS= skips them) CELLS="gbn:single" (also e.g. csaud:obs) PERM_K=32 (PERM_K=
+# skips it) RING_ROUNDS=1 (RING_ROUNDS= skips the ring step)
+# DOC=docs/performance.md (DOC= leaves the docs alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 DOC=${DOC-docs/performance.md}
-HOSTS=${HOSTS:-256 1024}
+HOSTS=${HOSTS-256 1024}
 CELLS=${CELLS:-gbn:single}
 PERM_K=${PERM_K-32}
+RING_ROUNDS=${RING_ROUNDS-1}
 [ -x /usr/bin/time ] || { echo "bench/memory.sh needs GNU time (/usr/bin/time): apt-get install time" >&2; exit 1; }
 use_tmp
 machine >"$tmp/head"
@@ -56,6 +60,9 @@ if [ -n "$PERM_K" ]; then
   run "permutation-k$PERM_K" bench/htsim/permutation.yaml --set topology.k="$PERM_K" \
     --set workload.hosts=$((PERM_K * PERM_K * PERM_K / 4))
 fi
+if [ -n "$RING_ROUNDS" ]; then
+  run "ring-16384-r$RING_ROUNDS" bench/ring-step.yaml --set workload.rounds="$RING_ROUNDS"
+fi
 
 python3 - "$tmp" >"$tmp/table" <<'PY'
 import re, sys
@@ -77,7 +84,11 @@ for name in open(f"{tmp}/runs").read().split():
     cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
     rss = int(field("Maximum resident set size (kbytes)")) * 1024
     m = re.match(r"csaud-(\d+)-(.*)-(.*)", name)
-    if m:
+    r = re.match(r"ring-(\d+)-r(\d+)", name)
+    if r:
+        n = int(r.group(1))
+        pairs, what, per = n, f"ring AllReduce, {n} GPUs, {r.group(2)} of its {2 * (n - 1)} steps (bench/ring-step.yaml)", f"{rss / n / 1024:.1f} KiB"
+    elif m:
         n = int(m.group(1))
         pairs, what = n * (n - 1), f"csaud all-to-all, {n} GPUs, {m.group(2)} {m.group(3)}"
         per = f"{rss / pairs / 1024:.1f} KiB"

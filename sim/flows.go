@@ -480,10 +480,18 @@ func Permutation(e *engine.Engine, hosts []int, bytes int) []Flow {
 // host to the next, a host sending round r once round r-1 reached it.
 // Each round is a collective step.
 func RingAllReduce(hosts []int, bytes int) []Flow {
+	return RingAllReduceRounds(hosts, bytes, 2*(len(hosts)-1))
+}
+
+// RingAllReduceRounds returns the flows of a ring AllReduce's first
+// rounds rounds (at most all 2(N-1)): what one step of a ring too large
+// to hold as flows costs, at 16,384 hosts and more.
+func RingAllReduceRounds(hosts []int, bytes, rounds int) []Flow {
 	n := len(hosts)
 	seg := (bytes + n - 1) / n
-	var flows []Flow
-	for r := range 2 * (n - 1) {
+	rounds = min(rounds, 2*(n-1))
+	flows := make([]Flow, 0, max(rounds, 0)*n)
+	for r := range rounds {
 		for i := range n {
 			f := Flow{Src: hosts[i], Dst: hosts[(i+1)%n], Bytes: seg, Step: r + 1}
 			if r > 0 { // wait for last round's flow into this host

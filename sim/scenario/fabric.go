@@ -161,7 +161,7 @@ func fabricFlows(eng *engine.Engine, v *values, f *topology.Fabric, group []int)
 		var flows []sim.Flow
 		switch kind := v.pt.Values["workload.kind"]; kind {
 		case "allreduce":
-			flows = sim.RingAllReduce(group, size)
+			flows = sim.RingAllReduceRounds(group, size, ringRounds(v, len(group)))
 		case "permutation":
 			flows = sim.Permutation(eng, group, size)
 		case "alltoall":
@@ -201,6 +201,15 @@ func fabricFlows(eng *engine.Engine, v *values, f *topology.Fabric, group []int)
 		stepBase = lastStep
 	}
 	return all, iterEnds, nil
+}
+
+// ringRounds is how many rounds of a ring AllReduce of n hosts the point
+// runs: workload.rounds, or all 2(n-1).
+func ringRounds(v *values, n int) int {
+	if r := v.int("workload.rounds"); r > 0 {
+		return min(r, 2*(n-1))
+	}
+	return 2 * (n - 1)
 }
 
 // runFabricPoint simulates one datacenter grid point. Placement and which
@@ -347,7 +356,9 @@ func runFabricPoint(eng *engine.Engine, v *values, cell *Cell, scenarioSeed uint
 		}
 		n := float64(len(group))
 		mean := (sum / monotime.Duration(len(times))).Seconds()
-		cell.BusBWBps = float64(v.int("workload.size")) * 8 / mean * 2 * (n - 1) / n
+		// NCCL's bus bandwidth, size/time x 2(N-1)/N, is the bytes each
+		// host sent over time: a share per round.
+		cell.BusBWBps = float64(v.int("workload.size")) * 8 / mean * float64(ringRounds(v, len(group))) / n
 	}
 	return res.Stats, times, nil
 }

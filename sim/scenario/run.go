@@ -458,6 +458,9 @@ func RunPoint(s *Scenario, pt Point) (Cell, error) {
 			cell.WarmGoodputBps = float64(size) * 8 / warm.Mean
 		}
 	case "allreduce":
+		if v.int("workload.rounds") != 0 {
+			return cell, fmt.Errorf("workload.rounds runs part of a ring on fabrics (topology.kind leafspine, fattree or meta); over sites the ring runs whole: remove it")
+		}
 		res, err := sim.RunAllReduce(top, sim.AllReduceConfig{
 			Hosts: v.int("workload.hosts"), Size: size, Count: count, Scheme: scheme, Core: ccfg,
 			Limit: limit, Virtual: virtual})

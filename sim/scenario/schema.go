@@ -252,6 +252,7 @@ var schema = map[string]field{
 	"metrics.timeline":          {"on", oneOf("on", "off")},
 	"workload.size":             {"1MiB", size(1, 4<<30)},
 	"workload.count":            {"10", intIn(1, 1_000_000)},
+	"workload.rounds":           {"0", intIn(0, 1<<20)},
 	"workload.bytes":            {"0", size(0, 1<<50)},
 	"workload.min_count":        {"1", intIn(1, 1_000_000)},
 	"workload.hosts":            {"4", intIn(2, 1<<16)},
