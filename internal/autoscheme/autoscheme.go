@@ -2,6 +2,8 @@
 // reliability scheme, SR-NACK or a Reed-Solomon code with a chosen (k,m),
 // as the one internal/model predicts to complete soonest at the sender,
 // given the size and what the connection has measured (RTT, rate, loss).
+// A message sent while others are under way (a stream's) is costed by
+// the goodput it leaves the connection instead (pipelined).
 //
 // Decisions are cached per bucket of the inputs (an eighth of a decade of
 // loss rate, a quarter octave of size, an eighth of an octave of RTT and
@@ -13,6 +15,7 @@ package autoscheme
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/sdrnet/sdrnet/internal/model"
@@ -74,6 +77,7 @@ type Chooser struct {
 // bucket is a cell of the quantized inputs.
 type bucket struct {
 	loss, size, rtt, rate int16
+	depth                 int16 // log2 of Conditions.Depth, rounded down
 	mtu, chunk            int32
 }
 
@@ -173,17 +177,43 @@ func (ch *Chooser) Err() error {
 	return ch.lastErr
 }
 
-// Predictions returns the model's mean completion time at the sender for
-// every candidate under c, by name, as Choose weighs them.
+// Predictions returns what every candidate costs a message under c, by
+// name, as Choose weighs them: the model's mean completion time at the
+// sender, or where other messages are under way, pipelined's.
 func (ch *Chooser) Predictions(c reliability.Conditions) map[string]monotime.Duration {
 	b := bucketOf(c)
 	out := map[string]monotime.Duration{}
 	for i, s := range ch.schemes {
 		if pr, err := predict(b, s); err == nil {
-			out[ch.names[i]] = pr.Mean
+			out[ch.names[i]] = cost(pr, b)
 		}
 	}
 	return out
+}
+
+// cost is what a message predicted pr costs the connection: its mean
+// completion time alone; with depth messages under way, the longer of
+// the link time it takes (its injection and expected resends) and its
+// completion time over the depth, for the others fill the link while it
+// waits for its repair.
+func cost(pr model.Prediction, b bucket) monotime.Duration {
+	if b.depth <= 0 {
+		return pr.Mean
+	}
+	return max(wireTime(pr), pr.Mean>>b.depth)
+}
+
+// wireTime is how long a message holds the sender's link: its injection
+// and what it is expected to resend. SR-NACK resends each packet until it
+// arrives (1/(1-p) sends per packet); a code resends only on a fallback.
+func wireTime(pr model.Prediction) monotime.Duration {
+	pkt := float64(pr.TInj) / float64(max(pr.PacketsPerChunk, 1))
+	inj := float64(pr.Injection)
+	if pr.SubMessages > 0 { // a code
+		return monotime.Duration(inj + pr.PFallback*float64(pr.RepairPackets)*pkt)
+	}
+	p := 1 - math.Pow(1-pr.PChunk, 1/float64(max(pr.PacketsPerChunk, 1)))
+	return monotime.Duration(inj / (1 - min(p, MaxLoss)))
 }
 
 // decide is evaluate with ch.mu held.
@@ -208,7 +238,7 @@ func (ch *Chooser) evaluate(b bucket) (int, error) {
 			means[i] = math.Inf(1)
 			continue
 		}
-		means[i] = float64(pr.Mean)
+		means[i] = float64(cost(pr, b))
 		best = min(best, means[i])
 	}
 	for i, m := range means {
@@ -236,6 +266,7 @@ func bucketOf(c reliability.Conditions) bucket {
 		rate = DefaultRate
 	}
 	b.rate = int16(math.Round(math.Log2(rate) * timeSteps))
+	b.depth = int16(bits.Len(uint(max(c.Depth, 1))) - 1)
 	return b
 }
 

@@ -41,6 +41,40 @@ func TestChoices(t *testing.T) {
 	}
 }
 
+// TestPipelinedChoices: a message of a stream that keeps several under
+// way is costed by the goodput it leaves; parity then costs more than the
+// resends it saves, where alone its completion time would pick a code.
+func TestPipelinedChoices(t *testing.T) {
+	wan := func(loss float64, depth int) reliability.Conditions {
+		return reliability.Conditions{Size: 8 << 20, MTU: 8192, ChunkBytes: 64 << 10, RTT: 50 * monotime.Millisecond,
+			Rate: 1e9, Lost: loss * 1e6, Sent: 1e6, Depth: depth}
+	}
+	for _, tc := range []struct {
+		loss  float64
+		depth int
+		want  string
+	}{
+		{1e-2, 1, "ec:"}, // alone: waiting for a resend costs an RTT; some code
+		{1e-2, 8, "sr-nack"}, // a stream's eighth: the others fill the link meanwhile
+		{2e-2, 8, "sr-nack"},
+		{0, 8, "sr-nack"},
+	} {
+		ch := New()
+		c := wan(tc.loss, tc.depth)
+		if got := reliability.Name(ch.Choose(c)); got != tc.want && !(strings.HasSuffix(tc.want, ":") && strings.HasPrefix(got, tc.want)) {
+			t.Errorf("loss %g depth %d: chose %s, want %s (costs %v)", tc.loss, tc.depth, got, tc.want, ch.Predictions(c))
+		}
+	}
+	// Depth 0 and 1 are the same message alone.
+	ch := New()
+	a, b := ch.Predictions(wan(1e-2, 0)), ch.Predictions(wan(1e-2, 1))
+	for name, v := range a {
+		if b[name] != v {
+			t.Errorf("%s: depth 0 costs %v, depth 1 %v", name, v, b[name])
+		}
+	}
+}
+
 // TestChoiceIsFastest: whatever Choose picks, no candidate is predicted
 // more than TieTolerance faster.
 func TestChoiceIsFastest(t *testing.T) {

@@ -100,13 +100,18 @@ func (s *sender) noteLost(m *sendMsg, p uint32) {
 // bytes.
 func (s *sender) conditions(size uint64) reliability.Conditions {
 	cfg := s.c.cfg
+	// The rate set, else the controller's (it paces at what it measured),
+	// else the line rate, which may be a guess.
 	rate := cfg.Rate
+	if rate == 0 && s.cc != nil {
+		rate = s.cc.Stats().Rate
+	}
 	if rate == 0 {
 		rate = cfg.LineRate
 	}
 	lost, sent := s.choice.loss.counts()
 	return reliability.Conditions{Size: int64(size), MTU: cfg.MTU, ChunkBytes: cfg.ChunkSize,
-		RTT: s.rtt.Smoothed(), Rate: rate, Lost: lost, Sent: sent}
+		RTT: s.rtt.Smoothed(), Rate: rate, Lost: lost, Sent: sent, Depth: s.unfinished + 1}
 }
 
 // chooseScheme is the scheme of a message sent without one.

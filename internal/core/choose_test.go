@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/core"
@@ -57,8 +58,8 @@ func TestChooserFollowsLoss(t *testing.T) {
 				t.Fatalf("phase %d message %d: %v", ph, i, err)
 			}
 			c := ch.seen[len(ch.seen)-1]
-			if c.Size != size || c.MTU != core.DefaultMTU || c.RTT <= 0 {
-				t.Fatalf("conditions %+v: want size %d, MTU %d and an RTT", c, size, core.DefaultMTU)
+			if c.Size != size || c.MTU != core.DefaultMTU || c.RTT <= 0 || c.Depth != 1 {
+				t.Fatalf("conditions %+v: want size %d, MTU %d, an RTT and depth 1 (one message at a time)", c, size, core.DefaultMTU)
 			}
 			if i >= perPhase/2 && ph == 1 && c.LossRate() < 1e-3 {
 				t.Errorf("phase 1 message %d: loss rate %.2g measured under 2%% loss", i, c.LossRate())
@@ -80,6 +81,48 @@ func TestChooserFollowsLoss(t *testing.T) {
 	}
 	if counts["sr-nack"]+counts["ec:32,8"] != 3*perPhase || counts["ec:32,8"] < perPhase/2 {
 		t.Errorf("chosen %v: want all %d messages counted, at least %d of them EC", counts, 3*perPhase, perPhase/2)
+	}
+}
+
+// TestChooserSeesDepth: the chooser is told how many messages are under
+// way with each one, itself included, and a delivered one no longer
+// counts.
+func TestChooserSeesDepth(t *testing.T) {
+	sr := reliability.SelectiveRepeat{NACK: true}
+	ch := &thresholdChooser{sr: sr, ec: sr}
+	cfg := core.Config{InitialRTT: monotime.Millisecond, Chooser: ch}
+	p, err := coretest.NewPair(coretest.Config{Seed: 1, Link: testLink(), A: cfg, B: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 64 << 10
+	done := 0
+	p.A.OnEvent = func(ev core.Event) {
+		if ev.Kind == core.EventSendDone {
+			done++
+		}
+	}
+	for range 3 {
+		if _, err := p.B.Conn.PostRecvVirtual(size); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.A.Conn.SendVirtual(size, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Wake()
+	if err := p.Drive(func() bool { return done == 3 }, coretest.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.A.Conn.SendVirtual(size, nil); err != nil {
+		t.Fatal(err)
+	}
+	var depths []int
+	for _, c := range ch.seen {
+		depths = append(depths, c.Depth)
+	}
+	if want := []int{1, 2, 3, 1}; !slices.Equal(depths, want) {
+		t.Errorf("depths %v, want %v", depths, want)
 	}
 }
 

@@ -112,6 +112,8 @@ type sender struct {
 	// in flight and grants waiting for their message).
 	block *sendBlock
 	live  int
+	// unfinished counts messages sent and not yet delivered or failed.
+	unfinished int
 
 	cc         cc.Controller // nil: no congestion control
 	pacedUntil monotime.Time // the controller's pacing held a packet back until then
@@ -221,6 +223,7 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 		return 0, ErrTooManyMessages
 	}
 	s.live++
+	s.unfinished++
 	geo := wire.Geometry{MsgLen: size, MTU: uint16(c.cfg.MTU), ChunkShift: c.shift, Scheme: uint8(scheme.Kind())}
 	if code := scheme.Code(); code != nil {
 		geo.K, geo.M = uint8(code.K()), uint8(code.M())
@@ -531,6 +534,7 @@ func (s *sender) release(m *sendMsg) {
 	s.cancelUnconfirmed(m)
 	m.used, m.data, m.scheme, m.code = false, nil, nil, nil
 	s.live--
+	s.unfinished--
 }
 
 func (s *sender) failAll() {

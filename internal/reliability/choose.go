@@ -21,6 +21,11 @@ type Conditions struct {
 	// ones weighing less: their ratio estimates the per-packet loss rate,
 	// and Sent says how much evidence it rests on.
 	Lost, Sent float64
+	// Depth is how many of the connection's messages are under way with
+	// this one, itself included (0 reads as 1). Beyond one, a message's
+	// repair overlaps the others' sending: what a scheme costs is then
+	// the connection's goodput, not this message's completion time.
+	Depth int
 }
 
 // LossRate is Lost/Sent, zero before anything was sent.
