@@ -54,7 +54,7 @@ func TestPipelinedChoices(t *testing.T) {
 		depth int
 		want  string
 	}{
-		{1e-2, 1, "ec:"}, // alone: waiting for a resend costs an RTT; some code
+		{1e-2, 1, "ec:"},     // alone: waiting for a resend costs an RTT; some code
 		{1e-2, 8, "sr-nack"}, // a stream's eighth: the others fill the link meanwhile
 		{2e-2, 8, "sr-nack"},
 		{0, 8, "sr-nack"},
