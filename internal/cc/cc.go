@@ -228,6 +228,10 @@ func (a Algorithm) Name() string {
 // IsNone reports whether the algorithm controls nothing.
 func (a Algorithm) IsNone() bool { return a.make == nil && !a.credit }
 
+// ReceiverDriven reports whether receivers pace credit and senders run
+// no controller (credit).
+func (a Algorithm) ReceiverDriven() bool { return a.credit }
+
 // ReceiverCredit returns the pacer of a receiver's credit grants for a
 // receiver-driven algorithm, nil for a sender-driven one.
 func (a Algorithm) ReceiverCredit(p Params) *CreditPacer {

@@ -122,6 +122,7 @@ func (s *sender) ccNextTimeout() monotime.Time {
 // CCStats returns the connection's congestion controller state; the zero
 // Stats when it has none.
 func (c *Conn) CCStats() cc.Stats {
+	c.use()
 	if c.snd.cc == nil {
 		return cc.Stats{}
 	}
@@ -131,6 +132,7 @@ func (c *Conn) CCStats() cc.Stats {
 // CCDetail returns the figures the connection's controller keeps of its
 // own (cc.Detailed), or nil.
 func (c *Conn) CCDetail() []cc.Figure {
+	c.use()
 	if d, ok := c.snd.cc.(cc.Detailed); ok {
 		return d.Detail()
 	}

@@ -92,6 +92,22 @@ type Conn struct {
 	closed    bool
 	slotMask  uint32 // MaxMsgs-1
 
+	// The endpoint's indexes (schedule.go): the connection's place in
+	// polling order (-1 once reaped), its place in the timer heap (-1:
+	// none), the deadline filed there, and whether it was touched since.
+	slot, heapAt int
+	filed        monotime.Time
+	dirty        bool
+
+	*connBody // nil while the connection is idle (use)
+}
+
+// connBody is what a connection holds once used. A connection made by
+// hand (NewConn) is idle until it first sends, receives, closes or hears
+// from its peer: a fabric's connections to every peer cost their heads
+// alone until they carry something. Until then it acts as a fresh body
+// would: nothing to send, no timers, zero counters.
+type connBody struct {
 	hs      *handshake // a connection's; nil for a datagram peer, which never dials
 	live    liveness
 	closing *closing // the CLOSE to send; nil until Close or a shutdown sets one
@@ -105,13 +121,6 @@ type Conn struct {
 	prot    *protection // nil: packets go unprotected (protect.go)
 
 	stats ConnStats
-
-	// The endpoint's indexes (schedule.go): the connection's place in
-	// polling order (-1 once reaped), its place in the timer heap (-1:
-	// none), the deadline filed there, and whether it was touched since.
-	slot, heapAt int
-	filed        monotime.Time
-	dirty        bool
 }
 
 // liveness is what keeps an idle connection's peer known to be there:
@@ -135,18 +144,32 @@ type closing struct {
 // with configuration cfg: a datagram endpoint's peers share their
 // endpoint's.
 func newConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, cfg *Config) *Conn {
-	c := &Conn{ep: e, ud: ud, id: id, peerID: peerID, peer: peer, cfg: cfg,
+	c := newIdleConn(e, ud, id, peerID, peer, cfg)
+	c.use()
+	return c
+}
+
+// newIdleConn is newConn without the body, which use makes.
+func newIdleConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, cfg *Config) *Conn {
+	return &Conn{ep: e, ud: ud, id: id, peerID: peerID, peer: peer, cfg: cfg,
 		shift:     cfg.chunkShift(),
 		slotShift: uint8(bits.TrailingZeros(uint(cfg.MaxMsgs))),
 		slotMask:  uint32(cfg.MaxMsgs - 1),
 	}
-	if ud == nil {
+}
+
+// use makes the connection's body, once.
+func (c *Conn) use() {
+	if c.connBody != nil {
+		return
+	}
+	c.connBody = new(connBody)
+	if c.ud == nil {
 		c.hs = new(handshake)
 	}
 	c.snd.init(c)
 	c.rcv.init(c)
 	c.initPaths()
-	return c
 }
 
 // ID returns the connection's local id.
@@ -160,6 +183,10 @@ func (c *Conn) Config() Config { return *c.cfg }
 
 // Stats returns the connection's counters.
 func (c *Conn) Stats() ConnStats {
+	if c.connBody == nil { // as a fresh body's: nothing counted, the RTT assumed
+		rtt := reliability.NewRTT(c.cfg.InitialRTT)
+		return ConnStats{SmoothedRTT: rtt.Smoothed()}
+	}
 	s := c.stats
 	s.SmoothedRTT = c.snd.rtt.Smoothed()
 	s.SendTimes = c.snd.chrono.times()
@@ -188,6 +215,7 @@ func (c *Conn) Close(code uint32, reason string) error {
 	if c.closed {
 		return ErrClosed
 	}
+	c.use()
 	if len(reason) > wire.MaxCloseReason {
 		reason = reason[:wire.MaxCloseReason]
 	}
@@ -200,9 +228,11 @@ func (c *Conn) Close(code uint32, reason string) error {
 func (c *Conn) shutdown(cause error) {
 	c.ep.touch(c)
 	c.closed = true
-	c.snd.failAll()
-	c.rcv.failAll()
-	c.ctrl.clear()
+	if c.connBody != nil {
+		c.snd.failAll()
+		c.rcv.failAll()
+		c.ctrl.clear()
+	}
 	c.emit(EventClosed, 0, cause)
 }
 
@@ -335,6 +365,9 @@ func itoa(v uint32) string {
 // payload is left in c.ep.payload. Control packets go first, then
 // retransmissions, then new data.
 func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
+	if c.connBody == nil {
+		return 0, false
+	}
 	if c.closing != nil && c.closing.queued {
 		c.closing.queued = false
 		cl := wire.Close{Conn: c.peerID, Code: c.closing.code, Reason: []byte(c.closing.reason)}
@@ -407,7 +440,7 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 }
 
 func (c *Conn) handleTimeout(now monotime.Time) {
-	if c.closed {
+	if c.closed || c.connBody == nil {
 		return
 	}
 	if c.lifeExpire(now); c.closed {
@@ -418,7 +451,7 @@ func (c *Conn) handleTimeout(now monotime.Time) {
 }
 
 func (c *Conn) nextTimeout() monotime.Time {
-	if c.closed {
+	if c.closed || c.connBody == nil {
 		return monotime.Never
 	}
 	return min(c.snd.nextTimeout(), c.rcv.nextTimeout(), c.lifeTimeout())

@@ -375,7 +375,7 @@ func (e *Endpoint) reap() {
 	e.reapDue = false
 	j := 0
 	for i, c := range e.order {
-		if !c.closed || c.closing != nil && c.closing.queued {
+		if !c.closed || c.connBody != nil && c.closing != nil && c.closing.queued {
 			e.order[j] = c
 			j++
 			continue

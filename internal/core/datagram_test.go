@@ -206,7 +206,7 @@ func TestConnBytes(t *testing.T) {
 	for _, tc := range []struct {
 		what      string
 		got, most uint64
-	}{{"at rest", rest, 1280}, {"receiving one message", recv, 2048}, {"one message each way", both, 4096}} {
+	}{{"at rest", rest, 300}, {"receiving one message", recv, 2048}, {"one message each way", both, 4096}} {
 		if tc.got > tc.most {
 			t.Errorf("a connection %s costs %d bytes: want at most %d", tc.what, tc.got, tc.most)
 		}

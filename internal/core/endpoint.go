@@ -144,7 +144,13 @@ func (e *Endpoint) NewConn(id, peerID uint64, peer netip.AddrPort, cfg Config) (
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(e, nil, id, peerID, peer, e.sharedConfig(cfg))
+	// Made by hand at both ends, it may stay idle, a head alone, until
+	// used: unless its keepalive runs from the start, or it takes its
+	// place among its endpoint's receivers of credit now.
+	c := newIdleConn(e, nil, id, peerID, peer, e.sharedConfig(cfg))
+	if c.cfg.IdleTimeout > 0 || c.cfg.CC.ReceiverDriven() {
+		c.use()
+	}
 	e.add(c)
 	return c, nil
 }
@@ -243,7 +249,7 @@ func (e *Endpoint) handleDatagram(now monotime.Time, d *Received) error {
 		e.stats.UnknownConn++
 		return ErrUnknownConn
 	}
-	if c.prot != nil && !handshakePacket(b) {
+	if c.connBody != nil && c.prot != nil && !handshakePacket(b) {
 		c.prot.stats.Unprotected++ // a keyed connection takes only sealed packets
 		return ErrUnprotected
 	}
@@ -274,7 +280,7 @@ func (e *Endpoint) handleProtected(now monotime.Time, path Path, header, payload
 		e.stats.UnknownConn++
 		return ErrUnknownConn
 	}
-	if c.prot == nil {
+	if c.connBody == nil || c.prot == nil {
 		e.stats.Malformed++ // sealed, for a connection with no keys
 		return ErrUnprotected
 	}
@@ -292,6 +298,7 @@ func (e *Endpoint) handleProtected(now monotime.Time, path Path, header, payload
 
 // deliver hands a datagram, opened if it was protected, to c.
 func (e *Endpoint) deliver(now monotime.Time, path Path, c *Conn, h wire.Header, b, payload []byte, ce bool) error {
+	c.use()
 	if ce && (h.Type == wire.TypeData || h.Type == wire.TypeParity) {
 		c.rcv.ceSeen = true
 	}

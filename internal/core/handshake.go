@@ -311,7 +311,12 @@ func (c *Conn) onPing(now monotime.Time, p *wire.Ping) {
 }
 
 // LastHeard is when the connection last heard from its peer.
-func (c *Conn) LastHeard() monotime.Time { return c.live.lastHeard }
+func (c *Conn) LastHeard() monotime.Time {
+	if c.connBody == nil {
+		return 0
+	}
+	return c.live.lastHeard
+}
 
 // lifeTimeout is the connection-management deadline: the next HELLO, the
 // next keepalive, the handshake or the idle timeout.

@@ -102,6 +102,7 @@ func (c *Conn) pickPathUp(now monotime.Time) Path {
 
 // PathStats returns per-path counters, or nil for a single-path connection.
 func (c *Conn) PathStats() []path.Stats {
+	c.use()
 	c.usePaths()
 	t := path.TableOf(c.mp.sel)
 	if t == nil {

@@ -18,6 +18,7 @@ func TestCtrlPathTakesTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.use() // as a packet for it or a receive posted would
 	turns := func() (got []Path) {
 		for range 8 {
 			got = append(got, c.ctrlPath())
@@ -58,6 +59,7 @@ func TestEncodeDoneHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.use() // as its first message or packet would
 	r := &c.rcv
 	r.useSlots()
 	m := &r.slots[0]

@@ -46,6 +46,7 @@ type protection struct {
 // cipher of our direction, open the peer's. The handshake calls it once
 // keys are agreed; calling it again replaces the keys.
 func (c *Conn) Protect(mode wire.Protection, seal, open PacketCipher) {
+	c.use()
 	if mode == wire.ProtectNone {
 		c.prot = nil
 		return
@@ -55,7 +56,7 @@ func (c *Conn) Protect(mode wire.Protection, seal, open PacketCipher) {
 
 // ProtectStats returns what the connection's protection rejected.
 func (c *Conn) ProtectStats() ProtectStats {
-	if c.prot == nil {
+	if c.connBody == nil || c.prot == nil {
 		return ProtectStats{}
 	}
 	return c.prot.stats

@@ -78,9 +78,9 @@ func protectedPair(t testing.TB, mode wire.Protection) (*protection, *protection
 }
 
 func protectedWith(mode wire.Protection, a2b, b2a PacketCipher) (*protection, *protection) {
-	a := &Conn{}
+	a := &Conn{connBody: new(connBody)}
 	a.Protect(mode, a2b, b2a)
-	b := &Conn{}
+	b := &Conn{connBody: new(connBody)}
 	b.Protect(mode, b2a, a2b)
 	return a.prot, b.prot
 }

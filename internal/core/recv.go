@@ -163,6 +163,7 @@ func (c *Conn) PostRecvVirtual(size int) (RecvHandle, error) {
 
 func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	c.ep.touch(c) // what it may send or when its timers fire changes
+	c.use()
 	r := &c.rcv
 	if c.closed {
 		return 0, ErrClosed
@@ -205,6 +206,7 @@ func (r *receiver) handle(h RecvHandle) (*recvMsg, error) {
 // every packet of chunk i is in the buffer. It is empty until the first
 // packet tells the message's length. Reading it re-arms EventChunks.
 func (c *Conn) ChunkBitmap(h RecvHandle) (Bitmap, error) {
+	c.use()
 	m, err := c.rcv.handle(h)
 	if err != nil {
 		return Bitmap{}, err
@@ -218,6 +220,7 @@ func (c *Conn) ChunkBitmap(h RecvHandle) (Bitmap, error) {
 
 // ExpandChunk returns the per-packet bitmap of chunk i.
 func (c *Conn) ExpandChunk(h RecvHandle, i int) (Bitmap, error) {
+	c.use()
 	m, err := c.rcv.handle(h)
 	if err != nil {
 		return Bitmap{}, err
@@ -232,6 +235,7 @@ func (c *Conn) ExpandChunk(h RecvHandle, i int) (Bitmap, error) {
 // Immediate returns the 32-bit immediate value of a receive's message; ok
 // is false until a packet of it has arrived, and when it carries none.
 func (c *Conn) Immediate(h RecvHandle) (imm uint32, ok bool, err error) {
+	c.use()
 	m, err := c.rcv.handle(h)
 	if err != nil || !m.known {
 		return 0, false, err
@@ -242,6 +246,7 @@ func (c *Conn) Immediate(h RecvHandle) (imm uint32, ok bool, err error) {
 // MessageLen returns the length of the message being received, once its
 // first packet has arrived.
 func (c *Conn) MessageLen(h RecvHandle) (int, bool, error) {
+	c.use()
 	m, err := c.rcv.handle(h)
 	if err != nil || !m.known {
 		return 0, false, err
@@ -253,6 +258,7 @@ func (c *Conn) MessageLen(h RecvHandle) (int, bool, error) {
 // mandatory, also after a failure. Completing a receive before the message
 // is whole abandons the rest: the sender is told the message is done.
 func (c *Conn) Complete(h RecvHandle) error {
+	c.use()
 	c.ep.touch(c) // what it may send or when its timers fire changes
 	m, err := c.rcv.handle(h)
 	if err != nil {

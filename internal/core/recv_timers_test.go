@@ -41,6 +41,7 @@ func TestReorderWindowBeatsTimer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			c.use() // as its first message or packet would
 			r := &c.rcv
 			r.rtt = reliability.NewRTT(tc.samples[0])
 			for _, s := range tc.samples {
@@ -65,6 +66,7 @@ func TestPostedAheadTimers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.use() // as its first message or packet would
 	r := &c.rcv
 	const posted = 64
 	for range posted {

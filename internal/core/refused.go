@@ -29,6 +29,7 @@ func (e *Endpoint) Refused(now monotime.Time, peer netip.AddrPort) {
 		if c.closed || c.peer != peer {
 			continue
 		}
+		c.use()
 		silent := now.Sub(c.live.lastHeard) >= 2*max(c.snd.rtt.Smoothed(), MinRTO)
 		if c.state == stateDialing || silent {
 			c.shutdown(&UnreachableError{Peer: peer})

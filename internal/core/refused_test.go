@@ -34,6 +34,7 @@ func TestUnreachable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.use() // as the packet heard would
 		c.heard(0)
 		e.Refused(monotime.Time(tc.silentFor), tc.from)
 		var closedErr error

@@ -201,6 +201,7 @@ func (c *Conn) SendVirtual(size int, scheme reliability.Scheme) (SendHandle, err
 
 func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHandle, error) {
 	c.ep.touch(c) // what it may send or when its timers fire changes
+	c.use()
 	s := &c.snd
 	switch {
 	case c.closed:

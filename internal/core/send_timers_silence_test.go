@@ -31,6 +31,7 @@ func TestSilenceState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			c.use() // as its first message or packet would
 			s := &c.snd
 			c.heard(probeAt - monotime.Time(50*ms))
 			if s.silent(probeAt) {

@@ -38,7 +38,12 @@ func (c *Conn) openSend(h SendHandle) (*sendMsg, error) {
 	if c.closed {
 		return nil, ErrClosed
 	}
-	m := &c.snd.slots[uint32(h)&c.slotMask]
+	c.use()
+	i := uint32(h) & c.slotMask
+	if int(i) >= len(c.snd.slots) {
+		return nil, ErrNotOpen // no message reached its slot
+	}
+	m := &c.snd.slots[i]
 	if !m.used || m.seq != uint32(h) || !m.open {
 		return nil, ErrNotOpen
 	}
