@@ -213,7 +213,10 @@ type ecPool struct {
 func (p *ecPool) init(c *Conn) { p.c = c }
 
 func (p *ecPool) start(m *recvMsg) {
-	e := &m.ec
+	if m.ec == nil {
+		m.ec = new(ecRecv) // kept with the slot, buffers and all
+	}
+	e := m.ec
 	code := m.scheme.Code()
 	e.code, e.k = code, uint32(code.K())
 	e.subs = (m.nchunks + e.k - 1) / e.k
@@ -233,6 +236,9 @@ func (p *ecPool) start(m *recvMsg) {
 
 // release returns a receive's parity buffers to the pool.
 func (p *ecPool) release(e *ecRecv) {
+	if e == nil {
+		return
+	}
 	for i, b := range e.parity {
 		if b != nil {
 			p.free = append(p.free, b)
@@ -264,7 +270,7 @@ func (p *ecPool) take(size int) []byte {
 // txPackets is how many packets the sender's first pass of m holds.
 func (p *ecPool) txPackets(m *recvMsg) uint64 {
 	n := uint64(m.npkts)
-	if e := &m.ec; e.code != nil {
+	if e := m.ec; e != nil && e.code != nil {
 		last := stripes(m.npkts, e.k, e.subs-1, m.geo.ChunkShift)
 		lastM := e.last.M()
 		n += uint64(e.code.M())*uint64(e.subs-1)<<m.geo.ChunkShift + uint64(lastM)*uint64(last)
@@ -275,8 +281,8 @@ func (p *ecPool) txPackets(m *recvMsg) uint64 {
 // dataPos is where data packet p stands in the sender's first pass: each
 // earlier sub-message (always a full one) was followed by M*N parity.
 func (p *ecPool) dataPos(m *recvMsg, pkt uint32) uint64 {
-	e := &m.ec
-	if e.code == nil {
+	e := m.ec
+	if e == nil || e.code == nil {
 		return uint64(pkt)
 	}
 	s := uint64(pkt>>m.geo.ChunkShift) / uint64(e.k)
@@ -286,7 +292,7 @@ func (p *ecPool) dataPos(m *recvMsg, pkt uint32) uint64 {
 // parityPos is where packet j of parity chunk i of sub-message s stands in
 // the sender's first pass.
 func (p *ecPool) parityPos(m *recvMsg, s, i, j uint32) uint64 {
-	e := &m.ec
+	e := m.ec
 	S := stripes(m.npkts, e.k, s, m.geo.ChunkShift)
 	dataEnd := min((uint64(s)+1)*uint64(e.k)<<m.geo.ChunkShift, uint64(m.npkts))
 	return dataEnd + uint64(s)*uint64(e.code.M())<<m.geo.ChunkShift + uint64(i)*uint64(S) + uint64(j)
@@ -294,7 +300,7 @@ func (p *ecPool) parityPos(m *recvMsg, s, i, j uint32) uint64 {
 
 // chunkWhole frees the parity of a sub-message once all its data is in.
 func (p *ecPool) chunkWhole(m *recvMsg, c uint32) {
-	e := &m.ec
+	e := m.ec
 	s := c / e.k
 	end := min((s+1)*e.k, m.nchunks)
 	if e.parity[s] != nil && m.chunks.nextClear(s*e.k, end) == end {
@@ -306,7 +312,7 @@ func (p *ecPool) chunkWhole(m *recvMsg, c uint32) {
 // dataArrived notes data packet pkt in its stripe and decodes the stripe
 // if parity that arrived earlier now makes that possible.
 func (p *ecPool) dataArrived(now monotime.Time, r *receiver, m *recvMsg, pkt uint32) {
-	e := &m.ec
+	e := m.ec
 	c := pkt >> m.geo.ChunkShift
 	s, j := c/e.k, pkt&(1<<m.geo.ChunkShift-1)
 	mi := s<<m.geo.ChunkShift + j
@@ -328,7 +334,7 @@ func (r *receiver) onParity(now monotime.Time, pk *wire.Parity) error {
 		r.start(now, m, &pk.Geometry, scheme)
 		m.imm = pk.Imm
 	}
-	e := &m.ec
+	e := m.ec
 	if e.code == nil || pk.Sub >= e.subs || pk.Stripe >= stripes(m.npkts, e.k, pk.Sub, m.geo.ChunkShift) {
 		return errMalformed
 	}
@@ -366,7 +372,7 @@ func (p *ecPool) stripeWhole(m *recvMsg, s, j uint32) bool {
 // tryDecode rebuilds the missing data packets of stripe j of sub-message s
 // straight into the posted buffer, if the code can.
 func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint32) {
-	e := &m.ec
+	e := m.ec
 	shift := m.geo.ChunkShift
 	real := realShards(m.npkts, e.k, s, j, shift)
 	mi := s<<shift + j
@@ -423,7 +429,7 @@ func (p *ecPool) tryDecode(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 // recovered marks the data packets of stripe j of sub-message s that were
 // missing as present, now that decoding rebuilt them.
 func (p *ecPool) recovered(now monotime.Time, r *receiver, m *recvMsg, s, j uint32, real uint64) {
-	e := &m.ec
+	e := m.ec
 	shift := m.geo.ChunkShift
 	mi := s<<shift + j
 	missing := real &^ e.masks[mi]

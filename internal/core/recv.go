@@ -81,8 +81,11 @@ type recvMsg struct {
 	step   uint32                // the collective step it belongs to (steps.go)
 	inStep bool
 	r      *receiver
-	ec     ecRecv
+	ec     *ecRecv // made for the slot's first coded message
 }
+
+// coded says whether m is erasure coded.
+func (m *recvMsg) coded() bool { return m.ec != nil && m.ec.code != nil }
 
 func (m *recvMsg) due() monotime.Time { return min(m.rs.Due(), m.ctsDue) }
 
@@ -264,7 +267,7 @@ func (c *Conn) Complete(h RecvHandle) error {
 	if err != nil {
 		return err
 	}
-	c.rcv.ec.release(&m.ec)
+	c.rcv.ec.release(m.ec)
 	m.state, m.buf, m.scheme = recvFree, nil, nil
 	c.rcv.live--
 	if c.ud != nil {
@@ -283,7 +286,7 @@ func (r *receiver) failAll() {
 
 func (r *receiver) fail(m *recvMsg, err error) {
 	m.state = recvFailed
-	r.ec.release(&m.ec)
+	r.ec.release(m.ec)
 	r.c.emit(EventRecvFailed, m.seq, err)
 }
 
@@ -514,7 +517,7 @@ func (r *receiver) accept(now monotime.Time, m *recvMsg, p uint32) {
 		if c == m.cumChunk {
 			m.cumChunk = m.chunks.nextClear(c, m.nchunks)
 		}
-		if m.ec.code != nil {
+		if m.coded() {
 			r.ec.chunkWhole(m, c)
 		}
 		if m.chunkCount == m.nchunks {
@@ -527,7 +530,7 @@ func (r *receiver) accept(now monotime.Time, m *recvMsg, p uint32) {
 			r.c.emit(EventChunks, m.seq, nil)
 		}
 	}
-	if m.ec.code != nil {
+	if m.coded() {
 		r.ec.dataArrived(now, r, m, p)
 	}
 }
@@ -559,7 +562,7 @@ func (r *receiver) complete(m *recvMsg) {
 	r.wake() // the next message may take credit now
 	r.forgetReordering(m.npkts)
 	m.rs.Reset()
-	r.ec.release(&m.ec)
+	r.ec.release(m.ec)
 	r.stepDone(m)
 	r.c.emit(EventRecvDone, m.seq, nil)
 	if m.scheme.Acknowledged() {
