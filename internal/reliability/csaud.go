@@ -166,14 +166,16 @@ func (c CSAUD) Interval(gap, dev, rtt, reorder monotime.Duration, p StepProgress
 }
 
 func (c CSAUD) interval(st *RecvState, m RecvMessage) (I, T monotime.Duration) {
-	return c.Interval(st.csa.gap, st.csa.dev, m.RoundTrip(), m.GapDelay(), m.Step())
+	cs := st.csaState()
+	return c.Interval(cs.gap, cs.dev, m.RoundTrip(), m.GapDelay(), m.Step())
 }
 
 // Started implements ReceiverHooks.
 func (c CSAUD) Started(now monotime.Time, st *RecvState, m RecvMessage) {
-	st.csa.lastAt = now
-	_, st.csa.tail = c.interval(st, m)
-	st.csa.tailAt = now.Add(st.csa.tail)
+	cs := st.csaState()
+	cs.lastAt = now
+	_, cs.tail = c.interval(st, m)
+	cs.tailAt = now.Add(cs.tail)
 }
 
 // Admit implements ReceiverHooks: any packet, in any order.
@@ -182,7 +184,7 @@ func (CSAUD) Admit(monotime.Time, *RecvState, RecvMessage, uint32) Admission { r
 // Arrived implements ReceiverHooks: learn the arrival gap, push the tail
 // timer back, and time a gap the packet opens.
 func (c CSAUD) Arrived(now monotime.Time, st *RecvState, m RecvMessage, p uint32, retransmit bool) {
-	cs := &st.csa
+	cs := st.csaState()
 	if !retransmit {
 		sample := now.Sub(cs.lastAt)
 		if cs.gap == 0 {
@@ -210,7 +212,7 @@ func (c CSAUD) Arrived(now monotime.Time, st *RecvState, m RecvMessage, p uint32
 func (c CSAUD) RecvTimeout(now monotime.Time, st *RecvState, m RecvMessage) {
 	I, T := c.interval(st, m)
 	st.nack.expire(now, m, I)
-	cs := &st.csa
+	cs := st.csaState()
 	cs.tail = T
 	if cs.tailAt > now {
 		return

@@ -147,21 +147,36 @@ type SendMessage interface {
 // message; only the message's scheme reads or writes its fields.
 type RecvState struct {
 	nack     gapNacker     // gap reports (sr-nack, csaud); re-NACKs (sr-nack, ec, csaud)
-	csa      csaRecv       // csaud: arrival gaps and the tail timer
+	csa      *csaRecv      // csaud: arrival gaps and the tail timer (csaState)
 	ftoAt    monotime.Time // ec: fallback timeout
 	refusing bool          // gbn: a NAK for the expected packet went out
 }
 
 // Reset prepares the state for a new message.
 func (s *RecvState) Reset() {
-	*s = RecvState{ftoAt: monotime.Never}
+	csa := s.csa
+	*s = RecvState{ftoAt: monotime.Never, csa: csa}
 	s.nack.reset()
-	s.csa.reset()
+	if csa != nil {
+		csa.reset()
+	}
 }
 
 // Due is when the scheme's next receive timer expires, or Never.
 func (s *RecvState) Due() monotime.Time {
-	return min(s.nack.gapAt, s.nack.renackAt, s.ftoAt, s.csa.tailAt)
+	due := min(s.nack.gapAt, s.nack.renackAt, s.ftoAt)
+	if s.csa != nil {
+		due = min(due, s.csa.tailAt)
+	}
+	return due
+}
+
+// csaState is CSA-UD's state, made on the slot's first CSA-UD message.
+func (s *RecvState) csaState() *csaRecv {
+	if s.csa == nil {
+		s.csa = &csaRecv{tailAt: monotime.Never}
+	}
+	return s.csa
 }
 
 // noSendTimers is for schemes that never retransmit on a timer.
