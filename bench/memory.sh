@@ -15,7 +15,9 @@
 #     on a k=42 fat-tree): the same figures.
 #
 # One simulation at a time, one grid worker (-j1), with Go's default GC
-# (GOGC=100: the resident set holds up to about twice the live heap).
+# (GOGC=100: the resident set holds up to about twice the live heap, and
+# where a collection falls moves it). The peak live heap, the most any
+# collection found live (GODEBUG=gctrace=1), is what the simulation holds.
 #
 #   bash bench/memory.sh     # about 20 minutes on 2 vCPUs
 #
@@ -44,7 +46,7 @@ run() {
   local name=$1
   shift
   echo "$name..." >&2
-  /usr/bin/time -v "$tmp/sdrnet" sim "$@" -j1 --out "$tmp/$name.out" >"$tmp/$name.log" 2>"$tmp/$name.time" ||
+  GODEBUG=gctrace=1 /usr/bin/time -v "$tmp/sdrnet" sim "$@" -j1 --out "$tmp/$name.out" >"$tmp/$name.log" 2>"$tmp/$name.time" ||
     { tail -5 "$tmp/$name.log" "$tmp/$name.time" >&2; exit 1; }
   echo "$name" >>"$tmp/runs"
 }
@@ -73,8 +75,8 @@ peer = re.search(r"bytes per peer: (.*)", log).group(1)
 print(f"- A connection: {conn} bytes (TestConnBytes).")
 print(f"- A datagram peer and a connection: {peer} bytes per peer (TestDatagramPeerBytes).")
 print()
-print("| run | host pairs | wall | CPU | max RSS | RSS per host pair |")
-print("|---|---|---|---|---|---|")
+print("| run | host pairs | wall | CPU | max RSS | peak live heap | live heap per host pair |")
+print("|---|---|---|---|---|---|---|")
 for name in open(f"{tmp}/runs").read().split():
     t = open(f"{tmp}/{name}.time").read()
     def field(label):
@@ -83,22 +85,24 @@ for name in open(f"{tmp}/runs").read().split():
     secs = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall.split(":"))))
     cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
     rss = int(field("Maximum resident set size (kbytes)")) * 1024
+    # gctrace: "... A->B->C MB ...": C MB were live after that collection.
+    live = max((int(m) for m in re.findall(r"\d+->\d+->(\d+) MB", t)), default=0) * 2**20
     m = re.match(r"csaud-(\d+)-(.*)-(.*)", name)
     r = re.match(r"ring-(\d+)-r(\d+)", name)
     if r:
         n = int(r.group(1))
-        pairs, what, per = n, f"ring AllReduce, {n} GPUs, {r.group(2)} of its {2 * (n - 1)} steps (bench/ring-step.yaml)", f"{rss / n / 1024:.1f} KiB"
+        pairs, what, per = n, f"ring AllReduce, {n} GPUs, {r.group(2)} of its {2 * (n - 1)} steps (bench/ring-step.yaml)", f"{live / n / 1024:.1f} KiB"
     elif m:
         n = int(m.group(1))
         pairs, what = n * (n - 1), f"csaud all-to-all, {n} GPUs, {m.group(2)} {m.group(3)}"
-        per = f"{rss / pairs / 1024:.1f} KiB"
+        per = f"{live / pairs / 1024:.1f} KiB"
     else:
         pairs, what, per = None, name.replace("-", ", ") + " (bench/htsim/permutation.yaml)", ""
-    print(f"| {what} | {pairs if pairs else ''} | {secs:.0f} s | {cpu:.0f} s | {rss / 2**30:.2f} GiB | {per} |")
+    print(f"| {what} | {pairs if pairs else ''} | {secs:.0f} s | {cpu:.0f} s | {rss / 2**30:.2f} GiB | {live / 2**30:.2f} GiB | {per} |")
 PY
 cat "$tmp/table"
 if [ -n "$DOC" ]; then
   results_section "$DOC" bench/memory.sh "Memory: connections and large cells" \
-    "Heap bytes per connection from the core's tests; each simulation's maximum resident set size from GNU time, one at a time, one grid worker, Go's default GC." \
+    "Heap bytes per connection from the core's tests; each simulation's maximum resident set size from GNU time and its peak live heap from the runtime's GC trace, one at a time, one grid worker, Go's default GC." \
     "$tmp/head" "$tmp/table"
 fi

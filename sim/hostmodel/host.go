@@ -42,7 +42,6 @@ type Host struct {
 	// index for the switches to hash (SetEntropy); nil: nothing.
 	entropy map[uint64]uint16
 
-	buf     []byte
 	timer   engine.EventID
 	timerAt monotime.Time
 	armed   bool
@@ -98,8 +97,7 @@ func hostIndex(a netip.AddrPort) int32 {
 // NewHost adds host id to network n with a NIC of the given rate feeding
 // uplink.
 func NewHost(n *network.Network, id int32, rate float64, uplink network.Node) *Host {
-	h := &Host{net: n, ID: id, Addr: HostAddr(id), EP: core.NewEndpoint(),
-		buf: make([]byte, core.MaxMTU+wire.MaxHeaderLen)}
+	h := &Host{net: n, ID: id, Addr: HostAddr(id), EP: core.NewEndpoint()}
 	h.NIC = network.NewQueue(n, rate, 0, uplink)
 	h.NIC.Source = h.pull
 	return h
@@ -193,14 +191,15 @@ func (h *Host) pull() *network.Packet {
 // poll takes the core's next datagram, if it has one.
 func (h *Host) poll(now monotime.Time) *network.Packet {
 	var t core.Transmit
-	ok := h.EP.PollTransmit(now, h.buf, &t)
+	buf := h.net.Scratch(core.MaxMTU + wire.MaxHeaderLen)
+	ok := h.EP.PollTransmit(now, buf, &t)
 	if !ok && h.drain() { // the application may have given it work
-		ok = h.EP.PollTransmit(now, h.buf, &t)
+		ok = h.EP.PollTransmit(now, buf, &t)
 	}
 	if !ok {
 		return nil
 	}
-	p := h.net.NewPacket(h.buf[:t.Len], t.Payload)
+	p := h.net.NewPacket(buf[:t.Len], t.Payload)
 	p.Src, p.Dst = h.ID, hostIndex(t.Conn.Peer())
 	p.Path = uint16(t.Path)
 	p.Entropy = p.Path

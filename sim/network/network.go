@@ -45,6 +45,7 @@ type Node interface {
 type Network struct {
 	Eng      *engine.Engine
 	free     []*Packet
+	scratch  []byte
 	Overhead int // bytes added to every datagram on the wire (Ethernet+IP+UDP)
 	// Hops counts packets that crossed a link, once each, as they reach
 	// the far end (a Link, or an egress port's wire).
@@ -64,6 +65,16 @@ func NewNetwork(eng *engine.Engine) *Network { return &Network{Eng: eng, Overhea
 // Pooled is how many packets wait in the pool: after a run, every
 // packet it made.
 func (n *Network) Pooled() int { return len(n.free) }
+
+// Scratch returns a buffer of size bytes, the network's own: a host
+// frames a datagram there and NewPacket copies what it keeps, so the
+// hosts of one network (one engine, one thread) share it.
+func (n *Network) Scratch(size int) []byte {
+	if len(n.scratch) < size {
+		n.scratch = make([]byte, size)
+	}
+	return n.scratch[:size]
+}
 
 // NewPacket returns a pooled packet holding a copy of header and a
 // reference to payload.
