@@ -200,20 +200,20 @@ func cost(pr model.Prediction, b bucket) monotime.Duration {
 	if b.depth <= 0 {
 		return pr.Mean
 	}
-	return max(wireTime(pr), pr.Mean>>b.depth)
+	return max(wireTime(pr, b.dropProb()), pr.Mean>>b.depth)
 }
 
-// wireTime is how long a message holds the sender's link: its injection
-// and what it is expected to resend. SR-NACK resends each packet until it
-// arrives (1/(1-p) sends per packet); a code resends only on a fallback.
-func wireTime(pr model.Prediction) monotime.Duration {
-	pkt := float64(pr.TInj) / float64(max(pr.PacketsPerChunk, 1))
+// wireTime is how long a message holds the sender's link, its packets
+// lost at rate p: its injection and what it is expected to resend.
+// SR-NACK resends each packet until it arrives (1/(1-p) sends per
+// packet); a code resends only on a fallback.
+func wireTime(pr model.Prediction, p float64) monotime.Duration {
 	inj := float64(pr.Injection)
 	if pr.SubMessages > 0 { // a code
+		pkt := float64(pr.TInj) / float64(max(pr.PacketsPerChunk, 1))
 		return monotime.Duration(inj + pr.PFallback*float64(pr.RepairPackets)*pkt)
 	}
-	p := 1 - math.Pow(1-pr.PChunk, 1/float64(max(pr.PacketsPerChunk, 1)))
-	return monotime.Duration(inj / (1 - min(p, MaxLoss)))
+	return monotime.Duration(inj / (1 - p))
 }
 
 // decide is evaluate with ch.mu held.
@@ -270,6 +270,9 @@ func bucketOf(c reliability.Conditions) bucket {
 	return b
 }
 
+// dropProb is the packet loss rate at the centre of bucket b.
+func (b bucket) dropProb() float64 { return math.Pow(10, float64(b.loss)/lossSteps) }
+
 // predict evaluates scheme s at the centre of bucket b.
 func predict(b bucket, s reliability.Scheme) (model.Prediction, error) {
 	p := model.Params{
@@ -279,7 +282,7 @@ func predict(b bucket, s reliability.Scheme) (model.Prediction, error) {
 		HeaderBytes:    headerBytes,
 		RateBitsPerSec: math.Exp2(float64(b.rate) / timeSteps),
 		RTT:            monotime.Duration(math.Exp2(float64(b.rtt) / timeSteps)),
-		DropProb:       math.Pow(10, float64(b.loss)/lossSteps),
+		DropProb:       b.dropProb(),
 		Decode:         model.DecodeStripe,
 		Retry:          model.RetryPacket,
 		AtSender:       true,

@@ -194,6 +194,14 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	return RecvHandle(seq), nil
 }
 
+// recvOf returns the receive h names: none on a connection still idle.
+func (c *Conn) recvOf(h RecvHandle) (*recvMsg, error) {
+	if c.connBody == nil {
+		return nil, ErrUnknownHandle
+	}
+	return c.rcv.handle(h)
+}
+
 func (r *receiver) handle(h RecvHandle) (*recvMsg, error) {
 	if int(uint32(h)&r.c.slotMask) >= len(r.slots) {
 		return nil, ErrUnknownHandle
@@ -209,8 +217,7 @@ func (r *receiver) handle(h RecvHandle) (*recvMsg, error) {
 // every packet of chunk i is in the buffer. It is empty until the first
 // packet tells the message's length. Reading it re-arms EventChunks.
 func (c *Conn) ChunkBitmap(h RecvHandle) (Bitmap, error) {
-	c.use()
-	m, err := c.rcv.handle(h)
+	m, err := c.recvOf(h)
 	if err != nil {
 		return Bitmap{}, err
 	}
@@ -223,8 +230,7 @@ func (c *Conn) ChunkBitmap(h RecvHandle) (Bitmap, error) {
 
 // ExpandChunk returns the per-packet bitmap of chunk i.
 func (c *Conn) ExpandChunk(h RecvHandle, i int) (Bitmap, error) {
-	c.use()
-	m, err := c.rcv.handle(h)
+	m, err := c.recvOf(h)
 	if err != nil {
 		return Bitmap{}, err
 	}
@@ -238,8 +244,7 @@ func (c *Conn) ExpandChunk(h RecvHandle, i int) (Bitmap, error) {
 // Immediate returns the 32-bit immediate value of a receive's message; ok
 // is false until a packet of it has arrived, and when it carries none.
 func (c *Conn) Immediate(h RecvHandle) (imm uint32, ok bool, err error) {
-	c.use()
-	m, err := c.rcv.handle(h)
+	m, err := c.recvOf(h)
 	if err != nil || !m.known {
 		return 0, false, err
 	}
@@ -249,8 +254,7 @@ func (c *Conn) Immediate(h RecvHandle) (imm uint32, ok bool, err error) {
 // MessageLen returns the length of the message being received, once its
 // first packet has arrived.
 func (c *Conn) MessageLen(h RecvHandle) (int, bool, error) {
-	c.use()
-	m, err := c.rcv.handle(h)
+	m, err := c.recvOf(h)
 	if err != nil || !m.known {
 		return 0, false, err
 	}
@@ -261,9 +265,8 @@ func (c *Conn) MessageLen(h RecvHandle) (int, bool, error) {
 // mandatory, also after a failure. Completing a receive before the message
 // is whole abandons the rest: the sender is told the message is done.
 func (c *Conn) Complete(h RecvHandle) error {
-	c.use()
 	c.ep.touch(c) // what it may send or when its timers fire changes
-	m, err := c.rcv.handle(h)
+	m, err := c.recvOf(h)
 	if err != nil {
 		return err
 	}

@@ -60,9 +60,8 @@ func (e *Endpoint) step(id uint32) *stepState {
 // StepRecv tags a posted receive as one of step id's; the step must have
 // begun.
 func (c *Conn) StepRecv(h RecvHandle, id uint32) error {
-	c.use()
 	c.ep.touch(c) // what it may send or when its timers fire changes
-	m, err := c.rcv.handle(h)
+	m, err := c.recvOf(h)
 	if err != nil {
 		return err
 	}
