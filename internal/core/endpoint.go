@@ -89,6 +89,10 @@ type Endpoint struct {
 	ranges  []wire.Range
 	decoder ecScratch
 	dueNow  bitset // a receiver's timers due (receiver.handleTimeout)
+	// recvPool holds the active state of completed receives, for the
+	// next message whose data begins to arrive (receiver.activate).
+	recvPool []*recvActive
+	sendPool []*sendActive // the same for sends (sender.release)
 	// payload is the message bytes that follow the header a poll just
 	// wrote: the datapath gathers them, so data is never copied to send.
 	payload []byte

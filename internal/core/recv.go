@@ -19,13 +19,40 @@ const (
 )
 
 // recvMsg is the receiver's state of one posted buffer, in a slot reused
-// (with its slices) by later messages.
+// by later messages. A buffer posted ahead of its data holds only what its
+// clear-to-send needs; the state of a message under way (bitmaps, ACK and
+// NACK state, the scheme's) is a recvActive, taken from the endpoint's pool
+// when its first packet arrives and given back when the receive is
+// completed. A collective posts a window of receives on every one of
+// thousands of connections, and few of them have data at once.
 type recvMsg struct {
-	seq    uint32
-	state  recvState
-	buf    []byte // nil for a virtual receive
-	size   uint64 // capacity: len(buf), or the virtual size
-	known  bool   // the first packet arrived and fixed the geometry
+	seq         uint32
+	state       recvState
+	known       bool // the first packet arrived and fixed the geometry
+	eventQueued bool // an EventChunks is pending since the last ChunkBitmap
+	creditQd    bool // a CTS carrying the credit is queued
+	inStep      bool
+	step        uint32 // the collective step it belongs to (steps.go)
+	ctsTries    uint32
+	buf         []byte // nil for a virtual receive
+	size        uint64 // capacity: len(buf), or the virtual size
+	credit      uint64 // receiver-driven control: bytes the sender may send
+
+	ctsAt    monotime.Time
+	ctsFirst monotime.Time // when the first CTS left
+	ctsDue   monotime.Time // CTS retransmission
+	filed    monotime.Time // its entry on the receiver's timer heap: due() or earlier
+	lastData monotime.Time // when a DATA packet last arrived
+	// ackAt is when the newest packet the next ACK answers reached the
+	// host; 0: unknown. The Done ACK reads it after the receive completed.
+	ackAt monotime.Time
+
+	r *receiver
+	*recvActive
+}
+
+// recvActive is the state of a message whose data has begun to arrive.
+type recvActive struct {
 	geo    wire.Geometry
 	imm    uint32 // the immediate value, where geo.HasImm
 	scheme reliability.Scheme
@@ -42,14 +69,6 @@ type recvMsg struct {
 	chunkCount     uint32
 	pktCount       uint32
 	cumChunk       uint32 // chunks below are all whole
-	eventQueued    bool   // an EventChunks is pending since the last ChunkBitmap
-
-	ctsAt    monotime.Time
-	ctsFirst monotime.Time // when the first CTS left
-	ctsTries uint32
-	credit   uint64        // receiver-driven control: bytes the sender may send
-	creditQd bool          // a CTS carrying the credit is queued
-	lastData monotime.Time // when a DATA packet last arrived
 
 	// Where the first and the furthest packet so far stand in the sender's
 	// first-pass order, and when they arrived: the receiver's measure of
@@ -58,8 +77,7 @@ type recvMsg struct {
 	firstPos, maxPos  uint64
 
 	ackQueued    bool
-	ackLo, ackHi uint32        // chunks completed since the last ACK
-	ackAt        monotime.Time // when the newest packet the ACK answers reached the host; 0: unknown
+	ackLo, ackHi uint32 // chunks completed since the last ACK
 	// The chunk the latest packet went into, when it is not whole yet: the
 	// next ACK carries its packet bits. An ACK also goes out after every
 	// chunk's worth of packets, even if no chunk completes.
@@ -74,45 +92,78 @@ type recvMsg struct {
 
 	hi         uint32        // highest packet seen, plus one
 	lastNackAt monotime.Time // when the last NACK left
-	ctsDue     monotime.Time // CTS retransmission
-	filed      monotime.Time // its entry on the receiver's timer heap: due() or earlier
 
-	rs     reliability.RecvState // the scheme's own (recv_hooks.go)
-	step   uint32                // the collective step it belongs to (steps.go)
-	inStep bool
-	r      *receiver
-	ec     *ecRecv // made for the slot's first coded message
+	rs reliability.RecvState // the scheme's own (recv_hooks.go)
+	ec *ecRecv               // made for its first coded message
+}
+
+// activate gives m its active state, from the endpoint's pool: what an
+// earlier message left there, cleared, keeping its buffers.
+func (r *receiver) activate(m *recvMsg) {
+	if m.recvActive != nil {
+		return
+	}
+	pool := &r.c.ep.recvPool
+	var a *recvActive
+	if n := len(*pool); n > 0 {
+		a, *pool = (*pool)[n-1], (*pool)[:n-1]
+	} else {
+		a = new(recvActive)
+	}
+	rs := a.rs
+	*a = recvActive{pkts: a.pkts, decoded: a.decoded, chunks: a.chunks, resentWhole: a.resentWhole,
+		have: a.have, ec: a.ec, rs: rs, ackLo: ^uint32(0)}
+	a.rs.Reset()
+	m.recvActive = a
+}
+
+// deactivate gives m's active state back to the endpoint's pool.
+func (r *receiver) deactivate(m *recvMsg) {
+	a := m.recvActive
+	if a == nil {
+		return
+	}
+	r.ec.release(a.ec)
+	a.scheme = nil
+	m.recvActive = nil
+	r.c.ep.recvPool = append(r.c.ep.recvPool, a)
 }
 
 // coded says whether m is erasure coded.
 func (m *recvMsg) coded() bool { return m.ec != nil && m.ec.code != nil }
 
-func (m *recvMsg) due() monotime.Time { return min(m.rs.Due(), m.ctsDue) }
+func (m *recvMsg) due() monotime.Time {
+	if m.recvActive == nil {
+		return m.ctsDue
+	}
+	return min(m.rs.Due(), m.ctsDue)
+}
 
 // receiver is a connection's receiving half.
 type receiver struct {
-	c        *Conn
-	slots    []recvMsg
-	nextSeq  uint32
-	deadline monotime.Time // earliest due() of any posted message
-	timers   []recvTimer   // posted messages' due times, a heap (recv_timers.go)
-	rtt      reliability.RTT
+	c       *Conn
+	slots   []recvMsg
+	nextSeq uint32
+	// creditSeq: under receiver-driven control (credit.go), the oldest
+	// message that may still want credit.
+	creditSeq uint32
+	deadline  monotime.Time // earliest due() of any posted message
+	timers    []recvTimer   // posted messages' due times, a heap (recv_timers.go)
+	rtt       reliability.RTT
 	// reorder is how long packets have been seen to arrive late: a gap is
 	// NACKed only after standing longer (RACK's reordering window).
 	reorder monotime.Duration
 	ec      ecPool
-	ceSeen  bool // a DATA or PARITY packet arrived CE-marked since the last ACK
+	// Receiver-driven control (credit.go): the endpoint's scheduler.
+	credit *creditScheduler
+	probe  *grantProbe // made with the credit scheduler
+	// live counts the slots not free: a datagram peer's slots are leased
+	// (datagram.go) and given back when it drops to zero.
+	live   int
+	ceSeen bool // a DATA or PARITY packet arrived CE-marked since the last ACK
 	// dupResent: a resent DATA packet of a chunk that was whole arrived
 	// since the last ACK (wire.FlagDupResend).
 	dupResent bool
-	// Receiver-driven control (credit.go): the endpoint's scheduler, and
-	// the oldest message that may still want credit.
-	credit    *creditScheduler
-	creditSeq uint32
-	probe     *grantProbe // made with the credit scheduler
-	// live counts the slots not free: a datagram peer's slots are leased
-	// (datagram.go) and given back when it drops to zero.
-	live int
 }
 
 func (r *receiver) init(c *Conn) {
@@ -181,10 +232,8 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 		return 0, ErrTooManyMessages
 	}
 	r.live++
-	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size,
-		pkts: m.pkts, chunks: m.chunks, resentWhole: m.resentWhole, have: m.have, ec: m.ec, r: r,
-		ctsDue: monotime.Never, filed: monotime.Never, ackLo: ^uint32(0)}
-	m.rs.Reset()
+	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size, r: r,
+		ctsDue: monotime.Never, filed: monotime.Never}
 	r.nextSeq++
 	if r.credit != nil {
 		r.wake() // its first grant is its CTS
@@ -270,8 +319,8 @@ func (c *Conn) Complete(h RecvHandle) error {
 	if err != nil {
 		return err
 	}
-	c.rcv.ec.release(m.ec)
-	m.state, m.buf, m.scheme = recvFree, nil, nil
+	c.rcv.deactivate(m)
+	m.state, m.buf = recvFree, nil
 	c.rcv.live--
 	if c.ud != nil {
 		c.ud.settle(c)
@@ -289,7 +338,9 @@ func (r *receiver) failAll() {
 
 func (r *receiver) fail(m *recvMsg, err error) {
 	m.state = recvFailed
-	r.ec.release(m.ec)
+	if m.recvActive != nil {
+		r.ec.release(m.ec)
+	}
 	r.c.emit(EventRecvFailed, m.seq, err)
 }
 
@@ -360,10 +411,10 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 	}
 	if geo.MsgLen > m.size {
 		r.fail(m, ErrMessageTooLarge)
-		m.nackReason = wire.NackTooLarge
 		c.ctrl.push(ctrlItem{kind: ctrlNack, seq: m.seq})
 		return nil, nil
 	}
+	r.activate(m)
 	return m, nil
 }
 

@@ -95,7 +95,7 @@ func ackDelay(now, at monotime.Time) uint16 {
 
 func (r *receiver) encodeAck(now monotime.Time, seq uint32, buf []byte) int {
 	m := &r.slots[seq&r.c.slotMask]
-	if m.seq != seq || m.state != recvPosted || !m.ackQueued {
+	if m.seq != seq || m.state != recvPosted || m.recvActive == nil || !m.ackQueued {
 		return 0
 	}
 	if m.decodedQueued {
@@ -165,7 +165,7 @@ func (r *receiver) encodeDone(now monotime.Time, seq uint32, buf []byte) int {
 
 func (r *receiver) encodeNack(now monotime.Time, seq uint32, buf []byte) int {
 	m := &r.slots[seq&r.c.slotMask]
-	if m.seq != seq || !m.nackQueued {
+	if m.seq != seq || m.recvActive == nil || !m.nackQueued {
 		return 0
 	}
 	m.nackQueued = false
@@ -215,7 +215,7 @@ func (r *receiver) reportDecoded(m *recvMsg, p uint32) {
 
 func (r *receiver) encodeDecoded(seq uint32, buf []byte) int {
 	m := &r.slots[seq&r.c.slotMask]
-	if m.seq != seq || !m.decodedQueued || m.state == recvFree {
+	if m.seq != seq || m.state == recvFree || m.recvActive == nil || !m.decodedQueued {
 		return 0
 	}
 	m.decodedQueued = false

@@ -103,7 +103,7 @@ func (r *receiver) expire(now monotime.Time, m *recvMsg) {
 			r.c.ctrl.push(ctrlItem{kind: ctrlCTS, seq: m.seq})
 		}
 	}
-	if m.rs.Due() <= now {
+	if m.recvActive != nil && m.rs.Due() <= now {
 		m.scheme.RecvTimeout(now, &m.rs, m)
 	}
 }

@@ -10,12 +10,21 @@ import (
 // SendHandle names a message being sent.
 type SendHandle uint32
 
-// sendMsg is the sender's state of one message, kept in a slot that is
-// reused (with its slices) by later messages.
+// sendMsg is a send slot: a free one holds only the last message's
+// number; one in use holds its message's state, a sendActive taken from
+// the endpoint's pool by Send and given back (its slices kept) when the
+// message is done or fails. A connection's slots are numbered by message,
+// and a collective's thousands of connections each have a few, mostly
+// free.
 type sendMsg struct {
-	s       *sender
-	seq     uint32
-	used    bool
+	s    *sender
+	seq  uint32
+	used bool
+	*sendActive
+}
+
+// sendActive is the state of a message being sent.
+type sendActive struct {
 	granted bool
 	open    bool   // a streaming send (SendOpen): stays until EndSend
 	imm     uint32 // the immediate value, where geo.HasImm
@@ -231,10 +240,12 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	}
 	npkts := uint32(geo.Packets())
 	nchunks := (npkts + 1<<c.shift - 1) >> c.shift
-	*m = sendMsg{s: s, seq: seq, used: true, data: data, scheme: scheme, code: scheme.Code(), geo: geo,
+	a := s.c.ep.takeSendActive()
+	*a = sendActive{data: data, scheme: scheme, code: scheme.Code(), geo: geo,
 		npkts: npkts, nchunks: nchunks,
-		acked: m.acked, sentAt: m.sentAt, retx: m.retx, pathOf: m.pathOf, unconfirmed: m.unconfirmed,
-		ambiguous: m.ambiguous, delivered: m.delivered, lost: m.lost}
+		acked: a.acked, sentAt: a.sentAt, retx: a.retx, pathOf: a.pathOf, unconfirmed: a.unconfirmed,
+		ambiguous: a.ambiguous, delivered: a.delivered, lost: a.lost}
+	*m = sendMsg{s: s, seq: seq, used: true, sendActive: a}
 	m.acked.reset(nchunks)
 	if c.cfg.Chooser != nil {
 		m.lost.reset(npkts)
@@ -533,9 +544,21 @@ func (s *sender) fail(m *sendMsg, err error) {
 func (s *sender) release(m *sendMsg) {
 	s.waitCoding(m) // the workers may still read its data
 	s.cancelUnconfirmed(m)
-	m.used, m.data, m.scheme, m.code = false, nil, nil, nil
+	m.data, m.scheme, m.code = nil, nil, nil
+	s.c.ep.sendPool = append(s.c.ep.sendPool, m.sendActive)
+	m.used, m.sendActive = false, nil
 	s.live--
 	s.unfinished--
+}
+
+// takeSendActive returns a message state from the pool, or a new one.
+func (e *Endpoint) takeSendActive() *sendActive {
+	if n := len(e.sendPool); n > 0 {
+		a := e.sendPool[n-1]
+		e.sendPool = e.sendPool[:n-1]
+		return a
+	}
+	return new(sendActive)
 }
 
 func (s *sender) failAll() {

@@ -41,7 +41,7 @@ func TestSilenceState(t *testing.T) {
 			if !s.silent(probeAt) {
 				t.Fatalf("data unanswered for 50 ms (srtt %v) is not a silence", s.rtt.Smoothed())
 			}
-			m := &sendMsg{scheme: reliability.SelectiveRepeat{NACK: true}}
+			m := &sendMsg{sendActive: &sendActive{scheme: reliability.SelectiveRepeat{NACK: true}}}
 			s.probed(probeAt, m)
 			c.live.lastHeard = tc.heard
 			if got := s.probing(tc.now); got != tc.wantHeld {
