@@ -97,10 +97,12 @@ type pairConn struct {
 	// messages may complete out of order, and a receive slot is free
 	// only once the receive that held it completed, so the window runs
 	// from here, not from the count completed.
-	oldest  int
-	done    []bool         // per flow of the connection: its receive completed
-	sent    int            // flows sent so far
-	recvPos map[uint32]int // receive handle -> position in flows
+	oldest int
+	done   []bool // per flow of the connection: its receive completed
+	sent   int    // flows sent so far
+	// base is the first flow's receive handle: a connection numbers its
+	// receives in turn, so flow k's is base+k.
+	base uint32
 }
 
 // RunFlows moves flows over t's hosts (virtual payloads) and returns when
@@ -217,7 +219,7 @@ func newFlowRun(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, 
 			if err != nil {
 				return r, err
 			}
-			pc = &pairConn{tx: a, rx: b, window: cfg.MaxMsgs / 2, recvPos: map[uint32]int{}}
+			pc = &pairConn{tx: a, rx: b, window: cfg.MaxMsgs / 2}
 			conns[key], r.byTx[a], r.byRx[b] = pc, pc, pc
 			r.conns = append(r.conns, pc)
 		}
@@ -258,7 +260,11 @@ func (r *flowRun) postOne(pc *pairConn) {
 	if err != nil {
 		r.fail(r.flows[f].Dst, fmt.Errorf("flow %d: post: %w", f, err))
 	}
-	pc.recvPos[uint32(h)] = pc.posted
+	if pc.posted == 0 {
+		pc.base = uint32(h)
+	} else if err == nil && uint32(h) != pc.base+uint32(pc.posted) {
+		r.fail(r.flows[f].Dst, fmt.Errorf("flow %d: receive handle %d, want %d: handles out of turn", f, h, pc.base+uint32(pc.posted)))
+	}
 	pc.posted++
 }
 
@@ -318,11 +324,10 @@ func (r *flowRun) handle(h *hostmodel.Host, ev core.Event) {
 	switch ev.Kind {
 	case core.EventRecvDone:
 		pc := r.byRx[ev.Conn]
-		k, ok := pc.recvPos[ev.Msg]
-		if !ok {
+		k := int(ev.Msg - pc.base)
+		if ev.Msg-pc.base >= uint32(pc.posted) || pc.done[k] {
 			return
 		}
-		delete(pc.recvPos, ev.Msg)
 		f := pc.flows[k]
 		eng := h.Engine()
 		r.res.Done[f] = eng.Now()

@@ -128,8 +128,8 @@ type connBody struct {
 type liveness struct {
 	lastHeard monotime.Time
 	lastPing  monotime.Time
-	pongDue   bool
 	pongEcho  uint64
+	pongDue   bool
 	rttProbe  bool // a PING is to measure the round trip for the receiver
 }
 

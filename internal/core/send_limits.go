@@ -40,11 +40,11 @@ type SendTimes struct {
 
 // sendChrono times a sender's states.
 type sendChrono struct {
-	state     sendState
 	since     monotime.Time // when state began
 	last      monotime.Time // the last poll
-	held      sendState     // why pollFirstPass returned nothing
 	durations [sendInflight + 1]monotime.Duration
+	state     sendState
+	held      sendState // why pollFirstPass returned nothing
 }
 
 // note records the state a poll at now found; one compare when unchanged.
