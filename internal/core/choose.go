@@ -154,7 +154,7 @@ type SchemeCount struct {
 // order the schemes were first chosen; nil without a chooser. The slice is
 // the connection's: copy it to keep it.
 func (c *Conn) Chosen() []SchemeCount {
-	if c.connBody == nil || c.snd.choice == nil {
+	if c.connBody == nil || c.snd == nil || c.snd.choice == nil {
 		return nil
 	}
 	return c.snd.choice.chosen

@@ -96,7 +96,7 @@ func TestConnsShareConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.use() // as its first message or packet would
+		c.useBoth() // as its first messages each way would
 		return c
 	}
 	a, b := conn(1, Config{Paths: 4, Select: path.Oblivious}), conn(2, Config{Paths: 4, Select: path.Oblivious})

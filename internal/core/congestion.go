@@ -123,17 +123,18 @@ func (s *sender) ccNextTimeout() monotime.Time {
 // Stats when it has none.
 func (c *Conn) CCStats() cc.Stats {
 	c.use()
-	if c.snd.cc == nil {
+	s := c.sender()
+	if s.cc == nil {
 		return cc.Stats{}
 	}
-	return c.snd.cc.Stats()
+	return s.cc.Stats()
 }
 
 // CCDetail returns the figures the connection's controller keeps of its
 // own (cc.Detailed), or nil.
 func (c *Conn) CCDetail() []cc.Figure {
 	c.use()
-	if d, ok := c.snd.cc.(cc.Detailed); ok {
+	if d, ok := c.sender().cc.(cc.Detailed); ok {
 		return d.Detail()
 	}
 	return nil

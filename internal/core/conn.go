@@ -112,8 +112,11 @@ type connBody struct {
 	live    liveness
 	closing *closing // the CLOSE to send; nil until Close or a shutdown sets one
 
-	snd sender
-	rcv receiver
+	// The sending and receiving halves, each made when first needed
+	// (sender, receiver): a collective's connections mostly carry
+	// messages one way, and a simulation holds millions of them.
+	snd *sender
+	rcv *receiver
 
 	ctrl    ring[ctrlItem]
 	schemes map[schemeKey]reliability.Scheme
@@ -145,7 +148,7 @@ type closing struct {
 // endpoint's.
 func newConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, cfg *Config) *Conn {
 	c := newIdleConn(e, ud, id, peerID, peer, cfg)
-	c.use()
+	c.useBoth()
 	return c
 }
 
@@ -167,9 +170,32 @@ func (c *Conn) use() {
 	if c.ud == nil {
 		c.hs = new(handshake)
 	}
-	c.snd.init(c)
-	c.rcv.init(c)
 	c.initPaths()
+}
+
+// useBoth makes the body and both halves.
+func (c *Conn) useBoth() {
+	c.use()
+	c.sender()
+	c.receiver()
+}
+
+// sender returns the connection's sending half, made on first use.
+func (c *Conn) sender() *sender {
+	if c.snd == nil {
+		c.snd = new(sender)
+		c.snd.init(c)
+	}
+	return c.snd
+}
+
+// receiver returns the connection's receiving half, made on first use.
+func (c *Conn) receiver() *receiver {
+	if c.rcv == nil {
+		c.rcv = new(receiver)
+		c.rcv.init(c)
+	}
+	return c.rcv
 }
 
 // ID returns the connection's local id.
@@ -188,6 +214,11 @@ func (c *Conn) Stats() ConnStats {
 		return ConnStats{SmoothedRTT: rtt.Smoothed()}
 	}
 	s := c.stats
+	if c.snd == nil { // as a fresh sender's
+		rtt := reliability.NewRTT(c.cfg.InitialRTT)
+		s.SmoothedRTT = rtt.Smoothed()
+		return s
+	}
 	s.SmoothedRTT = c.snd.rtt.Smoothed()
 	s.SendTimes = c.snd.chrono.times()
 	return s
@@ -229,8 +260,12 @@ func (c *Conn) shutdown(cause error) {
 	c.ep.touch(c)
 	c.closed = true
 	if c.connBody != nil {
-		c.snd.failAll()
-		c.rcv.failAll()
+		if c.snd != nil {
+			c.snd.failAll()
+		}
+		if c.rcv != nil {
+			c.rcv.failAll()
+		}
 		c.ctrl.clear()
 	}
 	c.emit(EventClosed, 0, cause)
@@ -278,7 +313,7 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}
-		return c.rcv.onData(now, &d)
+		return c.receiver().onData(now, &d)
 	case wire.TypeParity:
 		var p wire.Parity
 		var err error
@@ -290,14 +325,14 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}
-		return c.rcv.onParity(now, &p)
+		return c.receiver().onParity(now, &p)
 	case wire.TypeAck:
 		a, err := wire.ParseAck(b)
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}
 		c.stats.AcksReceived++
-		c.snd.onAck(now, &a)
+		c.sender().onAck(now, &a)
 	case wire.TypeNack:
 		n, err := wire.ParseNack(b)
 		if err != nil {
@@ -305,9 +340,9 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 		}
 		c.stats.NacksRecvd++
 		if n.Reason == wire.NackTooLarge && n.Flags&flagFromSender != 0 {
-			c.rcv.onAbort(n.Msg)
+			c.receiver().onAbort(n.Msg)
 		} else {
-			c.snd.onNack(now, &n)
+			c.sender().onNack(now, &n)
 		}
 	case wire.TypeCTS:
 		s, err := wire.ParseCTS(b)
@@ -315,9 +350,9 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 			return errors.Join(errMalformed, err)
 		}
 		if s.Flags&flagFromSender != 0 {
-			c.rcv.onHeld(s.Msg)
+			c.receiver().onHeld(s.Msg)
 		} else {
-			c.snd.onCTS(now, &s)
+			c.sender().onCTS(now, &s)
 		}
 	case wire.TypeClose:
 		cl, err := wire.ParseClose(b)
@@ -404,6 +439,9 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 			return n, false
 		}
 	}
+	if c.snd == nil {
+		return 0, true
+	}
 	return c.snd.poll(now, buf), true
 }
 
@@ -446,15 +484,26 @@ func (c *Conn) handleTimeout(now monotime.Time) {
 	if c.lifeExpire(now); c.closed {
 		return
 	}
-	c.snd.handleTimeout(now)
-	c.rcv.handleTimeout(now)
+	if c.snd != nil {
+		c.snd.handleTimeout(now)
+	}
+	if c.rcv != nil {
+		c.rcv.handleTimeout(now)
+	}
 }
 
 func (c *Conn) nextTimeout() monotime.Time {
 	if c.closed || c.connBody == nil {
 		return monotime.Never
 	}
-	return min(c.snd.nextTimeout(), c.rcv.nextTimeout(), c.lifeTimeout())
+	t := c.lifeTimeout()
+	if c.snd != nil {
+		t = min(t, c.snd.nextTimeout())
+	}
+	if c.rcv != nil {
+		t = min(t, c.rcv.nextTimeout())
+	}
+	return t
 }
 
 // schemeFor returns the reliability scheme a message's packets name (its

@@ -154,20 +154,18 @@ func (d *Datagram) settle(c *Conn) {
 	if c.ctrl.len() > 0 || c.closed {
 		return
 	}
-	if r := &c.rcv; r.slots != nil && r.live == 0 {
+	if r := c.rcv; r != nil && r.slots != nil && r.live == 0 {
 		d.recv = append(d.recv, r.slots)
 		r.slots, r.creditSeq = nil, r.nextSeq
 		r.timers = r.timers[:0] // every slot is free: their timers are void
 		d.stats.Leased--
 	}
-	if s := &c.snd; s.block != nil && s.live == 0 {
+	if s := c.snd; s != nil && s.block != nil && s.live == 0 {
 		// With no message in flight every timer and retransmission left
 		// in the queues is void.
 		b := s.block
 		s.retx.clear()
-		for i := range s.timers {
-			s.timers[i].clear()
-		}
+		s.timers.clear()
 		b.retx = s.retx
 		d.send = append(d.send, b)
 		s.block, s.slots, s.grants = nil, nil, nil

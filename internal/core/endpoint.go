@@ -153,7 +153,7 @@ func (e *Endpoint) NewConn(id, peerID uint64, peer netip.AddrPort, cfg Config) (
 	// place among its endpoint's receivers of credit now.
 	c := newIdleConn(e, nil, id, peerID, peer, e.sharedConfig(cfg))
 	if c.cfg.IdleTimeout > 0 || c.cfg.CC.ReceiverDriven() {
-		c.use()
+		c.useBoth()
 	}
 	e.add(c)
 	return c, nil
@@ -304,7 +304,7 @@ func (e *Endpoint) handleProtected(now monotime.Time, path Path, header, payload
 func (e *Endpoint) deliver(now monotime.Time, path Path, c *Conn, h wire.Header, b, payload []byte, ce bool) error {
 	c.use()
 	if ce && (h.Type == wire.TypeData || h.Type == wire.TypeParity) {
-		c.rcv.ceSeen = true
+		c.receiver().ceSeen = true
 	}
 	e.touch(c)
 	if err := c.handle(now, path, h, b, payload); err != nil {

@@ -219,8 +219,8 @@ func (c *Conn) adopt(cfg Config) {
 	c.shift = cfg.chunkShift()
 	c.slotShift = uint8(bits.TrailingZeros(uint(cfg.MaxMsgs)))
 	c.slotMask = uint32(cfg.MaxMsgs - 1)
-	c.snd.init(c)
-	c.rcv.init(c)
+	c.sender().init(c)
+	c.receiver().init(c)
 	c.initPaths()
 }
 
@@ -305,8 +305,8 @@ func (c *Conn) onPing(now monotime.Time, p *wire.Ping) {
 		return
 	}
 	if sent := monotime.Time(p.Echo); sent > 0 && sent <= now {
-		c.snd.rtt.Update(now.Sub(sent))
-		c.rcv.rtt.Update(now.Sub(sent))
+		c.sender().rtt.Update(now.Sub(sent))
+		c.receiver().rtt.Update(now.Sub(sent))
 	}
 }
 

@@ -59,8 +59,8 @@ func TestEncodeDoneHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.use() // as its first message or packet would
-	r := &c.rcv
+	c.useBoth() // as its first messages each way would
+	r := c.receiver()
 	r.useSlots()
 	m := &r.slots[0]
 	m.seq, m.state, m.ackAt = 0, recvFree, monotime.Time(monotime.Millisecond)

@@ -218,7 +218,7 @@ func (c *Conn) PostRecvVirtual(size int) (RecvHandle, error) {
 func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 	c.ep.touch(c) // what it may send or when its timers fire changes
 	c.use()
-	r := &c.rcv
+	r := c.receiver()
 	if c.closed {
 		return 0, ErrClosed
 	}
@@ -245,7 +245,7 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 
 // recvOf returns the receive h names: none on a connection still idle.
 func (c *Conn) recvOf(h RecvHandle) (*recvMsg, error) {
-	if c.connBody == nil {
+	if c.connBody == nil || c.rcv == nil {
 		return nil, ErrUnknownHandle
 	}
 	return c.rcv.handle(h)

@@ -41,8 +41,8 @@ func TestReorderWindowBeatsTimer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.use() // as its first message or packet would
-			r := &c.rcv
+			c.useBoth() // as its first messages each way would
+			r := c.receiver()
 			r.rtt = reliability.NewRTT(tc.samples[0])
 			for _, s := range tc.samples {
 				r.rtt.Update(s)
@@ -66,8 +66,8 @@ func TestPostedAheadTimers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.use() // as its first message or packet would
-	r := &c.rcv
+	c.useBoth() // as its first messages each way would
+	r := c.receiver()
 	const posted = 64
 	for range posted {
 		if _, err := c.PostRecvVirtual(1 << 20); err != nil {

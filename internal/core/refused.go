@@ -30,7 +30,7 @@ func (e *Endpoint) Refused(now monotime.Time, peer netip.AddrPort) {
 			continue
 		}
 		c.use()
-		silent := now.Sub(c.live.lastHeard) >= 2*max(c.snd.rtt.Smoothed(), MinRTO)
+		silent := now.Sub(c.live.lastHeard) >= 2*max(c.sender().rtt.Smoothed(), MinRTO)
 		if c.state == stateDialing || silent {
 			c.shutdown(&UnreachableError{Peer: peer})
 		}

@@ -90,10 +90,28 @@ type sendTimer struct {
 	at         monotime.Time
 }
 
-// sendTimers is a sender's timer queues, one per scheme kind. They are
-// kept apart from the sender: a datagram peer at rest has none (its
-// slots and queues are leased, datagram.go).
-type sendTimers [reliability.MaxKind + 1]ring[sendTimer]
+// sendTimers is a sender's timer queues, one per scheme kind, each made
+// when a timer of its kind is first armed: a connection uses one kind or
+// two. They are kept apart from the sender: a datagram peer at rest has
+// none (its slots and queues are leased, datagram.go).
+type sendTimers [reliability.MaxKind + 1]*ring[sendTimer]
+
+// arm queues t on kind k's queue.
+func (q *sendTimers) arm(k reliability.Kind, t sendTimer) {
+	if q[k] == nil {
+		q[k] = new(ring[sendTimer])
+	}
+	q[k].push(t)
+}
+
+// clear voids every timer.
+func (q *sendTimers) clear() {
+	for _, r := range q {
+		if r != nil {
+			r.clear()
+		}
+	}
+}
 
 type grant struct {
 	gen    uint16
@@ -211,7 +229,7 @@ func (c *Conn) SendVirtual(size int, scheme reliability.Scheme) (SendHandle, err
 func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHandle, error) {
 	c.ep.touch(c) // what it may send or when its timers fire changes
 	c.use()
-	s := &c.snd
+	s := c.sender()
 	switch {
 	case c.closed:
 		return 0, ErrClosed
@@ -569,9 +587,7 @@ func (s *sender) failAll() {
 	}
 	s.retx.clear()
 	if s.timers != nil {
-		for i := range s.timers {
-			s.timers[i].clear()
-		}
+		s.timers.clear()
 	}
 }
 

@@ -19,7 +19,7 @@ const MinRTO = 100 * monotime.Microsecond
 func (s *sender) chunkSent(now monotime.Time, m *sendMsg, c uint32) {
 	m.sentAt[c] = now
 	if m.scheme.ChunkTimer(!m.passDone) {
-		s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: c, epoch: m.epoch, at: now})
+		s.timers.arm(m.scheme.Kind(), sendTimer{seq: m.seq, chunk: c, epoch: m.epoch, at: now})
 	}
 }
 
@@ -130,9 +130,8 @@ func (s *sender) handleTimeout(now monotime.Time) {
 	if s.timers == nil {
 		return
 	}
-	for k := range s.timers {
-		q := &s.timers[k]
-		for q.len() > 0 {
+	for _, q := range s.timers {
+		for q != nil && q.len() > 0 {
 			t := q.peek()
 			m := s.timerMsg(t)
 			if m == nil {
@@ -199,7 +198,7 @@ func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
 // armBackstop (re)starts m's whole-message timer.
 func (s *sender) armBackstop(now monotime.Time, m *sendMsg) {
 	m.progress = now
-	s.timers[m.scheme.Kind()].push(sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
+	s.timers.arm(m.scheme.Kind(), sendTimer{seq: m.seq, chunk: wholeMessage, at: now})
 }
 
 // stallBackstop arms m's backstop when its first pass stalls on the
@@ -242,9 +241,8 @@ func (s *sender) nextTimeout() monotime.Time {
 	if s.timers == nil {
 		return t
 	}
-	for k := range s.timers {
-		q := &s.timers[k]
-		for q.len() > 0 {
+	for _, q := range s.timers {
+		for q != nil && q.len() > 0 {
 			h := q.peek()
 			m := s.timerMsg(h)
 			if m == nil {

@@ -31,8 +31,8 @@ func TestSilenceState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.use() // as its first message or packet would
-			s := &c.snd
+			c.useBoth() // as its first messages each way would
+			s := c.sender()
 			c.heard(probeAt - monotime.Time(50*ms))
 			if s.silent(probeAt) {
 				t.Fatal("a peer with no data to answer is silent")

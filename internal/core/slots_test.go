@@ -40,7 +40,7 @@ func TestSlotsFollowMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.use() // as its first message or packet would
+	c.useBoth() // as its first messages each way would
 	for n := 1; n <= 20; n++ {
 		if _, err := c.PostRecvVirtual(1 << 20); err != nil {
 			t.Fatal(err)
@@ -61,13 +61,13 @@ func TestSlotsFollowMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	made.use() // as its first message or packet would
+	made.useBoth() // as its first messages each way would
 	made.rcv.slots = make([]recvMsg, 64)
 	lazy, err := NewEndpoint().NewConn(1, 2, netip.MustParseAddrPort("127.0.0.1:2"), Config{MaxMsgs: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lazy.use() // as its first message or packet would
+	lazy.useBoth() // as its first messages each way would
 	for _, id := range []wire.MsgID{{Slot: 40, Gen: 0}, {Slot: 40, Gen: 1}, {Slot: 3, Gen: 0xffff}} {
 		geo := wire.Geometry{MsgLen: 100, MTU: 4096}
 		for _, c := range []*Conn{made, lazy} {

@@ -40,7 +40,7 @@ func (c *Conn) openSend(h SendHandle) (*sendMsg, error) {
 	}
 	c.use()
 	i := uint32(h) & c.slotMask
-	if int(i) >= len(c.snd.slots) {
+	if c.snd == nil || int(i) >= len(c.snd.slots) {
 		return nil, ErrNotOpen // no message reached its slot
 	}
 	m := &c.snd.slots[i]
