@@ -135,10 +135,10 @@ type flowRun struct {
 	conns      []*pairConn // in creation order
 	byTx, byRx map[*core.Conn]*pairConn
 	connOf     []*pairConn
-	waiting    []int   // per flow: dependencies not yet arrived (a shared wait counts one)
-	dependents [][]int // per flow: the flows waiting for it alone
+	waiting    []int          // per flow: dependencies not yet arrived (a shared wait counts one)
+	dependents flowLists[int] // per flow: the flows waiting for it alone
 	shared     []sharedWait
-	waitOn     [][]waitRef // per flow: the shared waits that name it (flows_wait.go)
+	waitOn     flowLists[waitRef] // per flow: the shared waits that name it (flows_wait.go)
 	ready      []bool
 	steps      *stepTracker
 	arrived    atomic.Int64 // parts count arrivals at once
@@ -191,9 +191,9 @@ func stopRun(eng *engine.Engine) {
 // newFlowRun opens the flows' connections.
 func newFlowRun(t *topology.Topology, flows []Flow, cfg FlowsConfig) (*flowRun, error) {
 	r := &flowRun{t: t, flows: flows, cfg: cfg, byTx: map[*core.Conn]*pairConn{}, byRx: map[*core.Conn]*pairConn{},
-		connOf: make([]*pairConn, len(flows)), waiting: make([]int, len(flows)), dependents: make([][]int, len(flows)),
-		waitOn: make([][]waitRef, len(flows)), ready: make([]bool, len(flows)),
-		res: FlowsResult{Start: make([]monotime.Time, len(flows)), Done: make([]monotime.Time, len(flows))}}
+		connOf: make([]*pairConn, len(flows)), waiting: make([]int, len(flows)),
+		ready: make([]bool, len(flows)),
+		res:   FlowsResult{Start: make([]monotime.Time, len(flows)), Done: make([]monotime.Time, len(flows))}}
 	ccfg := cfg.Core
 	ccfg.Scheme = cfg.Scheme
 	ccfg.Paths = max(cfg.QPs, 1)

@@ -80,7 +80,7 @@ func (r *flowRun) addDependencies() error {
 				return fmt.Errorf("flow %d waits for flow %d, which does not exist", i, d)
 			}
 			r.waiting[i]++
-			r.dependents[d] = append(r.dependents[d], i)
+			r.dependents.add(d, i)
 		}
 	}
 	for _, key := range order {
@@ -88,6 +88,8 @@ func (r *flowRun) addDependencies() error {
 			return err
 		}
 	}
+	r.dependents.build(len(flows))
+	r.waitOn.build(len(flows))
 	return nil
 }
 
@@ -110,7 +112,7 @@ func (r *flowRun) addShared(members []int) error {
 			s.arrivals = append(s.arrivals, waitCount{part: part})
 		}
 		s.arrivals[a].left++
-		r.waitOn[d] = append(r.waitOn[d], waitRef{shared: int32(len(r.shared)), arrival: int32(a)})
+		r.waitOn.add(d, waitRef{shared: int32(len(r.shared)), arrival: int32(a)})
 	}
 	for _, i := range members {
 		part := r.eng(r.flows[i].Src).Part()
@@ -128,7 +130,7 @@ func (r *flowRun) addShared(members []int) error {
 // arrivedFor counts flow f's arrival, on eng, for the flows that wait for
 // it: those that name it alone first, then the shared waits.
 func (r *flowRun) arrivedFor(eng *engine.Engine, f int) {
-	for _, d := range r.dependents[f] {
+	for _, d := range r.dependents.of(f) {
 		if part := r.eng(r.flows[d].Src).Part(); part != eng.Part() {
 			// A sender in another part hears a lookahead later,
 			// as it would over the network.
@@ -137,7 +139,7 @@ func (r *flowRun) arrivedFor(eng *engine.Engine, f int) {
 		}
 		r.dependencyMet(d)
 	}
-	for _, ref := range r.waitOn[f] {
+	for _, ref := range r.waitOn.of(f) {
 		s := &r.shared[ref.shared]
 		a := &s.arrivals[ref.arrival]
 		if a.left--; a.left > 0 {
@@ -187,3 +189,41 @@ type groupMet flowRun
 func (m *groupMet) OnEvent(_ *engine.Engine, arg uint64) {
 	(*flowRun)(m).groupMet(int(arg>>32), int(uint32(arg)))
 }
+
+// flowLists is a list per flow in one array: a million flows cost an
+// offset each rather than a slice header and an array. Items are added
+// in any order of flows, each list keeping the order of its own, and
+// read once built.
+type flowLists[T any] struct {
+	start []int // list f is items[start[f]:start[f+1]]
+	items []T
+	adds  []flowItem[T] // until build
+}
+
+type flowItem[T any] struct {
+	flow int
+	item T
+}
+
+func (l *flowLists[T]) add(f int, v T) { l.adds = append(l.adds, flowItem[T]{f, v}) }
+
+// build lays out the lists of n flows.
+func (l *flowLists[T]) build(n int) {
+	l.start = make([]int, n+1)
+	for _, a := range l.adds {
+		l.start[a.flow+1]++
+	}
+	for f := range n {
+		l.start[f+1] += l.start[f]
+	}
+	l.items = make([]T, len(l.adds))
+	next := slices.Clone(l.start[:n])
+	for _, a := range l.adds {
+		l.items[next[a.flow]] = a.item
+		next[a.flow]++
+	}
+	l.adds = nil
+}
+
+// of returns flow f's list.
+func (l *flowLists[T]) of(f int) []T { return l.items[l.start[f]:l.start[f+1]] }

@@ -196,6 +196,9 @@ func fabricFlows(eng *engine.Engine, v *values, f *topology.Fabric, group []int)
 			}
 		}
 		prevLast = last
+		if all == nil { // iterations are alike: one array for all
+			all = make([]sim.Flow, 0, count*len(flows))
+		}
 		all = append(all, flows...)
 		iterEnds = append(iterEnds, len(all))
 		stepBase = lastStep
