@@ -108,7 +108,9 @@ type Conn struct {
 // alone until they carry something. Until then it acts as a fresh body
 // would: nothing to send, no timers, zero counters.
 type connBody struct {
-	hs      *handshake // a connection's; nil for a datagram peer, which never dials
+	// hs is a dialed or accepted connection's handshake; nil for one made
+	// by hand (NewConn) and for a datagram peer, which never dial.
+	hs      *handshake
 	live    liveness
 	closing *closing // the CLOSE to send; nil until Close or a shutdown sets one
 
@@ -149,6 +151,9 @@ type closing struct {
 func newConn(e *Endpoint, ud *Datagram, id, peerID uint64, peer netip.AddrPort, cfg *Config) *Conn {
 	c := newIdleConn(e, ud, id, peerID, peer, cfg)
 	c.useBoth()
+	if ud == nil { // it dials or is accepted: NewConn's never do
+		c.hs = new(handshake)
+	}
 	return c
 }
 
@@ -167,9 +172,6 @@ func (c *Conn) use() {
 		return
 	}
 	c.connBody = new(connBody)
-	if c.ud == nil {
-		c.hs = new(handshake)
-	}
 	c.initPaths()
 }
 
