@@ -59,15 +59,16 @@ type ConnStats struct {
 type ctrlKind uint8
 
 const (
-	ctrlCTS     ctrlKind = iota + 1 // receiver: clear-to-send for seq
-	ctrlAck                         // receiver: ACK progress of seq
-	ctrlNack                        // receiver: NACK missing packets of seq
-	ctrlDoneAck                     // receiver: whole-message ACK for an old id
-	ctrlDone                        // receiver: whole-message ACK for seq, just completed
-	ctrlAbort                       // sender: tell the receiver seq is too large
-	ctrlDecoded                     // receiver: report packets erasure decoding rebuilt
-	ctrlCredit                      // receiver: a CTS carrying more credit for seq
-	ctrlHeld                        // sender: the grant for id is held until its data
+	ctrlCTS      ctrlKind = iota + 1 // receiver: clear-to-send for seq
+	ctrlAck                          // receiver: ACK progress of seq
+	ctrlNack                         // receiver: NACK missing packets of seq
+	ctrlDoneAck                      // receiver: whole-message ACK for an old id
+	ctrlDone                         // receiver: whole-message ACK for seq, just completed
+	ctrlAbort                        // sender: tell the receiver seq is too large
+	ctrlDecoded                      // receiver: report packets erasure decoding rebuilt
+	ctrlCredit                       // receiver: a CTS carrying more credit for seq
+	ctrlHeld                         // sender: the grant for id is held until its data
+	ctrlTooLarge                     // receiver: seq is larger than the buffer posted for it
 )
 
 type ctrlItem struct {
@@ -469,6 +470,10 @@ func (c *Conn) encodeCtrl(now monotime.Time, it ctrlItem, buf []byte) int {
 		return c.rcv.encodeDecoded(it.seq, buf)
 	case ctrlAbort:
 		nk := wire.Nack{Conn: c.peerID, Flags: flagFromSender, Msg: c.msgID(it.seq), Reason: wire.NackTooLarge}
+		n, _ := wire.EncodeNack(buf, &nk, nil)
+		return n
+	case ctrlTooLarge:
+		nk := wire.Nack{Conn: c.peerID, Msg: c.msgID(it.seq), Reason: wire.NackTooLarge}
 		n, _ := wire.EncodeNack(buf, &nk, nil)
 		return n
 	case ctrlHeld:

@@ -1,12 +1,14 @@
 package core
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
 	"testing"
 
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/path"
+	"github.com/sdrnet/sdrnet/internal/reliability"
 	"github.com/sdrnet/sdrnet/internal/wire"
 )
 
@@ -83,4 +85,49 @@ func TestEncodeDoneHold(t *testing.T) {
 			t.Errorf("%s: delay %d us, flags %#x; want %d us and Done|Completed", tc.name, a.Delay, a.Flags, tc.want)
 		}
 	}
+}
+
+// TestOversizedData: DATA of a message longer than the buffer posted for
+// it (from a sender that did not wait for the CTS, which says the
+// buffer's length) fails the receive and is NACKed as too large.
+func TestOversizedData(t *testing.T) {
+	c, err := NewEndpoint().NewConn(1, 2, netip.MustParseAddrPort("127.0.0.1:2"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.PostRecv(make([]byte, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	geo := wire.Geometry{MsgLen: 100, MTU: 1024, Scheme: uint8(reliability.KindSRRTO)}
+	d := wire.Data{Conn: 1, Msg: c.msgID(uint32(h)), Geometry: geo, Payload: make([]byte, 100)}
+	if err := c.rcv.onData(0, &d); err != nil {
+		t.Fatal(err)
+	}
+	var failed error
+	for ev, ok := c.ep.PollEvent(); ok; ev, ok = c.ep.PollEvent() {
+		if ev.Kind == EventRecvFailed {
+			failed = ev.Err
+		}
+	}
+	if !errors.Is(failed, ErrMessageTooLarge) {
+		t.Errorf("receive failed with %v, want %v", failed, ErrMessageTooLarge)
+	}
+	buf := make([]byte, 256)
+	for c.ctrl.len() > 0 {
+		it, _ := c.ctrl.pop()
+		n := c.encodeCtrl(0, it, buf)
+		if n == 0 || it.kind == ctrlCTS {
+			continue
+		}
+		nk, err := wire.ParseNack(buf[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nk.Reason != wire.NackTooLarge || nk.Msg != c.msgID(uint32(h)) || nk.Conn != 2 {
+			t.Errorf("sent NACK %+v, want reason too large for message %v to connection 2", nk, c.msgID(uint32(h)))
+		}
+		return
+	}
+	t.Error("no NACK sent")
 }

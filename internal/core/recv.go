@@ -411,7 +411,7 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 	}
 	if geo.MsgLen > m.size {
 		r.fail(m, ErrMessageTooLarge)
-		c.ctrl.push(ctrlItem{kind: ctrlNack, seq: m.seq})
+		c.ctrl.push(ctrlItem{kind: ctrlTooLarge, seq: m.seq})
 		return nil, nil
 	}
 	r.activate(m)

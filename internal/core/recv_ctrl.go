@@ -173,7 +173,6 @@ func (r *receiver) encodeNack(now monotime.Time, seq uint32, buf []byte) int {
 	ranges := r.c.ep.ranges[:0]
 	m.lastNackAt = now
 	switch {
-	case m.nackReason == wire.NackTooLarge:
 	case m.state != recvPosted:
 		return 0
 	case m.nackReason == wire.NackOutOfOrder:
