@@ -32,9 +32,11 @@ func (c *Conn) initPaths() { c.mp = multipath{} }
 
 // usePaths makes the path selector, once. Until then every path is as a
 // fresh selector has it, up and unused, which is all that a connection's
-// control packets read (ctrlPath).
+// control packets read (ctrlPath). Single needs none: every packet takes
+// path 0, whatever its health, so it is kept as a single-path connection
+// is, without per-path accounting.
 func (c *Conn) usePaths() {
-	if c.mp.sel != nil || c.cfg.Paths <= 1 {
+	if c.mp.sel != nil || c.cfg.Paths <= 1 || c.cfg.Select == path.Single {
 		return
 	}
 	// Rotated, not shifted: every bit of a random 64-bit id counts, and an
