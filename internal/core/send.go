@@ -1,6 +1,8 @@
 package core
 
 import (
+	"slices"
+
 	"github.com/sdrnet/sdrnet/internal/cc"
 	"github.com/sdrnet/sdrnet/internal/monotime"
 	"github.com/sdrnet/sdrnet/internal/reliability"
@@ -90,33 +92,39 @@ type sendTimer struct {
 	at         monotime.Time
 }
 
-// sendTimers is a sender's timer queues, one per scheme kind, each made
-// when a timer of its kind is first armed: a connection uses one kind or
-// two. They are kept apart from the sender: a datagram peer at rest has
-// none (its slots and queues are leased, datagram.go).
-type sendTimers [reliability.MaxKind + 1]*ring[sendTimer]
+// sendTimers is a sender's timer queues, one per scheme kind in kind
+// order, each made when a timer of its kind is first armed: a connection
+// uses one kind or two. They are kept apart from the sender: a datagram
+// peer at rest has none (its slots and queues are leased, datagram.go).
+type sendTimers struct {
+	kinds  []reliability.Kind // ascending
+	queues []*ring[sendTimer] // queues[i] is kinds[i]'s
+}
 
 // arm queues t on kind k's queue.
 func (q *sendTimers) arm(k reliability.Kind, t sendTimer) {
-	if q[k] == nil {
-		q[k] = new(ring[sendTimer])
+	i := 0
+	for i < len(q.kinds) && q.kinds[i] < k { // one kind or two: a scan
+		i++
 	}
-	q[k].push(t)
+	if i == len(q.kinds) || q.kinds[i] != k {
+		q.kinds = slices.Insert(q.kinds, i, k)
+		q.queues = slices.Insert(q.queues, i, new(ring[sendTimer]))
+	}
+	q.queues[i].push(t)
 }
 
 // clear voids every timer.
 func (q *sendTimers) clear() {
-	for _, r := range q {
-		if r != nil {
-			r.clear()
-		}
+	for _, r := range q.queues {
+		r.clear()
 	}
 }
 
 type grant struct {
-	gen    uint16
 	bufLen uint64
 	credit uint64
+	gen    uint16
 	ok     bool
 	copies uint8 // CTSs received for it (heldCTS)
 }

@@ -130,8 +130,11 @@ func (s *sender) handleTimeout(now monotime.Time) {
 	if s.timers == nil {
 		return
 	}
-	for _, q := range s.timers {
-		for q != nil && q.len() > 0 {
+	// By index, not range: an expiry may arm a kind not seen yet, whose
+	// queue then takes its kind's place.
+	for i := 0; i < len(s.timers.queues); i++ {
+		q := s.timers.queues[i]
+		for q.len() > 0 {
 			t := q.peek()
 			m := s.timerMsg(t)
 			if m == nil {
@@ -241,8 +244,8 @@ func (s *sender) nextTimeout() monotime.Time {
 	if s.timers == nil {
 		return t
 	}
-	for _, q := range s.timers {
-		for q != nil && q.len() > 0 {
+	for _, q := range s.timers.queues {
+		for q.len() > 0 {
 			h := q.peek()
 			m := s.timerMsg(h)
 			if m == nil {

@@ -10,8 +10,9 @@
 // the transmit queue) is the core's; the core calls the Scheme of each
 // message through the hooks documented in hooks.go and never asks which
 // scheme it is. Each scheme is one file (none.go, gbn.go, sr.go, srnack.go,
-// ec.go, csaud.go) and registers itself under its wire kind and name, so a new scheme
-// is a new file here and no edit of the core.
+// ec.go, csaud.go) and registers itself under its wire kind and name, so a
+// new scheme is a new file, here or elsewhere (Register), and no edit of
+// the core.
 package reliability
 
 import (
@@ -36,8 +37,6 @@ const (
 	KindECMDS   Kind = 5
 	KindECXOR   Kind = 6
 	KindCSAUD   Kind = 7
-	// MaxKind is the largest kind; the core sizes per-kind tables by it.
-	MaxKind = KindCSAUD
 )
 
 func (k Kind) String() string {
@@ -48,7 +47,7 @@ func (k Kind) String() string {
 }
 
 // Valid reports whether k names a scheme.
-func (k Kind) Valid() bool { return k <= MaxKind && registry[k].name != "" }
+func (k Kind) Valid() bool { return registry[k].name != "" }
 
 // Scheme is a reliability policy. Implementations are small immutable
 // values, safe to share between connections; what a scheme remembers about
@@ -95,10 +94,35 @@ type registration struct {
 	make func(k, m int) (Scheme, error)
 }
 
-var registry [MaxKind + 1]registration
+// registry holds the schemes by kind: every value of the wire's byte.
+var registry [1 << 8]registration
 
 // register is called by each scheme's file, from init.
 func register(k Kind, r registration) { registry[k] = r }
+
+// Register adds scheme s under its wire kind and name, as each scheme's
+// file here does, for a scheme written elsewhere (a variant of one of
+// these): called from its init, it lets Parse read the name and a
+// receiver take the kind, and the core carries the scheme like any other.
+// The built-in schemes take kinds 1 to 7.
+func Register(name string, s Scheme) error {
+	k := s.Kind()
+	switch {
+	case k == 0:
+		return fmt.Errorf("scheme %q: kind 0 names no scheme", name)
+	case registry[k].name != "":
+		return fmt.Errorf("scheme %q: kind %d is taken by %s", name, k, registry[k].name)
+	case name == "" || strings.ContainsAny(name, ":, "):
+		return fmt.Errorf("scheme name %q: want a word without ':', ',' or spaces", name)
+	}
+	for _, r := range registry {
+		if r.name == name || slices.Contains(r.aliases, name) {
+			return fmt.Errorf("scheme name %q is taken", name)
+		}
+	}
+	register(k, registration{name: name, make: func(_, _ int) (Scheme, error) { return s, nil }})
+	return nil
+}
 
 // ForWire returns the scheme of kind k with its default settings, for a
 // message whose packets name k and (for a code) K and M; nil if no scheme

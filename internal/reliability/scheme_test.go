@@ -262,3 +262,47 @@ func TestKind(t *testing.T) {
 		}
 	}
 }
+
+// variant is a scheme made outside the built-ins' files: selective repeat
+// under a kind of its own.
+type variant struct{ SelectiveRepeat }
+
+func (variant) Kind() Kind { return 250 }
+
+type other struct{ SelectiveRepeat }
+
+func (other) Kind() Kind { return 251 }
+
+type kindZero struct{ SelectiveRepeat }
+
+func (kindZero) Kind() Kind { return 0 }
+
+// TestRegister: a scheme registered from outside is parsed by its name
+// and built by its kind like a built-in; a kind or name already taken, or
+// a name Parse could not read, is refused with the reason.
+func TestRegister(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    Scheme
+		want string // in the error; "" for none
+	}{
+		{"variant", variant{}, ""},
+		{"again", variant{}, "kind 250 is taken by variant"},
+		{"zero", kindZero{}, "kind 0 names no scheme"},
+		{"sr-rto", SelectiveRepeat{}, "kind 3 is taken by sr"},
+		{"sr-nack", other{}, `name "sr-nack" is taken`},
+		{"sr", other{}, `name "sr" is taken`},
+		{"bad:name", other{}, "want a word"},
+	} {
+		err := Register(tc.name, tc.s)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Register(%q, %T) = %v, want %q", tc.name, tc.s, err, tc.want)
+		}
+	}
+	if s, err := Parse("variant"); err != nil || s.Kind() != 250 {
+		t.Errorf("Parse(variant) = %v, %v", s, err)
+	}
+	if s := ForWire(250, 0, 0); s == nil || s.Kind() != 250 || Name(s) != "variant" {
+		t.Errorf("ForWire(250) = %v", s)
+	}
+}
