@@ -25,17 +25,34 @@ var (
 
 // ConnStats counts what a connection sent and received.
 type ConnStats struct {
+	SendCounts
+	RecvCounts
+	CtrlPackets uint64 // ACK, NACK, CTS, CLOSE sent
+	SmoothedRTT monotime.Duration
+	// SendTimes are what the sender's time went to: sending, or held
+	// back by the window, the receiver or the in-flight limit.
+	SendTimes
+}
+
+// SendCounts are the counters of a connection's sending half.
+type SendCounts struct {
 	DataPackets, DataBytes     uint64 // first transmissions
 	RetxPackets, RetxBytes     uint64 // retransmissions
 	ParityPackets, ParityBytes uint64
 	// ParityCodedAhead counts sub-messages whose parity the endpoint's
 	// codec workers coded while their data was sent (SetCodecWorkers).
 	ParityCodedAhead         uint64
-	CtrlPackets              uint64 // ACK, NACK, CTS, CLOSE sent
 	AcksReceived, NacksRecvd uint64
-	RecvPackets              uint64 // DATA packets accepted
-	DupPackets               uint64 // DATA packets that were already there
-	OutOfOrder               uint64 // DATA packets that arrived after a later one
+	RTOs                     uint64 // sender retransmission timeouts
+	SilentProbes             uint64 // of RTOs: probes into a silent peer, the timeout doubled
+	AckedBytes               uint64 // bytes of our messages the peer has whole
+}
+
+// RecvCounts are the counters of a connection's receiving half.
+type RecvCounts struct {
+	RecvPackets uint64 // DATA packets accepted
+	DupPackets  uint64 // DATA packets that were already there
+	OutOfOrder  uint64 // DATA packets that arrived after a later one
 	// Of those, first transmissions (reordered by the network, not
 	// resent): how many, and how far behind the furthest packet of
 	// their message they arrived, summed and at most, in packets.
@@ -45,14 +62,7 @@ type ConnStats struct {
 	DroppedOutOfOrder                   uint64 // go-back-N receiver discards
 	RecoveredPackets                    uint64 // rebuilt by erasure decoding
 	Fallbacks                           uint64 // EC fallback NACKs sent
-	RTOs                                uint64 // sender retransmission timeouts
-	SilentProbes                        uint64 // of RTOs: probes into a silent peer, the timeout doubled
-	AckedBytes                          uint64 // bytes of our messages the peer has whole
 	RecvBytes                           uint64 // payload bytes of DATA packets accepted
-	SmoothedRTT                         monotime.Duration
-	// SendTimes are what the sender's time went to: sending, or held
-	// back by the window, the receiver or the in-flight limit.
-	SendTimes
 }
 
 // ctrlKind is a control packet waiting in the control queue.
@@ -126,7 +136,7 @@ type connBody struct {
 	mp      multipath
 	prot    *protection // nil: packets go unprotected (protect.go)
 
-	stats ConnStats
+	ctrlPackets uint64 // ConnStats.CtrlPackets; each half keeps its own counts
 }
 
 // liveness is what keeps an idle connection's peer known to be there:
@@ -216,12 +226,16 @@ func (c *Conn) Stats() ConnStats {
 		rtt := reliability.NewRTT(c.cfg.InitialRTT)
 		return ConnStats{SmoothedRTT: rtt.Smoothed()}
 	}
-	s := c.stats
+	s := ConnStats{CtrlPackets: c.ctrlPackets}
+	if c.rcv != nil {
+		s.RecvCounts = c.rcv.stats
+	}
 	if c.snd == nil { // as a fresh sender's
 		rtt := reliability.NewRTT(c.cfg.InitialRTT)
 		s.SmoothedRTT = rtt.Smoothed()
 		return s
 	}
+	s.SendCounts = c.snd.stats
 	s.SmoothedRTT = c.snd.rtt.Smoothed()
 	s.SendTimes = c.snd.chrono.times()
 	return s
@@ -334,14 +348,14 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}
-		c.stats.AcksReceived++
+		c.sender().stats.AcksReceived++
 		c.sender().onAck(now, &a)
 	case wire.TypeNack:
 		n, err := wire.ParseNack(b)
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}
-		c.stats.NacksRecvd++
+		c.sender().stats.NacksRecvd++
 		if n.Reason == wire.NackTooLarge && n.Flags&flagFromSender != 0 {
 			c.receiver().onAbort(n.Msg)
 		} else {
@@ -413,7 +427,7 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 		if err != nil {
 			return 0, false
 		}
-		c.stats.CtrlPackets++
+		c.ctrlPackets++
 		c.mp.path = c.ctrlPath()
 		return n, false
 	}
@@ -423,21 +437,21 @@ func (c *Conn) poll(now monotime.Time, buf []byte) (int, bool) {
 	// Each packet's path is picked once the packet is sure to leave
 	// (pickPath's comment says why).
 	if n := c.handshake(now, buf); n > 0 {
-		c.stats.CtrlPackets++
+		c.ctrlPackets++
 		return n, false
 	}
 	if c.state == stateDialing {
 		return 0, false
 	}
 	if n := c.keepalive(now, buf); n > 0 {
-		c.stats.CtrlPackets++
+		c.ctrlPackets++
 		c.mp.path = c.ctrlPath()
 		return n, false
 	}
 	for c.ctrl.len() > 0 {
 		it, _ := c.ctrl.pop()
 		if n := c.encodeCtrl(now, it, buf); n > 0 {
-			c.stats.CtrlPackets++
+			c.ctrlPackets++
 			c.mp.path = c.ctrlPath()
 			return n, false
 		}

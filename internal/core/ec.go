@@ -104,7 +104,7 @@ func (s *sender) startParity(m *sendMsg) {
 	m.inParity, m.parityPos, m.parityChunks = true, 0, uint32(nm)
 	if s.ec != nil && s.ec.job.Busy() && s.ec.jobSeq == m.seq && s.ec.jobSub == m.sub {
 		_ = s.ec.job.Wait() // shapes are checked in parityShards; cannot fail
-		s.c.stats.ParityCodedAhead++
+		s.stats.ParityCodedAhead++
 		return
 	}
 	if code := s.parityShards(m); m.data != nil {
@@ -181,8 +181,8 @@ func (s *sender) sendParity(now monotime.Time, m *sendMsg, buf []byte) int {
 		p.Payload = s.ec.parity[off : off+mtu]
 		n, _ = p.Encode(buf)
 	}
-	s.c.stats.ParityPackets++
-	s.c.stats.ParityBytes += uint64(mtu)
+	s.stats.ParityPackets++
+	s.stats.ParityBytes += uint64(mtu)
 	m.parityPos++
 	if m.parityPos == nm*S {
 		m.inParity = false
@@ -439,7 +439,7 @@ func (p *ecPool) recovered(now monotime.Time, r *receiver, m *recvMsg, s, j uint
 			continue
 		}
 		pkt := (s*e.k+uint32(c))<<shift + j
-		r.c.stats.RecoveredPackets++
+		r.stats.RecoveredPackets++
 		m.hi = max(m.hi, pkt+1)
 		r.reportDecoded(m, pkt)
 		r.accept(now, m, pkt)

@@ -142,6 +142,7 @@ func (m *recvMsg) due() monotime.Time {
 // receiver is a connection's receiving half.
 type receiver struct {
 	c       *Conn
+	stats   RecvCounts
 	slots   []recvMsg
 	nextSeq uint32
 	// creditSeq: under receiver-driven control (credit.go), the oldest
@@ -383,7 +384,7 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 		r.useSlots() // a datagram peer's, to answer as before; given back once answered
 	}
 	if int(id.Slot) >= len(r.slots) { // not made yet: free, holding message 0
-		c.stats.StalePackets++
+		r.stats.StalePackets++
 		if c.genAge(id, 0) <= 0 {
 			c.ctrl.push(ctrlItem{kind: ctrlDoneAck, id: id})
 		}
@@ -392,12 +393,12 @@ func (r *receiver) accepting(id wire.MsgID, geo *wire.Geometry) (*recvMsg, error
 	m := &r.slots[id.Slot]
 	age := c.genAge(id, m.seq)
 	if age < 0 || (age == 0 && (m.state == recvFree || m.state == recvDone)) {
-		c.stats.StalePackets++
+		r.stats.StalePackets++
 		c.ctrl.push(ctrlItem{kind: ctrlDoneAck, id: id})
 		return nil, nil
 	}
 	if age > 0 || m.state != recvPosted {
-		c.stats.StalePackets++
+		r.stats.StalePackets++
 		return nil, nil
 	}
 	if m.known {
@@ -492,10 +493,10 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	r.arrived(now, m, r.ec.dataPos(m, p), first)
 	switch m.scheme.Admit(now, &m.rs, m, p) {
 	case reliability.RefuseEarly:
-		r.c.stats.DroppedOutOfOrder++
+		r.stats.DroppedOutOfOrder++
 		return nil
 	case reliability.RefuseStale:
-		r.c.stats.DupPackets++
+		r.stats.DupPackets++
 		// A resend of a message already whole was not needed, but Go-Back-N
 		// resends what may have arrived by design: its rewinds are no
 		// sign of a timeout misjudged (and backing off on them held a
@@ -505,7 +506,7 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 		return nil
 	}
 	if m.pkts.test(p) {
-		r.c.stats.DupPackets++
+		r.stats.DupPackets++
 		if c := p >> m.geo.ChunkShift; m.chunks.test(c) {
 			// A resend of a chunk its first pass made whole was not
 			// needed; one whose resend made it whole, was (the sender
@@ -525,19 +526,19 @@ func (r *receiver) onData(now monotime.Time, d *wire.Data) error {
 	if m.buf != nil {
 		copy(m.buf[uint64(p)*uint64(m.geo.MTU):], d.Payload)
 	}
-	r.c.stats.RecvPackets++
-	r.c.stats.RecvBytes += uint64(len(d.Payload))
+	r.stats.RecvPackets++
+	r.stats.RecvBytes += uint64(len(d.Payload))
 	if r.credit != nil {
 		r.creditArrived(now, m, p, d.Flags&wire.FlagRetransmit != 0)
 	}
 	retransmit := d.Flags&wire.FlagRetransmit != 0
 	if p+1 < m.hi {
-		r.c.stats.OutOfOrder++
+		r.stats.OutOfOrder++
 		if !retransmit {
 			depth := uint64(m.hi - 1 - p)
-			r.c.stats.Reordered++
-			r.c.stats.ReorderDepth += depth
-			r.c.stats.MaxReorder = max(r.c.stats.MaxReorder, depth)
+			r.stats.Reordered++
+			r.stats.ReorderDepth += depth
+			r.stats.MaxReorder = max(r.stats.MaxReorder, depth)
 		}
 	}
 	m.scheme.Arrived(now, &m.rs, m, p, retransmit)

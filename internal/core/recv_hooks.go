@@ -22,7 +22,7 @@ func (m *recvMsg) WholeFrom() uint32 { return m.cumChunk << m.geo.ChunkShift }
 func (m *recvMsg) Nack(reason wire.NackReason, from, to uint32) { m.r.queueNack(m, reason, from, to) }
 
 func (m *recvMsg) Fallback() {
-	m.r.c.stats.Fallbacks++
+	m.r.stats.Fallbacks++
 	m.r.queueNack(m, wire.NackFallback, 0, m.npkts)
 }
 
@@ -41,7 +41,7 @@ func (m *recvMsg) Injection() monotime.Duration {
 // was, with margin.
 func (m *recvMsg) Reordered(now monotime.Time) {
 	r := m.r
-	r.c.stats.SpuriousNacks++
+	r.stats.SpuriousNacks++
 	late := r.nackDelay(m) + now.Sub(m.lastNackAt)
 	// Capped, as RACK caps its window at SRTT: the largest of half the
 	// base round trip (a long haul), the spread queueing adds to round

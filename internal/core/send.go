@@ -132,6 +132,7 @@ type grant struct {
 // sender is a connection's sending half.
 type sender struct {
 	c        *Conn
+	stats    SendCounts
 	slots    []sendMsg
 	grants   []grant // CTS that arrived before the matching Send
 	nextSeq  uint32  // sequence number of the next Send
@@ -552,7 +553,7 @@ func lessAckDelay(rtt monotime.Duration, delay uint16, least monotime.Duration) 
 
 // finish reports m delivered and frees its slot.
 func (s *sender) finish(m *sendMsg) {
-	s.c.stats.AckedBytes += m.geo.MsgLen
+	s.stats.AckedBytes += m.geo.MsgLen
 	if s.choice != nil {
 		s.choice.loss.noteResolved(m.npkts - m.resolved)
 	}
@@ -675,8 +676,8 @@ func (s *sender) pollFirstPass(now monotime.Time, buf []byte) int {
 		}
 		s.c.mp.path = s.c.pickPath(now)
 		n := s.encodeData(now, m, p, buf, 0)
-		s.c.stats.DataPackets++
-		s.c.stats.DataBytes += uint64(size)
+		s.stats.DataPackets++
+		s.stats.DataBytes += uint64(size)
 		if m.next == m.npkts || m.next&(1<<s.c.shift-1) == 0 {
 			s.chunkSent(now, m, p>>s.c.shift)
 		}

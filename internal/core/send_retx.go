@@ -111,8 +111,8 @@ func (s *sender) pollRetransmit(now monotime.Time, buf []byte) int {
 		m.retx.set(c)
 		s.c.mp.path = s.c.pickPathUp(now)
 		n := s.encodeData(now, m, p, buf, wire.FlagRetransmit)
-		s.c.stats.RetxPackets++
-		s.c.stats.RetxBytes += uint64(m.geo.PayloadLen(p))
+		s.stats.RetxPackets++
+		s.stats.RetxBytes += uint64(m.geo.PayloadLen(p))
 		// A chunk the first pass has not finished gets its timer when the
 		// pass finishes it: one armed now would fire again and again while
 		// the pass paces its tail out, its resends taking the pace.

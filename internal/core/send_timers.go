@@ -121,7 +121,7 @@ func (s *sender) probed(now monotime.Time, m *sendMsg) {
 	s.silence.doubled = min(s.backoff()+1, maxRTODoublings)
 	s.silence.probedAt = now
 	s.silence.deadline = now.Add(s.rto(m))
-	s.c.stats.SilentProbes++
+	s.stats.SilentProbes++
 }
 
 // handleTimeout resends what timed out.
@@ -176,7 +176,7 @@ func (s *sender) timerMsg(t *sendTimer) *sendMsg {
 // with the chunk's last packet only: a first chunk slower than the
 // handshake's timeout is then not resent whole (TestSilenceTailProbe).
 func (s *sender) expire(now monotime.Time, m *sendMsg, t sendTimer) {
-	s.c.stats.RTOs++
+	s.stats.RTOs++
 	whole := t.chunk == wholeMessage
 	if s.silent(now) {
 		defer s.probed(now, m) // after the resend: its timer takes the doubled timeout

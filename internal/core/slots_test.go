@@ -75,9 +75,9 @@ func TestSlotsFollowMessages(t *testing.T) {
 				t.Fatalf("slot %d gen %d: accepted (%v, %v)", id.Slot, id.Gen, m != nil, err)
 			}
 		}
-		if made.stats != lazy.stats || made.ctrl.len() != lazy.ctrl.len() {
+		if made.rcv.stats != lazy.rcv.stats || made.ctrl.len() != lazy.ctrl.len() {
 			t.Errorf("slot %d gen %d: unmade slot answered %d stale, %d to send; made: %d, %d",
-				id.Slot, id.Gen, lazy.stats.StalePackets, lazy.ctrl.len(), made.stats.StalePackets, made.ctrl.len())
+				id.Slot, id.Gen, lazy.rcv.stats.StalePackets, lazy.ctrl.len(), made.rcv.stats.StalePackets, made.ctrl.len())
 		}
 	}
 	if lazy.ctrl.len() != 2 || lazy.rcv.slots != nil {
