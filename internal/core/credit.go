@@ -98,6 +98,7 @@ func (s *creditScheduler) tick(now monotime.Time) {
 			s.idle = true
 			return
 		}
+		c.rcv.activate(m) // credit is active state
 		q := min(uint64(c.cfg.ChunkSize), m.creditWant()-m.credit)
 		if pr := c.rcv.probe; !pr.on {
 			pr.on, pr.seq, pr.off, pr.at = true, m.seq, m.credit, now
@@ -136,13 +137,13 @@ func (r *receiver) wantingCredit(ahead uint64) *recvMsg {
 	}
 	for seq := r.creditSeq; seq != r.nextSeq; seq++ {
 		m := &r.slots[seq&r.c.slotMask]
-		if m.seq != seq || m.state != recvPosted || m.credit >= m.creditWant() {
+		if m.seq != seq || m.state != recvPosted || m.granted() >= m.creditWant() {
 			if seq == r.creditSeq {
 				r.creditSeq++ // done with: never looked at again
 			}
 			continue
 		}
-		if m.credit-min(m.credit, m.arrivedBytes()) < ahead {
+		if credit := m.granted(); credit-min(credit, m.arrivedBytes()) < ahead {
 			return m
 		}
 		return nil // the oldest is far enough ahead; later ones wait their turn
@@ -232,7 +233,7 @@ func (r *receiver) creditExpired(now monotime.Time, m *recvMsg) {
 	}
 	wait := 3 * r.roundTrip() / 2
 	switch {
-	case m.credit == 0 || m.credit <= sent:
+	case m.granted() == 0 || m.credit <= sent:
 		// The sender used its credit: it waits for more, nothing is lost.
 	case m.lastData.Add(wait) <= now:
 		r.queueCredit(m)

@@ -123,7 +123,7 @@ func (d *Datagram) leaseRecv(r *receiver) {
 	mask := r.c.slotMask
 	for i := range slots {
 		m := &slots[i]
-		m.state, m.seq, m.buf, m.r = recvFree, 0, nil, r
+		m.state, m.seq, m.buf = recvFree, 0, nil
 		if last := r.nextSeq - 1; r.nextSeq > uint32(i) {
 			m.seq = last - (last-uint32(i))&mask
 		}

@@ -30,45 +30,43 @@ type recvMsg struct {
 	state       recvState
 	known       bool // the first packet arrived and fixed the geometry
 	eventQueued bool // an EventChunks is pending since the last ChunkBitmap
-	creditQd    bool // a CTS carrying the credit is queued
 	inStep      bool
 	step        uint32 // the collective step it belongs to (steps.go)
 	ctsTries    uint32
 	buf         []byte // nil for a virtual receive
 	size        uint64 // capacity: len(buf), or the virtual size
-	credit      uint64 // receiver-driven control: bytes the sender may send
 
 	ctsAt    monotime.Time
 	ctsFirst monotime.Time // when the first CTS left
 	ctsDue   monotime.Time // CTS retransmission
 	filed    monotime.Time // its entry on the receiver's timer heap: due() or earlier
-	lastData monotime.Time // when a DATA packet last arrived
 	// ackAt is when the newest packet the next ACK answers reached the
 	// host; 0: unknown. The Done ACK reads it after the receive completed.
 	ackAt monotime.Time
 
-	r *receiver
 	*recvActive
 }
 
-// recvActive is the state of a message whose data has begun to arrive.
+// recvActive is the state of a message whose data has begun to arrive,
+// or, under receiver-driven control, that has been granted credit.
 type recvActive struct {
+	r      *receiver
 	geo    wire.Geometry
-	imm    uint32 // the immediate value, where geo.HasImm
 	scheme reliability.Scheme
+	imm    uint32 // the immediate value, where geo.HasImm
 
 	npkts, nchunks uint32
-	pkts           bitset // packets that arrived (or were decoded)
-	decoded        bitset // packets rebuilt by erasure decoding, not yet reported
-	decodedQueued  bool   // a NackDecoded report is queued
-	decodedLo      uint32 // decoded packets to report lie in [decodedLo, decodedHi)
-	decodedHi      uint32
+	chunkCount     uint32
+	pktCount       uint32
+	cumChunk       uint32   // chunks below are all whole
+	hi             uint32   // highest packet seen, plus one
+	pkts           bitset   // packets that arrived (or were decoded)
 	chunks         bitset   // chunks whose every packet arrived
 	resentWhole    bitset   // of those, the ones a resent packet completed (wire.FlagDupResend)
 	have           []uint32 // packets present per chunk
-	chunkCount     uint32
-	pktCount       uint32
-	cumChunk       uint32 // chunks below are all whole
+	decoded        bitset   // packets rebuilt by erasure decoding, not yet reported
+	decodedLo      uint32   // decoded packets to report lie in [decodedLo, decodedHi)
+	decodedHi      uint32
 
 	// Where the first and the furthest packet so far stand in the sender's
 	// first-pass order, and when they arrived: the receiver's measure of
@@ -76,25 +74,39 @@ type recvActive struct {
 	firstAt, maxPosAt monotime.Time
 	firstPos, maxPos  uint64
 
-	ackQueued    bool
 	ackLo, ackHi uint32 // chunks completed since the last ACK
 	// The chunk the latest packet went into, when it is not whole yet: the
 	// next ACK carries its packet bits. An ACK also goes out after every
 	// chunk's worth of packets, even if no chunk completes.
-	partial      uint32
-	partialValid bool
-	sinceAck     uint32
+	partial  uint32
+	sinceAck uint32
 
-	nackQueued bool
-	nackReason wire.NackReason
 	nackFrom   uint32 // missing packets in [nackFrom, nackTo) are to be NACKed
 	nackTo     uint32
-
-	hi         uint32        // highest packet seen, plus one
 	lastNackAt monotime.Time // when the last NACK left
 
 	rs reliability.RecvState // the scheme's own (recv_hooks.go)
 	ec *ecRecv               // made for its first coded message
+
+	// Receiver-driven control (credit.go): the bytes the sender may send,
+	// and when a DATA packet last arrived.
+	credit   uint64
+	lastData monotime.Time
+
+	decodedQueued bool // a NackDecoded report is queued
+	ackQueued     bool
+	partialValid  bool // partial names a chunk
+	nackQueued    bool
+	nackReason    wire.NackReason
+	creditQd      bool // a CTS carrying the credit is queued
+}
+
+// granted is the credit m has been given: none before it is active.
+func (m *recvMsg) granted() uint64 {
+	if m.recvActive == nil {
+		return 0
+	}
+	return m.credit
 }
 
 // activate gives m its active state, from the endpoint's pool: what an
@@ -111,7 +123,7 @@ func (r *receiver) activate(m *recvMsg) {
 		a = new(recvActive)
 	}
 	rs := a.rs
-	*a = recvActive{pkts: a.pkts, decoded: a.decoded, chunks: a.chunks, resentWhole: a.resentWhole,
+	*a = recvActive{r: r, pkts: a.pkts, decoded: a.decoded, chunks: a.chunks, resentWhole: a.resentWhole,
 		have: a.have, ec: a.ec, rs: rs, ackLo: ^uint32(0)}
 	a.rs.Reset()
 	m.recvActive = a
@@ -233,7 +245,7 @@ func (c *Conn) postRecv(buf []byte, size uint64) (RecvHandle, error) {
 		return 0, ErrTooManyMessages
 	}
 	r.live++
-	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size, r: r,
+	*m = recvMsg{seq: seq, state: recvPosted, buf: buf, size: size,
 		ctsDue: monotime.Never, filed: monotime.Never}
 	r.nextSeq++
 	if r.credit != nil {

@@ -50,7 +50,7 @@ func (r *receiver) encodeCTS(now monotime.Time, seq uint32, buf []byte) int {
 func (r *receiver) writeCTS(now monotime.Time, m *recvMsg, buf []byte) int {
 	credit := m.size
 	if r.credit != nil {
-		credit = m.credit
+		credit = m.granted()
 	}
 	cts := wire.CTS{Conn: r.c.peerID, Msg: r.c.msgID(m.seq), BufLen: m.size, Credit: credit}
 	n, _ := cts.Encode(buf)

@@ -47,7 +47,7 @@ func TestReorderWindowBeatsTimer(t *testing.T) {
 			for _, s := range tc.samples {
 				r.rtt.Update(s)
 			}
-			m := &recvMsg{r: r, recvActive: &recvActive{scheme: reliability.SelectiveRepeat{NACK: true, A: tc.a}}}
+			m := &recvMsg{recvActive: &recvActive{r: r, scheme: reliability.SelectiveRepeat{NACK: true, A: tc.a}}}
 			now := monotime.Time(10 * monotime.Second)
 			m.lastNackAt = now.Add(-tc.late)
 			m.Reordered(now)
