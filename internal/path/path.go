@@ -171,13 +171,10 @@ func NewTuned(kind Kind, paths int, seed uint64, tune Tuning) (Selector, error) 
 		return nil, fmt.Errorf("path selector with %d paths: want 1..%d", paths, MaxPaths)
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	if kind == Single {
-		// Its table has path 0 alone, the only one it sends on: a
-		// collective's million connections need not carry the others.
-		return &single{base{newTable(1, rng)}}, nil
-	}
 	t := newTable(paths, rng)
 	switch kind {
+	case Single:
+		return &single{base{t}}, nil
 	case Oblivious:
 		return &oblivious{base: base{t}, cycle: newPermutedCycle(paths, rng)}, nil
 	case RoundRobin:

@@ -32,39 +32,6 @@ type single struct{ base }
 
 func (s *single) Select(monotime.Time) int { return 0 }
 
-// Its table holds path 0 alone: reports of the others, which it never
-// chose, change nothing.
-
-func (s *single) OnSent(now monotime.Time, path int, bytes int) {
-	if path == 0 {
-		s.t.sent(now, 0, bytes)
-	}
-}
-
-func (s *single) OnAcked(now monotime.Time, path int, bytes int, rtt monotime.Duration) {
-	if path == 0 {
-		s.t.acked(now, 0, bytes, rtt)
-	}
-}
-
-func (s *single) OnLost(now monotime.Time, path int) {
-	if path == 0 {
-		s.t.lost(now, 0)
-	}
-}
-
-func (s *single) OnForgotten(path int) {
-	if path == 0 {
-		s.t.forgotten(0)
-	}
-}
-
-func (s *single) OnCancelled(path int) {
-	if path == 0 {
-		s.t.cancelled(0)
-	}
-}
-
 // roundRobin cycles through the paths in index order, skipping failed ones.
 type roundRobin struct {
 	base

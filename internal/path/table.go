@@ -62,8 +62,7 @@ type Stats struct {
 // restores it. When every path is failed, Select returns every path once per
 // cycle, in an order drawn afresh each cycle, so sending never stalls.
 //
-// Single keeps a table of path 0 alone (counters, RTT, state) and always
-// returns it.
+// Single keeps the table (counters, RTT, state) but always returns path 0.
 type Table struct {
 	paths []pathState
 	conn  reliability.RTT // every sample of every path
