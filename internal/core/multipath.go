@@ -89,14 +89,13 @@ func (c *Conn) ctrlPath() Path {
 // (TestLossyMemoryNetwork). Nothing acknowledges a parity packet, so a
 // probe it took told nothing (TestPathFailure counts both). The failed
 // path's probe schedule has moved on all the same, so its next probe comes
-// one backoff step later. Not under Single: its one path is the only one
-// it has (RoCE's RC connection, the baseline), and moving its resends to
-// the others gave it a second path whenever its own failed
+// one backoff step later. Single has no selector: its one path is the
+// only one it has (RoCE's RC connection, the baseline), resends included
 // (TestSingleStaysOnItsPath).
 func (c *Conn) pickPathUp(now monotime.Time) Path {
 	p := c.pickPath(now)
 	t := path.TableOf(c.mp.sel)
-	if t == nil || c.cfg.Select == path.Single || t.Up(int(p)) || t.UpCount() == 0 {
+	if t == nil || t.Up(int(p)) || t.UpCount() == 0 {
 		return p
 	}
 	return Path(t.PickUp(now))
