@@ -136,7 +136,7 @@ func (r *receiver) deactivate(m *recvMsg) {
 		return
 	}
 	r.ec.release(a.ec)
-	a.scheme = nil
+	a.scheme, a.r = nil, nil // the pool holds no closed connection alive
 	m.recvActive = nil
 	r.c.ep.recvPool = append(r.c.ep.recvPool, a)
 }
