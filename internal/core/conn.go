@@ -348,8 +348,9 @@ func (c *Conn) dispatch(now monotime.Time, h wire.Header, b, payload []byte) err
 		if err != nil {
 			return errors.Join(errMalformed, err)
 		}
-		c.sender().stats.AcksReceived++
-		c.sender().onAck(now, &a)
+		s := c.sender()
+		s.stats.AcksReceived++
+		s.onAck(now, &a)
 	case wire.TypeNack:
 		n, err := wire.ParseNack(b)
 		if err != nil {

@@ -91,8 +91,8 @@ type Endpoint struct {
 	dueNow  bitset // a receiver's timers due (receiver.handleTimeout)
 	// recvPool holds the active state of completed receives, for the
 	// next message whose data begins to arrive (receiver.activate).
-	recvPool []*recvActive
-	sendPool []*sendActive // the same for sends (sender.release)
+	recvPool pool[recvActive]
+	sendPool pool[sendActive] // the same for sends (sender.release)
 	// payload is the message bytes that follow the header a poll just
 	// wrote: the datapath gathers them, so data is never copied to send.
 	payload []byte

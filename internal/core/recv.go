@@ -115,13 +115,7 @@ func (r *receiver) activate(m *recvMsg) {
 	if m.recvActive != nil {
 		return
 	}
-	pool := &r.c.ep.recvPool
-	var a *recvActive
-	if n := len(*pool); n > 0 {
-		a, *pool = (*pool)[n-1], (*pool)[:n-1]
-	} else {
-		a = new(recvActive)
-	}
+	a := r.c.ep.recvPool.take()
 	rs := a.rs
 	*a = recvActive{r: r, pkts: a.pkts, decoded: a.decoded, chunks: a.chunks, resentWhole: a.resentWhole,
 		have: a.have, ec: a.ec, rs: rs, ackLo: ^uint32(0)}
@@ -138,7 +132,7 @@ func (r *receiver) deactivate(m *recvMsg) {
 	r.ec.release(a.ec)
 	a.scheme, a.r = nil, nil // the pool holds no closed connection alive
 	m.recvActive = nil
-	r.c.ep.recvPool = append(r.c.ep.recvPool, a)
+	r.c.ep.recvPool.put(a)
 }
 
 // coded says whether m is erasure coded.

@@ -267,7 +267,7 @@ func (c *Conn) send(data []byte, size uint64, scheme reliability.Scheme) (SendHa
 	}
 	npkts := uint32(geo.Packets())
 	nchunks := (npkts + 1<<c.shift - 1) >> c.shift
-	a := s.c.ep.takeSendActive()
+	a := s.c.ep.sendPool.take()
 	*a = sendActive{data: data, scheme: scheme, code: scheme.Code(), geo: geo,
 		npkts: npkts, nchunks: nchunks,
 		acked: a.acked, sentAt: a.sentAt, retx: a.retx, pathOf: a.pathOf, unconfirmed: a.unconfirmed,
@@ -572,20 +572,10 @@ func (s *sender) release(m *sendMsg) {
 	s.waitCoding(m) // the workers may still read its data
 	s.cancelUnconfirmed(m)
 	m.data, m.scheme, m.code = nil, nil, nil
-	s.c.ep.sendPool = append(s.c.ep.sendPool, m.sendActive)
+	s.c.ep.sendPool.put(m.sendActive)
 	m.used, m.sendActive = false, nil
 	s.live--
 	s.unfinished--
-}
-
-// takeSendActive returns a message state from the pool, or a new one.
-func (e *Endpoint) takeSendActive() *sendActive {
-	if n := len(e.sendPool); n > 0 {
-		a := e.sendPool[n-1]
-		e.sendPool = e.sendPool[:n-1]
-		return a
-	}
-	return new(sendActive)
 }
 
 func (s *sender) failAll() {

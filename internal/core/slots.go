@@ -54,3 +54,22 @@ func (s *sender) grantFor(slot uint16) *grant {
 	s.grants = grown(s.grants, uint32(slot), s.c.cfg.MaxMsgs)
 	return &s.grants[slot]
 }
+
+// pool keeps objects given back for reuse, buffers and all: the state of
+// messages under way, which an endpoint needs only as many of as it has
+// messages in flight at once.
+type pool[T any] []*T
+
+// take returns an object given back, or a new one.
+func (p *pool[T]) take() *T {
+	n := len(*p)
+	if n == 0 {
+		return new(T)
+	}
+	x := (*p)[n-1]
+	*p = (*p)[:n-1]
+	return x
+}
+
+// put gives x back.
+func (p *pool[T]) put(x *T) { *p = append(*p, x) }
